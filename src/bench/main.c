@@ -1,0 +1,671 @@
+/* mpitempo-bench: the measurement executable. Run it under mpirun/srun.
+ * It measures a shuffled list of experiments (operation x message size) with
+ * one scheme and writes measurements.csv and meta.json (see docs/file-formats.md),
+ * or prints a table when no --outdir is given. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "factors.h"
+#include "json.h"
+#include "mt_common.h"
+#include "op.h"
+#include "scheme.h"
+#include "timer.h"
+
+typedef struct opts {
+    const char *ops, *msizes, *timer, *scheme, *datatype, *redop;
+    const char *outdir, *config, *launch_json;
+    long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed;
+    int have_seed, list, timer_study, quiet;
+} opts_t;
+
+typedef struct exp {
+    const mt_op_t *op;
+    int64_t msize;
+} exp_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -n N mpitempo-bench [options]\n"
+            "\n"
+            "Measures MPI operations (op x message size, shuffled) with one measurement scheme.\n"
+            "\n"
+            "  --ops LIST          operations, comma-separated (default allreduce); see --list\n"
+            "  --msizes LIST       message sizes in bytes: 8,64,1K or ranges 8-1M (powers of two)\n"
+            "                      (default 8,64,512,4K); barrier ignores sizes (recorded as 0)\n"
+            "  --nrep N            measurements per experiment (default 100)\n"
+            "  --warmup N          untimed calls before each experiment (default 10)\n"
+            "  --inner N           calls per measurement in the loop scheme (default 10)\n"
+            "  --scheme NAME       barrier (MS1, default) or loop (MS2)\n"
+            "  --timer NAME        monotonic (default), monotonic_raw, realtime, gettimeofday,\n"
+            "                      rdtscp, wtime\n"
+            "  --timer-reads N     back-to-back reads for the timer resolution study (default 1000000)\n"
+            "  --datatype NAME     byte (default), char, int, long, int64, float, double;\n"
+            "                      count = floor(msize / type size)\n"
+            "  --redop NAME        reduction operator: sum (default), prod, max, min\n"
+            "  --root R            root of rooted collectives (default 0)\n"
+            "  --seed N            seed of the experiment shuffle (default: from the clock, recorded)\n"
+            "  --outdir DIR        write DIR/measurements.csv and DIR/meta.json (atomically)\n"
+            "  --config NAME       configuration name recorded in meta.json (default 'default')\n"
+            "  --run-index N       index of this mpirun within its campaign (default 0)\n"
+            "  --launch-json FILE  JSON object (launcher, command line) embedded in meta.json\n"
+            "  --expect-np N       fail if the job does not have N ranks (wrong mpiexec)\n"
+            "  --quiet             no progress lines on stderr\n"
+            "  --list              print the registries (timers, ops, schemes, datatypes) as JSON\n"
+            "  --timer-study       print resolution and overhead of every timer as JSON\n"
+            "  --version           print the version\n"
+            "  -h, --help          this help\n");
+}
+
+static void print_list(void)
+{
+    mt_json_t j;
+    mt_json_init(&j, stdout);
+    mt_json_obj_begin(&j);
+    mt_json_kstr(&j, "version", MT_VERSION);
+    mt_json_key(&j, "timers");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_ntimers; i++) {
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "name", mt_timers[i]->name);
+        mt_json_kstr(&j, "desc", mt_timers[i]->desc);
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "ops");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_nops; i++) {
+        const mt_op_t *op = mt_ops[i];
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "name", op->name);
+        mt_json_kstr(&j, "mpi_name", op->mpi_name);
+        mt_json_kint(&j, "min_procs", op->min_procs);
+        mt_json_kbool(&j, "rooted", (op->flags & MT_OP_ROOTED) != 0);
+        mt_json_kbool(&j, "reduction", (op->flags & MT_OP_REDUCTION) != 0);
+        mt_json_kbool(&j, "sizeless", (op->flags & MT_OP_NOSIZE) != 0);
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "schemes");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_nschemes; i++) {
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "name", mt_schemes[i]->name);
+        mt_json_kstr(&j, "desc", mt_schemes[i]->desc);
+        mt_json_kbool(&j, "needs_global_clock", mt_schemes[i]->needs_global_clock);
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "datatypes");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_ndtypes; i++) mt_json_str(&j, mt_dtypes[i].name);
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "redops");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_nredops; i++) mt_json_str(&j, mt_redops[i].name);
+    mt_json_arr_end(&j);
+    mt_json_obj_end(&j);
+}
+
+/* Parse argv; returns MT_OK, or an error in err. Pure: no MPI. */
+static int parse_args(int argc, char **argv, opts_t *o, char *err)
+{
+    memset(o, 0, sizeof *o);
+    o->ops = "allreduce";
+    o->msizes = "8,64,512,4K";
+    o->timer = "monotonic";
+    o->scheme = "barrier";
+    o->datatype = "byte";
+    o->redop = "sum";
+    o->config = "default";
+    o->nrep = 100;
+    o->warmup = 10;
+    o->inner = 10;
+    o->timer_reads = 1000000;
+    enum { O_OPS = 256, O_MSIZES, O_NREP, O_WARMUP, O_INNER, O_SCHEME, O_TIMER, O_TREADS, O_DTYPE, O_REDOP,
+           O_ROOT, O_SEED, O_OUTDIR, O_CONFIG, O_RUNIDX, O_LAUNCH, O_EXPECT, O_QUIET, O_LIST, O_TSTUDY,
+           O_VERSION };
+    static const struct option lo[] = {
+        {"ops", required_argument, 0, O_OPS}, {"msizes", required_argument, 0, O_MSIZES},
+        {"nrep", required_argument, 0, O_NREP}, {"warmup", required_argument, 0, O_WARMUP},
+        {"inner", required_argument, 0, O_INNER}, {"scheme", required_argument, 0, O_SCHEME},
+        {"timer", required_argument, 0, O_TIMER}, {"timer-reads", required_argument, 0, O_TREADS},
+        {"datatype", required_argument, 0, O_DTYPE}, {"redop", required_argument, 0, O_REDOP},
+        {"root", required_argument, 0, O_ROOT}, {"seed", required_argument, 0, O_SEED},
+        {"outdir", required_argument, 0, O_OUTDIR}, {"config", required_argument, 0, O_CONFIG},
+        {"run-index", required_argument, 0, O_RUNIDX}, {"launch-json", required_argument, 0, O_LAUNCH},
+        {"expect-np", required_argument, 0, O_EXPECT}, {"quiet", no_argument, 0, O_QUIET},
+        {"list", no_argument, 0, O_LIST}, {"timer-study", no_argument, 0, O_TSTUDY},
+        {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c, rc;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case O_OPS: o->ops = optarg; break;
+        case O_MSIZES: o->msizes = optarg; break;
+        case O_NREP: if ((rc = mt_parse_int(optarg, "--nrep", 1, 100000000, &o->nrep, err))) return rc; break;
+        case O_WARMUP: if ((rc = mt_parse_int(optarg, "--warmup", 0, 100000000, &o->warmup, err))) return rc; break;
+        case O_INNER: if ((rc = mt_parse_int(optarg, "--inner", 1, 100000000, &o->inner, err))) return rc; break;
+        case O_SCHEME: o->scheme = optarg; break;
+        case O_TIMER: o->timer = optarg; break;
+        case O_TREADS:
+            if ((rc = mt_parse_int(optarg, "--timer-reads", 1, (long long)1 << 34, &o->timer_reads, err))) return rc;
+            break;
+        case O_DTYPE: o->datatype = optarg; break;
+        case O_REDOP: o->redop = optarg; break;
+        case O_ROOT: if ((rc = mt_parse_int(optarg, "--root", 0, INT_MAX, &o->root, err))) return rc; break;
+        case O_SEED:
+            if ((rc = mt_parse_int(optarg, "--seed", 0, LLONG_MAX, &o->seed, err))) return rc;
+            o->have_seed = 1;
+            break;
+        case O_OUTDIR: o->outdir = optarg; break;
+        case O_CONFIG: o->config = optarg; break;
+        case O_RUNIDX: if ((rc = mt_parse_int(optarg, "--run-index", 0, INT_MAX, &o->run_index, err))) return rc; break;
+        case O_LAUNCH: o->launch_json = optarg; break;
+        case O_EXPECT: if ((rc = mt_parse_int(optarg, "--expect-np", 1, INT_MAX, &o->expect_np, err))) return rc; break;
+        case O_QUIET: o->quiet = 1; break;
+        case O_LIST: o->list = 1; break;
+        case O_TSTUDY: o->timer_study = 1; break;
+        case O_VERSION: printf("mpitempo-bench %s\n", MT_VERSION); exit(0);
+        case 'h': usage(stdout); exit(0);
+        default:
+            if (optopt) return mt_fail(err, MT_EINVAL, "option '%s' needs a value (see --help)", argv[optind - 1]);
+            return mt_fail(err, MT_EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return mt_fail(err, MT_EINVAL, "unexpected argument '%s' (see --help)", argv[optind]);
+    return MT_OK;
+}
+
+/* Validate the names and build the experiment list (in canonical order). */
+static int build_experiments(const opts_t *o, int nprocs, exp_t **out, int *nexp, char *err)
+{
+    char **names;
+    int nn, rc;
+    char allowed[1024];
+    if ((rc = mt_split_list(o->ops, &names, &nn, err)) != MT_OK)
+        return mt_fail(err, MT_EINVAL, "invalid --ops '%s': %s", o->ops, err);
+    int64_t *sizes = NULL;
+    int ns = 0;
+    if ((rc = mt_parse_size_list(o->msizes, &sizes, &ns, err)) != MT_OK) {
+        mt_free_list(names, nn);
+        return rc;
+    }
+    exp_t *e = malloc(sizeof(exp_t) * (size_t)(nn * ns + 1));
+    int k = 0;
+    for (int i = 0; i < nn; i++) {
+        const mt_op_t *op = mt_op_find(names[i]);
+        if (!op) {
+            mt_op_names(allowed, sizeof allowed);
+            rc = mt_fail(err, MT_EINVAL, "unknown op '%s' (allowed: %s)", names[i], allowed);
+            goto fail;
+        }
+        if (nprocs < op->min_procs) {
+            rc = mt_fail(err, MT_EINVAL, "op '%s' needs at least %d ranks, but the job has %d", op->name,
+                         op->min_procs, nprocs);
+            goto fail;
+        }
+        for (int j = 0; j < k; j++)
+            if (e[j].op == op) {
+                rc = mt_fail(err, MT_EINVAL, "op '%s' is listed twice in --ops", op->name);
+                goto fail;
+            }
+        if (op->flags & MT_OP_NOSIZE) {
+            e[k].op = op;
+            e[k++].msize = 0;
+        } else
+            for (int j = 0; j < ns; j++) {
+                e[k].op = op;
+                e[k++].msize = sizes[j];
+            }
+    }
+    mt_free_list(names, nn);
+    free(sizes);
+    *out = e;
+    *nexp = k;
+    return MT_OK;
+fail:
+    mt_free_list(names, nn);
+    free(sizes);
+    free(e);
+    return rc;
+}
+
+static int validate(const opts_t *o, int nprocs, char *err)
+{
+    char allowed[1024];
+    if (!mt_timer_find(o->timer)) {
+        mt_timer_inst_t ti;
+        return mt_timer_open(o->timer, &ti, err); /* produces the message with allowed names */
+    }
+    if (!mt_scheme_find(o->scheme)) {
+        mt_scheme_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown scheme '%s' (allowed: %s)", o->scheme, allowed);
+    }
+    if (!mt_dtype_find(o->datatype)) {
+        mt_dtype_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown datatype '%s' (allowed: %s)", o->datatype, allowed);
+    }
+    if (!mt_redop_find(o->redop)) {
+        mt_redop_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown reduction op '%s' (allowed: %s)", o->redop, allowed);
+    }
+    if (o->root >= nprocs)
+        return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", o->root,
+                       nprocs, nprocs - 1);
+    if (o->expect_np && o->expect_np != nprocs) {
+        if (nprocs == 1)
+            return mt_fail(err, MT_EINVAL,
+                           "expected %lld ranks but this process sees a job of 1: it was probably started by "
+                           "the mpiexec of a different MPI library than the one it was built with",
+                           o->expect_np);
+        return mt_fail(err, MT_EINVAL, "expected %lld ranks but the job has %d", o->expect_np, nprocs);
+    }
+    return MT_OK;
+}
+
+static double median_of(const double *v, const int *valid, int n)
+{
+    double *c = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (valid[i]) c[m++] = v[i];
+    double r = NAN;
+    if (m > 0) {
+        /* insertion sort is fine for the table output only */
+        for (int i = 1; i < m; i++) {
+            double x = c[i];
+            int j = i - 1;
+            while (j >= 0 && c[j] > x) { c[j + 1] = c[j]; j--; }
+            c[j + 1] = x;
+        }
+        r = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
+    }
+    free(c);
+    return r;
+}
+
+static int timer_study_all(long long nreads)
+{
+    mt_json_t j;
+    mt_json_init(&j, stdout);
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_ntimers; i++) {
+        mt_timer_inst_t ti;
+        char err[MT_ERRLEN];
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "timer", mt_timers[i]->name);
+        if (mt_timer_open(mt_timers[i]->name, &ti, err) != MT_OK) {
+            mt_json_kbool(&j, "available", 0);
+            mt_json_kstr(&j, "error", err);
+        } else {
+            mt_timer_quality_t q;
+            mt_timer_study(&ti, nreads, &q);
+            mt_json_kbool(&j, "available", 1);
+            mt_json_knum(&j, "ticks_per_s", ti.ticks_per_s);
+            mt_json_kint(&j, "nreads", q.nreads);
+            mt_json_knum(&j, "resolution_s", q.res_s);
+            mt_json_knum(&j, "min_overhead_s", q.min_ov_s);
+            mt_json_knum(&j, "mean_read_s", q.mean_read_s);
+        }
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
+    return 0;
+}
+
+/* Copy a small JSON file verbatim into the writer (it is produced by the
+ * Python launcher; an unreadable file is an error reported before measuring). */
+static char *slurp(const char *path, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        mt_fail(err, MT_EIO, "cannot read --launch-json '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 >= cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) { free(b); b = NULL; }
+            else b = nb;
+        }
+    }
+    fclose(f);
+    if (!b) { mt_fail(err, MT_ENOMEM, "out of memory"); return NULL; }
+    b[n] = '\0';
+    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ')) b[--n] = '\0';
+    if (n == 0 || b[0] != '{') {
+        mt_fail(err, MT_EINVAL, "--launch-json '%s' does not hold a JSON object", path);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* all ranks agree on success: returns 1 when every rank had rc == MT_OK */
+static int all_ok(int rc)
+{
+    int mine = rc == MT_OK, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
+
+static int finish_error(int rank, const char *err)
+{
+    if (rank == 0 && err && *err) {
+        fprintf(stderr, "mpitempo-bench: error: %s\n", err);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    char err[MT_ERRLEN] = "";
+    int rc = parse_args(argc, argv, &o, err);
+    if (rc == MT_OK && o.list) {
+        print_list();
+        return 0;
+    }
+    MPI_Init(&argc, &argv);
+    mt_ctx_t ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(ctx.comm, &ctx.rank);
+    MPI_Comm_size(ctx.comm, &ctx.size);
+    if (rc != MT_OK) return finish_error(ctx.rank, err);
+
+    if (o.timer_study) {
+        if (ctx.rank == 0) timer_study_all(o.timer_reads);
+        MPI_Finalize();
+        return 0;
+    }
+
+    char start_iso[64];
+    mt_iso_now(start_iso, sizeof start_iso);
+    exp_t *exps = NULL;
+    int nexp = 0;
+    rc = validate(&o, ctx.size, err);
+    if (rc == MT_OK) rc = build_experiments(&o, ctx.size, &exps, &nexp, err);
+    if (rc != MT_OK) return finish_error(ctx.rank, err);
+
+    /* timer: every rank opens and calibrates its own */
+    rc = mt_timer_open(o.timer, &ctx.timer, err);
+    if (!all_ok(rc)) {
+        if (ctx.rank == 0 && rc == MT_OK) snprintf(err, sizeof err, "timer '%s' failed on another rank", o.timer);
+        return finish_error(ctx.rank, err);
+    }
+    ctx.nrep = (int)o.nrep;
+    ctx.warmup = (int)o.warmup;
+    ctx.inner = (int)o.inner;
+    const mt_scheme_t *scheme = mt_scheme_find(o.scheme);
+    const mt_dtype_t *dtype = mt_dtype_find(o.datatype);
+    const mt_redop_t *redop = mt_redop_find(o.redop);
+
+    /* seed: given, or drawn by rank 0 and broadcast */
+    uint64_t seed = (uint64_t)o.seed;
+    if (!o.have_seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((uint64_t)ts.tv_sec * 1000003ULL) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20);
+        seed &= (uint64_t)LLONG_MAX;
+    }
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, ctx.comm);
+    int *order = malloc(sizeof(int) * (size_t)nexp);
+    for (int i = 0; i < nexp; i++) order[i] = i;
+    mt_rng_t rng;
+    mt_rng_seed(&rng, seed);
+    mt_shuffle_int(&rng, order, nexp);
+
+    /* output files: rank 0 opens the temporary CSV before measuring */
+    FILE *csv = NULL;
+    char csv_tmp[4096], csv_path[4096], meta_tmp[4096], meta_path[4096];
+    char *launch = NULL;
+    rc = MT_OK;
+    if (ctx.rank == 0 && o.outdir) {
+        struct stat st;
+        snprintf(csv_path, sizeof csv_path, "%s/measurements.csv", o.outdir);
+        snprintf(csv_tmp, sizeof csv_tmp, "%s/.measurements.csv.%d.tmp", o.outdir, (int)getpid());
+        snprintf(meta_path, sizeof meta_path, "%s/meta.json", o.outdir);
+        snprintf(meta_tmp, sizeof meta_tmp, "%s/.meta.json.%d.tmp", o.outdir, (int)getpid());
+        if (stat(o.outdir, &st) != 0 || !S_ISDIR(st.st_mode))
+            rc = mt_fail(err, MT_EIO, "--outdir '%s' is not an existing directory", o.outdir);
+        else if (stat(csv_path, &st) == 0 || stat(meta_path, &st) == 0)
+            rc = mt_fail(err, MT_EIO, "--outdir '%s' already holds results; refusing to overwrite", o.outdir);
+        else if (!(csv = fopen(csv_tmp, "w")))
+            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
+        if (rc == MT_OK && o.launch_json && !(launch = slurp(o.launch_json, err))) rc = MT_EIO;
+    }
+    if (!all_ok(rc)) {
+        if (csv) { fclose(csv); unlink(csv_tmp); }
+        return finish_error(ctx.rank, err);
+    }
+
+    /* the timer's quality, on every rank at once (they all run the same loop) */
+    mt_timer_quality_t tq;
+    mt_timer_study(&ctx.timer, o.timer_reads, &tq);
+    double tq_res_max = 0, tq_ov_max = 0;
+    MPI_Reduce(&tq.res_s, &tq_res_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx.comm);
+    MPI_Reduce(&tq.min_ov_s, &tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, ctx.comm);
+
+    /* per-rank records: placement and binding as the OS reports them */
+    char rec[MT_RANKREC_LEN];
+    mt_factors_rank_record(&ctx, rec, sizeof rec);
+    char *recs = ctx.rank == 0 ? malloc((size_t)ctx.size * MT_RANKREC_LEN) : NULL;
+    MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, recs, MT_RANKREC_LEN, MPI_CHAR, 0, ctx.comm);
+
+    if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
+    if (ctx.rank == 0 && !o.outdir)
+        printf("# mpitempo-bench %s: %d ranks, scheme %s, timer %s, nrep %lld, seed %llu\n"
+               "%-22s %10s %6s %12s %12s %12s\n",
+               MT_VERSION, ctx.size, scheme->name, ctx.timer.t->name, o.nrep, (unsigned long long)seed, "op",
+               "bytes", "valid", "min[us]", "median[us]", "max[us]");
+
+    long long total_invalid = 0;
+    double *exp_median = ctx.rank == 0 ? calloc((size_t)nexp, sizeof(double)) : NULL;
+    for (int k = 0; k < nexp; k++) {
+        exp_t *e = &exps[order[k]];
+        mt_op_args_t a;
+        memset(&a, 0, sizeof a);
+        a.comm = ctx.comm;
+        a.rank = ctx.rank;
+        a.size = ctx.size;
+        a.root = (int)o.root;
+        a.dtype = dtype;
+        a.redop = redop->op;
+        rc = mt_op_prepare(e->op, &a, e->msize, err);
+        if (!all_ok(rc)) {
+            if (csv) { fclose(csv); unlink(csv_tmp); }
+            return finish_error(ctx.rank, err);
+        }
+        mt_meas_t m;
+        if (mt_meas_alloc(&m, ctx.nrep) != MT_OK) {
+            fprintf(stderr, "mpitempo-bench: error: out of memory\n");
+            MPI_Abort(ctx.comm, 5);
+        }
+        rc = scheme->measure(&ctx, e->op, &a, &m, err);
+        if (!all_ok(rc)) {
+            if (csv) { fclose(csv); unlink(csv_tmp); }
+            return finish_error(ctx.rank, err);
+        }
+        if (ctx.rank == 0) {
+            int nvalid = 0;
+            for (int i = 0; i < m.n; i++) {
+                nvalid += m.valid[i];
+                if (csv)
+                    fprintf(csv, "%s,%lld,%d,%s,%d,%d,%.10g,%d,%.10g\n", e->op->name, (long long)a.msize, ctx.size,
+                            scheme->name, k, i, m.runtime_s[i], m.valid[i], m.local_max_s[i]);
+            }
+            total_invalid += m.n - nvalid;
+            exp_median[order[k]] = median_of(m.runtime_s, m.valid, m.n);
+            if (!o.outdir) {
+                double mn = INFINITY, mx = -INFINITY;
+                for (int i = 0; i < m.n; i++)
+                    if (m.valid[i]) {
+                        if (m.runtime_s[i] < mn) mn = m.runtime_s[i];
+                        if (m.runtime_s[i] > mx) mx = m.runtime_s[i];
+                    }
+                printf("%-22s %10lld %6d %12.3f %12.3f %12.3f\n", e->op->name, (long long)a.msize, nvalid, mn * 1e6,
+                       exp_median[order[k]] * 1e6, mx * 1e6);
+                fflush(stdout);
+            } else if (!o.quiet) {
+                fprintf(stderr, "mpitempo-bench: [%d/%d] %s %lld B: median %.3f us (%d/%d valid)\n", k + 1, nexp,
+                        e->op->name, (long long)a.msize, exp_median[order[k]] * 1e6, nvalid, m.n);
+            }
+        }
+        mt_meas_free(&m);
+        mt_op_release(&a);
+    }
+
+    /* finish the files: CSV first, then meta.json (its presence marks a complete run) */
+    rc = MT_OK;
+    if (ctx.rank == 0 && csv) {
+        if (fflush(csv) != 0 || ferror(csv) || fsync(fileno(csv)) != 0) {
+            rc = mt_fail(err, MT_EIO, "writing %s failed: %s", csv_tmp, strerror(errno));
+            fclose(csv);
+            unlink(csv_tmp);
+        } else if (fclose(csv) != 0 || rename(csv_tmp, csv_path) != 0) {
+            rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", csv_path, strerror(errno));
+            unlink(csv_tmp);
+        }
+    }
+    if (ctx.rank == 0 && o.outdir && rc == MT_OK) {
+        FILE *mf = fopen(meta_tmp, "w");
+        if (!mf) {
+            rc = mt_fail(err, MT_EIO, "cannot write %s: %s", meta_tmp, strerror(errno));
+        } else {
+            char end_iso[64], libver[MPI_MAX_LIBRARY_VERSION_STRING];
+            int len = 0, vmaj = 0, vmin = 0;
+            mt_iso_now(end_iso, sizeof end_iso);
+            MPI_Get_library_version(libver, &len);
+            MPI_Get_version(&vmaj, &vmin);
+            mt_json_t j;
+            mt_json_init(&j, mf);
+            mt_json_obj_begin(&j);
+            mt_json_kint(&j, "format_version", 1);
+            mt_json_kstr(&j, "tool", "mpitempo-bench " MT_VERSION);
+            mt_json_kstr(&j, "config", o.config);
+            mt_json_kint(&j, "run_index", o.run_index);
+            mt_json_kstr(&j, "start_time", start_iso);
+            mt_json_kstr(&j, "end_time", end_iso);
+            mt_json_key(&j, "argv");
+            mt_json_arr_begin(&j);
+            for (int i = 0; i < argc; i++) mt_json_str(&j, argv[i]);
+            mt_json_arr_end(&j);
+            mt_json_key(&j, "launch");
+            if (launch) mt_json_raw(&j, launch);
+            else mt_json_null(&j);
+            mt_json_key(&j, "mpi");
+            mt_json_obj_begin(&j);
+            /* first line of the library version string is the short name */
+            char first[256];
+            size_t fl = strcspn(libver, "\n");
+            if (fl >= sizeof first) fl = sizeof first - 1;
+            memcpy(first, libver, fl);
+            first[fl] = '\0';
+            mt_json_kstr(&j, "library", first);
+            mt_json_kstr(&j, "library_version", libver);
+            mt_json_kint(&j, "standard_version", vmaj);
+            mt_json_kint(&j, "standard_subversion", vmin);
+            mt_json_knum(&j, "wtick_s", MPI_Wtick());
+            mt_json_obj_end(&j);
+            mt_json_kint(&j, "nprocs", ctx.size);
+            mt_json_key(&j, "ranks");
+            mt_json_arr_begin(&j);
+            for (int r = 0; r < ctx.size; r++) mt_json_raw(&j, recs + (size_t)r * MT_RANKREC_LEN);
+            mt_json_arr_end(&j);
+            mt_json_key(&j, "timer");
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "name", ctx.timer.t->name);
+            mt_json_kstr(&j, "desc", ctx.timer.t->desc);
+            mt_json_knum(&j, "ticks_per_s", ctx.timer.ticks_per_s);
+            mt_json_kint(&j, "study_reads", tq.nreads);
+            mt_json_knum(&j, "resolution_s", tq.res_s);
+            mt_json_knum(&j, "min_overhead_s", tq.min_ov_s);
+            mt_json_knum(&j, "mean_read_s", tq.mean_read_s);
+            mt_json_knum(&j, "resolution_max_over_ranks_s", tq_res_max);
+            mt_json_knum(&j, "min_overhead_max_over_ranks_s", tq_ov_max);
+            mt_json_obj_end(&j);
+            mt_json_key(&j, "clock");
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "sync", "none");
+            mt_json_kstr(&j, "note", "local timer only; runtimes are max over ranks of local runtimes");
+            mt_json_obj_end(&j);
+            mt_json_key(&j, "scheme");
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "name", scheme->name);
+            mt_json_kstr(&j, "desc", scheme->desc);
+            mt_json_kint(&j, "nrep", o.nrep);
+            mt_json_kint(&j, "warmup", o.warmup);
+            if (scheme == &mt_scheme_loop) mt_json_kint(&j, "inner", o.inner);
+            mt_json_obj_end(&j);
+            mt_json_key(&j, "operation_params");
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "datatype", dtype->name);
+            mt_json_kint(&j, "datatype_size", dtype->size);
+            mt_json_kstr(&j, "redop", redop->name);
+            mt_json_kint(&j, "root", o.root);
+            mt_json_obj_end(&j);
+            mt_json_kstr(&j, "cache_policy", "warm");
+            mt_json_kint(&j, "seed", (int64_t)seed);
+            mt_json_key(&j, "experiments");
+            mt_json_arr_begin(&j);
+            for (int k = 0; k < nexp; k++) {
+                exp_t *e = &exps[order[k]];
+                int cnt = e->msize ? (int)(e->msize / dtype->size) : 0;
+                mt_json_obj_begin(&j);
+                mt_json_kint(&j, "exp", k);
+                mt_json_kstr(&j, "op", e->op->name);
+                mt_json_kstr(&j, "mpi_name", e->op->mpi_name);
+                mt_json_kint(&j, "msize", e->msize);
+                mt_json_kint(&j, "count", cnt);
+                mt_json_kint(&j, "effective_bytes", (int64_t)cnt * dtype->size);
+                mt_json_knum(&j, "median_s", exp_median[order[k]]);
+                mt_json_obj_end(&j);
+            }
+            mt_json_arr_end(&j);
+            mt_json_kint(&j, "invalid_measurements", total_invalid);
+            mt_json_key(&j, "machine");
+            mt_factors_write_machine(&j);
+            mt_json_key(&j, "build");
+            mt_factors_write_build(&j);
+            mt_json_key(&j, "environment");
+            mt_factors_write_env(&j);
+            mt_json_obj_end(&j);
+            if (fflush(mf) != 0 || ferror(mf) || fsync(fileno(mf)) != 0 || fclose(mf) != 0) {
+                rc = mt_fail(err, MT_EIO, "writing %s failed: %s", meta_tmp, strerror(errno));
+                unlink(meta_tmp);
+            } else if (rename(meta_tmp, meta_path) != 0) {
+                rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", meta_path, strerror(errno));
+                unlink(meta_tmp);
+            }
+        }
+    }
+    free(launch);
+    free(recs);
+    free(exp_median);
+    free(order);
+    free(exps);
+    if (!all_ok(rc)) return finish_error(ctx.rank, err);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* mpitempo: experimental factors of the machine, the process and the MPI
+ * library (paper 001, section 4), written into meta.json. */
+#ifndef MT_FACTORS_H
+#define MT_FACTORS_H
+
+#include <stddef.h>
+
+#include "ctx.h"
+#include "json.h"
+
+#define MT_RANKREC_LEN 1024
+
+/* This rank's record as a JSON object text: rank, host, pid, allowed CPUs
+ * (affinity as reported by the OS), CPU at the time of the call, bound flag,
+ * timer frequency. */
+void mt_factors_rank_record(const mt_ctx_t *ctx, char *buf, size_t len);
+/* Format a CPU set as "0-3,8" (pure; exposed for tests). cpus is a 0/1 array. */
+void mt_format_cpulist(const unsigned char *cpus, int n, char *out, size_t len);
+/* Machine factors of the calling process's host: cpu model, governor, kernel, ... */
+void mt_factors_write_machine(mt_json_t *j);
+/* Environment variables that influence MPI libraries and launchers. */
+void mt_factors_write_env(mt_json_t *j);
+/* Build-time factors: compiler, flags, MPI headers. */
+void mt_factors_write_build(mt_json_t *j);
+/* ISO 8601 UTC time of now */
+void mt_iso_now(char *out, size_t len);
+
+#endif
