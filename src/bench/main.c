@@ -580,8 +580,13 @@ int main(int argc, char **argv)
             char first[256];
             size_t fl = strcspn(libver, "\n");
             if (fl >= sizeof first) fl = sizeof first - 1;
-            memcpy(first, libver, fl);
-            first[fl] = '\0';
+            /* collapse runs of blanks: "MPICH Version:      5.0.2" -> "MPICH Version: 5.0.2" */
+            size_t o = 0;
+            for (size_t i = 0; i < fl; i++)
+                if (!(libver[i] == ' ' || libver[i] == '\t') || (o > 0 && first[o - 1] != ' ')) first[o++] =
+                    (libver[i] == '\t') ? ' ' : libver[i];
+            while (o > 0 && first[o - 1] == ' ') o--;
+            first[o] = '\0';
             mt_json_kstr(&j, "library", first);
             mt_json_kstr(&j, "library_version", libver);
             mt_json_kint(&j, "standard_version", vmaj);
