@@ -88,8 +88,7 @@ def info(mpicc, launcher, timers, timer_reads, as_json):
     if m["mpi_environment"]:
         con.print("  environment: " + " ".join(f"{k}={v}" for k, v in sorted(m["mpi_environment"].items())))
     if timers:
-        t = table("timers (paper 004 §3.1: resolution = min positive, overhead = min non-negative difference "
-                  "of back-to-back reads)",
+        t = table("timers",
                   [("timer", "left"), ("resolution [ns]", "right"), ("min overhead [ns]", "right"),
                    ("mean read [ns]", "right"), ("note", "left")])
         for x in out["timers"]:
@@ -98,4 +97,7 @@ def info(mpicc, launcher, timers, timer_reads, as_json):
                           f"{x['mean_read_s'] * 1e9:.1f}", "")
             else:
                 t.add_row(x["timer"], "-", "-", "-", x.get("error", "unavailable"))
+        t.caption = ("paper 004 §3.1: resolution = min positive, overhead = min non-negative difference "
+                     "of back-to-back reads")
+        t.caption_justify = "left"
         con.print(t)
