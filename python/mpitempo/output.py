@@ -6,6 +6,7 @@ import math
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -42,5 +43,5 @@ def table(title: str, columns: list[tuple[str, str]]) -> Table:
     """columns: (header, justify)"""
     t = Table(title=title, title_justify="left", header_style="bold")
     for name, justify in columns:
-        t.add_column(name, justify=justify)
+        t.add_column(escape(name), justify=justify)  # "[ns]" is not markup
     return t
