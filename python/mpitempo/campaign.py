@@ -23,7 +23,7 @@ else:  # pragma: no cover
 DEFAULTS = {
     "name": "campaign",
     "np": 2,
-    "mpiruns": 3,
+    "mpiruns": 10,
     "ops": ["allreduce"],
     "msizes": "8,64,512,4K",
     "nrep": 100,

@@ -58,9 +58,16 @@ def machine_factors() -> dict:
 @click.option("--timers", is_flag=True, help="Also measure resolution and overhead of every timer (one rank).")
 @click.option("--timer-reads", type=click.IntRange(min=1), default=1_000_000, show_default=True,
               help="Back-to-back reads per timer for --timers.")
+@click.option("--diff", "diff_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Show which recorded factors differ between the runs of campaign DIR.")
+@click.option("--all", "include_volatile", is_flag=True,
+              help="With --diff: also factors that change by design (times, pids, seeds, timer study).")
 @json_option
-def info(mpicc, launcher, timers, timer_reads, as_json):
-    """Show the experimental factors of this machine and MPI library."""
+def info(mpicc, launcher, timers, timer_reads, diff_dir, include_volatile, as_json):
+    """Show the experimental factors of this machine and MPI library,
+    or (--diff DIR) which factors differ between the mpiruns of a campaign."""
+    if diff_dir:
+        return show_diff(diff_dir, include_volatile, as_json)
     out = {"machine": machine_factors()}
     b = ensure_build(mpicc)
     out["mpi"] = {"mpicc": b.mpicc, "mpiexec": b.mpiexec, "flavour": b.flavour,
@@ -101,3 +108,41 @@ def info(mpicc, launcher, timers, timer_reads, as_json):
                      "of back-to-back reads")
         t.caption_justify = "left"
         con.print(t)
+
+
+def _describe(run_ids: list[str], config_of: dict[str, str]) -> str:
+    by_cfg: dict[str, int] = {}
+    for r in run_ids:
+        by_cfg[config_of[r]] = by_cfg.get(config_of[r], 0) + 1
+    return ", ".join(f"{c} x{n}" for c, n in sorted(by_cfg.items()))
+
+
+def show_diff(root, include_volatile: bool, as_json: bool) -> None:
+    from . import factors
+    from .store import find_runs
+
+    if not (Path(root) / "runs").is_dir():
+        raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
+    runs = factors.load(root)
+    if not runs:
+        complete, failed, incomplete = find_runs(Path(root))
+        raise MtError(f"campaign '{root}' has no complete runs ({len(failed)} failed, {len(incomplete)} incomplete)")
+    diff = factors.differing(runs, include_volatile=include_volatile)
+    config_of = {rid: f.get("config", "default") for rid, f in runs.items()}
+    if as_json:
+        print_json({"runs": len(runs), "differing": diff})
+        return
+    con = console()
+    if not diff:
+        con.print(f"all {len(runs)} runs of {root} agree in every recorded factor"
+                  + ("" if include_volatile else " (volatile factors not compared; --all shows them)"))
+        return
+    t = table(f"factors that differ between the {len(runs)} runs of {root}",
+              [("factor", "left"), ("value", "left"), ("runs (config x count)", "left")])
+    for key, vals in diff.items():
+        first = True
+        for val, rids in sorted(vals.items(), key=lambda kv: -len(kv[1])):
+            shown = val if len(val) <= 70 else val[:67] + "..."
+            t.add_row(key if first else "", shown, _describe(rids, config_of))
+            first = False
+    con.print(t)

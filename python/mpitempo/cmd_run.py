@@ -25,7 +25,7 @@ from .runner import execute
 @click.option("--inner", type=int, default=None, help="Calls per measurement of the loop scheme (default 10).")
 @click.option("--scheme", default=None, help="barrier (MS1, default) or loop (MS2).")
 @timer_option
-@click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration (default 3).")
+@click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration (default 10).")
 @np_option
 @launcher_option
 @mpicc_option

@@ -36,12 +36,17 @@ def print_summary(root, as_json: bool = False) -> list[dict]:
     bad = [r for r in rows if r["invalid"]]
     if bad:
         notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
+    from . import factors
+    for cfg, keys in factors.within_group_differences(factors.load(root)).items():
+        shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+        notes.append(f"warning: the runs of config '{cfg}' differ in {shown}; they are summarised together "
+                     f"(see: mpitempo info --diff {root})")
     if data.failed:
         notes.append(f"{len(data.failed)} failed run(s) not included: " + ", ".join(f["run_id"] for f in data.failed))
     if data.incomplete:
         notes.append(f"{len(data.incomplete)} incomplete run(s) not included: " + ", ".join(data.incomplete))
     for n in notes:
-        con.print(f"note: {n}")
+        con.print(n if n.startswith("warning:") else f"note: {n}")
     return rows
 
 

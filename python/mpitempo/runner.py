@@ -22,6 +22,7 @@ from .build import Build, ensure_build, list_registry
 from .campaign import Campaign, check_against_registry
 from .errors import MtError
 from .launcher import make_launch
+from .progress import Progress
 
 
 @dataclass
@@ -86,9 +87,18 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
     if resume and not quiet:
         _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
-    t_start = time.monotonic()
+    progress = Progress(len(planned), counts["skipped"], quiet=quiet)
     interrupted = False
-    for k, r in enumerate(todo):
+    try:
+        interrupted = _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress)
+    finally:
+        progress.close()
+    counts["interrupted"] = interrupted
+    return counts
+
+
+def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress) -> bool:
+    for r in todo:
         rdir = runs_dir / r.run_id
         rdir.mkdir(exist_ok=True)
         failed = rdir / "failed.json"
@@ -114,18 +124,14 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         env = dict(os.environ)
         env.update(launch.env)
         t0 = time.monotonic()
-        if not quiet:
-            _log(f"mpitempo: [{counts['skipped'] + k + 1}/{len(planned)}] {r.run_id} ({r.np} ranks) ...")
+        progress.start(r.run_id, cfg.name, r.np)
         status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir)
         dt = time.monotonic() - t0
         if status == "ok" and not run_complete(rdir):
             status = "incomplete"
         if status == "ok":
             counts["ok"] += 1
-            if not quiet:
-                el = time.monotonic() - t_start
-                left = el / (k + 1) * (len(todo) - k - 1)
-                _log(f"mpitempo:   done in {dt:.1f} s (elapsed {el:.0f} s, about {left:.0f} s left)")
+            progress.finish(r.run_id, True, dt)
         else:
             counts["failed"] += 1
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
@@ -134,12 +140,10 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
             tmp.write_text(json.dumps(rec, indent=2) + "\n")
             tmp.replace(failed)
             last = err_tail.strip().splitlines()[-1] if err_tail.strip() else f"exit code {rc}"
-            _log(f"mpitempo:   run {r.run_id} {status}: {last}")
+            progress.finish(r.run_id, False, dt, f"{status}: {last}")
             if status == "interrupted":
-                interrupted = True
-                break
-    counts["interrupted"] = interrupted
-    return counts
+                return True
+    return False
 
 
 def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[str, int | None, str]:
