@@ -35,10 +35,14 @@ from .runner import execute
 @click.option("--root", type=int, default=None, help="Root rank of rooted collectives (default 0).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before an mpirun is killed (600).")
 @click.option("--name", default=None, help="Campaign name.")
+@click.option("--sbatch", "use_sbatch", is_flag=True,
+              help="Submit the whole campaign as one Slurm batch job (srun steps inside) and return.")
+@click.option("--sbatch-args", default="", metavar="ARGS",
+              help="Extra #SBATCH options for --sbatch, e.g. \"-t 2:00:00 -N 4\".")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
 def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, timer, mpiruns, np,
-        launcher, mpicc, seed, datatype, redop, root, timeout_s, name, quiet, no_summary):
+        launcher, mpicc, seed, datatype, redop, root, timeout_s, name, use_sbatch, sbatch_args, quiet, no_summary):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
     CAMPAIGN_FILE is a TOML campaign (see examples/); flags override its values.
@@ -65,6 +69,20 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
         target = Path(resume_dir)
     else:
         target = Path(outdir) if outdir else Path(f"mpitempo-{c.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if use_sbatch:
+        if resume_dir:
+            raise MtError("--sbatch starts a new campaign; to continue one in a job, submit its sbatch.sh again")
+        import shlex
+
+        from .build import ensure_build, list_registry
+        from .campaign import check_against_registry
+        from .slurm import submit
+        for cfg in c.configs:  # check names now, not in the queue an hour later
+            check_against_registry(c, list_registry(ensure_build(cfg.mpicc)))
+        job = submit(c, target, shlex.split(sbatch_args))
+        click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
+                   f"when it is done: mpitempo summary {target}", err=True)
+        return
     counts = execute(c, target, resume=bool(resume_dir), quiet=quiet)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "

@@ -72,14 +72,32 @@ def flavour_env(build: Build, oversubscribed: bool) -> dict[str, str]:
     return env
 
 
+# Launcher names that expand to a template for this MPI flavour.
+NAMED = ("mpiexec", "srun")
+
+
+def srun_template(build: Build, np: int) -> str:
+    """srun with the PMI plugin the flavour needs (MPICH: pmi2, Open MPI: pmix);
+    the wrong plugin gives N singletons, which the core detects (--expect-np)."""
+    pmi = "pmix" if build.flavour == "openmpi" else "pmi2"
+    over = " --overcommit" if np > ncores() else ""
+    return "srun -n {np} --mpi=" + pmi + over + " {cmd}"
+
+
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
                 extra_env: dict[str, str] | None = None) -> Launch:
     if np < 1:
         raise MtError(f"invalid number of ranks {np}: must be >= 1")
     notes = []
+    if template == "mpiexec":
+        template = None
+    elif template == "srun":
+        template = srun_template(build, np)
+        notes.append("srun launcher: binding is whatever the Slurm task plugin applies (recorded per rank)")
     if template:
         if "{cmd}" not in template:
-            raise MtError(f"invalid --launcher '{template}': it must contain the placeholder {{cmd}}")
+            raise MtError(f"invalid --launcher '{template}': it must contain the placeholder {{cmd}} "
+                          f"(or be one of: {', '.join(NAMED)})")
         binding, over = "custom", np > ncores()
     else:
         template, binding, over = default_template(build, np)
