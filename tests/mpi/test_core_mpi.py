@@ -161,27 +161,78 @@ def test_campaign_end_to_end(cli, build, tmp_path):
 
 
 def test_killed_run_is_kept_out_and_resumed(cli, build, tmp_path, bad_launcher):
+    """Issue target: killing a rank in the middle of run 4 of 10 loses nothing of runs 1-3
+    and 5-10, and --resume completes run 4."""
     flag, template = bad_launcher
     flag.write_text("x")
     out = tmp_path / "camp"
-    code, so, se = cli("run", "--ops", "bcast", "--msizes", "8", "--nrep", "10", "--mpiruns", "3",
+    code, so, se = cli("run", "--ops", "bcast", "--msizes", "8", "--nrep", "10", "--mpiruns", "10",
                        "--launcher", template, "-o", out, "--quiet", "--no-summary")
-    assert code == 2 and "1 of 3 mpiruns failed" in se and "--resume" in se
+    assert code == 2 and "1 of 10 mpiruns failed" in se and "--resume" in se
     runs = out / "runs"
-    assert (runs / "default-000" / "meta.json").exists() and (runs / "default-002" / "meta.json").exists()
-    failed = json.loads((runs / "default-001" / "failed.json").read_text())
-    assert failed["status"] in ("failed", "killed") and not (runs / "default-001" / "measurements.csv").exists()
+    for i in range(10):
+        assert (runs / f"default-{i:03d}" / "meta.json").exists() == (i != 3), i
+    failed = json.loads((runs / "default-003" / "failed.json").read_text())
+    assert failed["status"] in ("failed", "killed") and not (runs / "default-003" / "measurements.csv").exists()
     code, so, se = cli("summary", out, "--json")
-    assert code == 0 and json.loads(so)[0]["runs"] == 2
-    before = (runs / "default-000" / "measurements.csv").read_text()
+    assert code == 0 and json.loads(so)[0]["runs"] == 9
+    before = {i: (runs / f"default-{i:03d}" / "measurements.csv").read_text() for i in range(10) if i != 3}
     flag.unlink()
     code, so, se = cli("run", "--resume", out, "--quiet", "--no-summary")
     assert code == 0, se
-    assert (runs / "default-001" / "meta.json").exists()
-    assert (runs / "default-001" / "failed-attempt-1.json").exists()
-    assert (runs / "default-000" / "measurements.csv").read_text() == before
+    assert (runs / "default-003" / "meta.json").exists()
+    assert (runs / "default-003" / "failed-attempt-1.json").exists()
+    for i, text in before.items():
+        assert (runs / f"default-{i:03d}" / "measurements.csv").read_text() == text
     code, so, se = cli("summary", out, "--json")
-    assert json.loads(so)[0]["runs"] == 3
+    assert json.loads(so)[0]["runs"] == 10
+
+
+def test_resume_refuses_a_different_spec(cli, build, tmp_path):
+    out = tmp_path / "camp"
+    code, so, se = cli("run", "--ops", "bcast", "--nrep", "5", "--mpiruns", "1", "-o", out, "--quiet", "--no-summary")
+    assert code == 0, se
+    spec = tmp_path / "other.toml"
+    spec.write_text('ops = ["reduce"]\nnrep = 5\nmpiruns = 1\n')
+    code, so, se = cli("run", spec, "--resume", out, "--quiet")
+    assert code == 2 and "differs from the spec" in se
+    code, so, se = cli("run", "--resume", tmp_path / "nothing", "--quiet")
+    assert code == 2 and "no campaign.toml" in se
+
+
+def test_launcher_not_found(cli, build, tmp_path):
+    code, so, se = cli("run", "--ops", "bcast", "--launcher", "no-such-launcher -n {np} {cmd}", "-o", tmp_path / "c",
+                       "--quiet")
+    assert code == 2 and "launcher 'no-such-launcher' not found" in se
+    code, so, se = cli("run", "--ops", "bcast", "--launcher", "mpiexec -n {np}", "-o", tmp_path / "d", "--quiet")
+    assert code == 2 and "placeholder {cmd}" in se
+
+
+def test_ctrl_c_stops_cleanly(build, tmp_path):
+    import signal
+    import sys
+    import time
+    out = tmp_path / "camp"
+    p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "run", "--ops", "alltoall", "--msizes", "256K",
+                          "--nrep", "3000", "--mpiruns", "5", "-o", str(out), "--no-summary"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
+        time.sleep(0.05)
+    while time.monotonic() < deadline and not (out / "runs" / "default-001" / "launch.json").exists():
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 130, se
+    assert "interrupted" in se and "--resume" in se
+    assert (out / "runs" / "default-000" / "meta.json").exists()
+    rec = json.loads((out / "runs" / "default-001" / "failed.json").read_text())
+    assert rec["status"] == "interrupted"
+    assert not (out / "runs" / "default-002").exists()
+    # no rank of the interrupted mpirun is left running
+    ps = subprocess.run(["pgrep", "-f", str(out / "runs" / "default-001")], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
 
 
 def test_cli_rejects_unknown_op_before_launching(cli, build, tmp_path):
