@@ -129,6 +129,10 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
         dt = time.monotonic() - t0
         if status == "ok" and not run_complete(rdir):
             status = "incomplete"
+        with open(runs_dir.parent / "runlog.jsonl", "a") as log:  # one line per attempt, for timing studies
+            log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
+                                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
+                                  "duration_s": round(dt, 6)}) + "\n")
         if status == "ok":
             counts["ok"] += 1
             progress.finish(r.run_id, True, dt)
