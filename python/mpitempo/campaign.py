@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import MtError
-from .sizes import parse_sizes
+from .sizes import parse_size, parse_sizes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +35,9 @@ DEFAULTS = {
     "redop": "sum",
     "root": 0,
     "seed": None,
+    "cache": "warm",
+    "cache_size": None,
+    "delay": "10us",
     "order": "interleave",
     "timeout_s": 600.0,
     "launcher": None,
@@ -44,6 +47,7 @@ DEFAULTS = {
 TOP_KEYS = set(DEFAULTS) | {"config"}
 CONFIG_KEYS = {"name", "mpicc", "launcher", "env", "description"}
 ORDERS = ("interleave", "random")
+CACHE_POLICIES = ("warm", "cold", "cycle")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -75,12 +79,16 @@ class Campaign:
     order: str
     timeout_s: float
     configs: list[Config]
+    cache: str = "warm"
+    cache_size: int | None = None
+    delay: str = "10us"
 
     def to_toml(self) -> str:
         lines = ["# mpitempo campaign, as run (written by mpitempo run)"]
         simple = {k: getattr(self, k) for k in ("name", "np", "mpiruns", "ops", "msizes", "nrep", "warmup",
                                                  "inner", "scheme", "timer", "datatype", "redop", "root",
-                                                 "seed", "order", "timeout_s")}
+                                                 "seed", "order", "timeout_s", "cache", "cache_size",
+                                                 "delay")}
         for k, v in simple.items():
             if v is not None:
                 lines.append(f"{k} = {_toml_value(v)}")
@@ -175,6 +183,10 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Cam
     seed = d["seed"]
     if seed is not None:
         seed = _int(d, "seed", 0, 2**63 - 1)
+    cache = str(d["cache"])
+    if cache not in CACHE_POLICIES:
+        raise MtError(f"invalid cache '{cache}' (allowed: {', '.join(CACHE_POLICIES)})")
+    cache_size = None if d["cache_size"] is None else parse_size(d["cache_size"])
     name = str(d["name"])
     if not _NAME.match(name):
         raise MtError(f"invalid campaign name '{name}': use letters, digits, '_', '.', '+', '-'")
@@ -215,7 +227,8 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Cam
         msizes=parse_sizes(d["msizes"]), nrep=_int(d, "nrep", 1, 10**8), warmup=_int(d, "warmup", 0, 10**8),
         inner=_int(d, "inner", 1, 10**8), scheme=str(d["scheme"]), timer=str(d["timer"]),
         datatype=str(d["datatype"]), redop=str(d["redop"]), root=_int(d, "root", 0), seed=seed,
-        order=order, timeout_s=timeout, configs=configs)
+        order=order, timeout_s=timeout, configs=configs, cache=cache, cache_size=cache_size,
+        delay=str(d["delay"]))
 
 
 def check_against_registry(c: Campaign, reg: dict) -> None:

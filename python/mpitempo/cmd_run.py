@@ -23,7 +23,12 @@ from .runner import execute
 @click.option("--nrep", type=int, default=None, help="Measurements per experiment and mpirun (default 100).")
 @click.option("--warmup", type=int, default=None, help="Untimed calls before each experiment (default 10).")
 @click.option("--inner", type=int, default=None, help="Calls per measurement of the loop scheme (default 10).")
-@click.option("--scheme", default=None, help="barrier (MS1, default) or loop (MS2).")
+@click.option("--scheme", default=None, help="barrier (MS1, default), loop (MS2) or barrier_loop (MS3).")
+@click.option("--cache", default=None, help="Cache policy: warm (default), cold or cycle.")
+@click.option("--cache-size", default=None, metavar="SIZE",
+              help="Cache size to defeat with cold/cycle (default: largest private cache in sysfs).")
+@click.option("--delay", default=None, metavar="LIST",
+              help="Per-rank busy-wait of the synthetic op 'delay', e.g. 20us or 10us,50us.")
 @timer_option
 @click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration (default 10).")
 @np_option
@@ -41,7 +46,7 @@ from .runner import execute
               help="Extra #SBATCH options for --sbatch, e.g. \"-t 2:00:00 -N 4\".")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
-def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, timer, mpiruns, np,
+def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, cache, cache_size, delay, timer, mpiruns, np,
         launcher, mpicc, seed, datatype, redop, root, timeout_s, name, use_sbatch, sbatch_args, quiet, no_summary):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
@@ -63,7 +68,8 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
         spec = load_toml(campaign_file)
     overrides = dict(ops=ops, msizes=msizes, nrep=nrep, warmup=warmup, inner=inner, scheme=scheme, timer=timer,
                      mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed, datatype=datatype,
-                     redop=redop, root=root, timeout_s=timeout_s, name=name)
+                     redop=redop, root=root, timeout_s=timeout_s, name=name, cache=cache, cache_size=cache_size,
+                     delay=delay)
     c = build_campaign(spec, overrides)
     if resume_dir:
         target = Path(resume_dir)

@@ -115,7 +115,10 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
                "--nrep", str(c.nrep), "--warmup", str(c.warmup), "--inner", str(c.inner),
                "--scheme", c.scheme, "--timer", c.timer, "--datatype", c.datatype, "--redop", c.redop,
                "--root", str(c.root), "--seed", str(seed), "--expect-np", str(r.np),
+               "--cache", c.cache, "--delay", c.delay,
                "--launch-json", str(rdir / "launch.json"), "--quiet"]
+        if c.cache_size:
+            cmd += ["--cache-size", str(c.cache_size)]
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "ctx.h"
 #include "factors.h"
 #include "json.h"
@@ -25,7 +26,7 @@
 
 typedef struct opts {
     const char *ops, *msizes, *timer, *scheme, *datatype, *redop;
-    const char *outdir, *config, *launch_json;
+    const char *outdir, *config, *launch_json, *cache, *cache_size, *delay;
     long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed;
     int have_seed, list, timer_study, quiet;
 } opts_t;
@@ -48,7 +49,12 @@ static void usage(FILE *f)
             "  --nrep N            measurements per experiment (default 100)\n"
             "  --warmup N          untimed calls before each experiment (default 10)\n"
             "  --inner N           calls per measurement in the loop scheme (default 10)\n"
-            "  --scheme NAME       barrier (MS1, default) or loop (MS2)\n"
+            "  --scheme NAME       barrier (MS1, default), loop (MS2) or barrier_loop (MS3)\n"
+            "  --cache POLICY      warm (default), cold (evict after each measurement) or cycle\n"
+            "                      (mpptest-style moving buffers)\n"
+            "  --cache-size SIZE   cache size to defeat (default: largest private cache in sysfs)\n"
+            "  --delay LIST        busy-wait of the synthetic op 'delay' per rank, e.g. 20us or\n"
+            "                      10us,50us (rank i gets item i mod n; units s, ms, us, ns)\n"
             "  --timer NAME        monotonic (default), monotonic_raw, realtime, gettimeofday,\n"
             "                      rdtscp, wtime\n"
             "  --timer-reads N     back-to-back reads for the timer resolution study (default 1000000)\n"
@@ -130,13 +136,15 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     o->datatype = "byte";
     o->redop = "sum";
     o->config = "default";
+    o->cache = "warm";
+    o->delay = "10us";
     o->nrep = 100;
     o->warmup = 10;
     o->inner = 10;
     o->timer_reads = 1000000;
     enum { O_OPS = 256, O_MSIZES, O_NREP, O_WARMUP, O_INNER, O_SCHEME, O_TIMER, O_TREADS, O_DTYPE, O_REDOP,
            O_ROOT, O_SEED, O_OUTDIR, O_CONFIG, O_RUNIDX, O_LAUNCH, O_EXPECT, O_QUIET, O_LIST, O_TSTUDY,
-           O_VERSION };
+           O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY };
     static const struct option lo[] = {
         {"ops", required_argument, 0, O_OPS}, {"msizes", required_argument, 0, O_MSIZES},
         {"nrep", required_argument, 0, O_NREP}, {"warmup", required_argument, 0, O_WARMUP},
@@ -148,7 +156,8 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         {"run-index", required_argument, 0, O_RUNIDX}, {"launch-json", required_argument, 0, O_LAUNCH},
         {"expect-np", required_argument, 0, O_EXPECT}, {"quiet", no_argument, 0, O_QUIET},
         {"list", no_argument, 0, O_LIST}, {"timer-study", no_argument, 0, O_TSTUDY},
-        {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"version", no_argument, 0, O_VERSION}, {"cache", required_argument, 0, O_CACHE},
+        {"cache-size", required_argument, 0, O_CACHESIZE}, {"delay", required_argument, 0, O_DELAY}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c, rc;
     opterr = 0;
     optind = 1;
@@ -177,6 +186,9 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         case O_LAUNCH: o->launch_json = optarg; break;
         case O_EXPECT: if ((rc = mt_parse_int(optarg, "--expect-np", 1, INT_MAX, &o->expect_np, err))) return rc; break;
         case O_QUIET: o->quiet = 1; break;
+        case O_CACHE: o->cache = optarg; break;
+        case O_CACHESIZE: o->cache_size = optarg; break;
+        case O_DELAY: o->delay = optarg; break;
         case O_LIST: o->list = 1; break;
         case O_TSTUDY: o->timer_study = 1; break;
         case O_VERSION: printf("mpitempo-bench %s\n", MT_VERSION); exit(0);
@@ -263,6 +275,24 @@ static int validate(const opts_t *o, int nprocs, char *err)
         mt_redop_names(allowed, sizeof allowed);
         return mt_fail(err, MT_EINVAL, "unknown reduction op '%s' (allowed: %s)", o->redop, allowed);
     }
+    if (mt_cache_policy(o->cache) < 0)
+        return mt_fail(err, MT_EINVAL, "unknown cache policy '%s' (allowed: warm, cold, cycle)", o->cache);
+    if (o->cache_size) {
+        int64_t cs;
+        int rc = mt_parse_size(o->cache_size, &cs, err);
+        if (rc != MT_OK) return mt_fail(err, rc, "invalid --cache-size: %s", err);
+    }
+    {
+        char **items;
+        int n, rc = mt_split_list(o->delay, &items, &n, err);
+        if (rc != MT_OK) return mt_fail(err, rc, "invalid --delay '%s': %s", o->delay, err);
+        for (int i = 0; i < n && rc == MT_OK; i++) {
+            double d;
+            rc = mt_parse_duration(items[i], &d, err);
+        }
+        mt_free_list(items, n);
+        if (rc != MT_OK) return rc;
+    }
     if (o->root >= nprocs)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", o->root,
                        nprocs, nprocs - 1);
@@ -275,6 +305,19 @@ static int validate(const opts_t *o, int nprocs, char *err)
         return mt_fail(err, MT_EINVAL, "expected %lld ranks but the job has %d", o->expect_np, nprocs);
     }
     return MT_OK;
+}
+
+/* this rank's value of a per-rank list "a,b,c" (rank i gets item i mod n); validated before */
+static double rank_delay(const char *list, int rank)
+{
+    char **items;
+    int n;
+    double d = 0;
+    char err[MT_ERRLEN];
+    if (mt_split_list(list, &items, &n, err) != MT_OK) return 0;
+    mt_parse_duration(items[rank % n], &d, err);
+    mt_free_list(items, n);
+    return d;
 }
 
 static double median_of(const double *v, const int *valid, int n)
@@ -417,6 +460,13 @@ int main(int argc, char **argv)
     ctx.nrep = (int)o.nrep;
     ctx.warmup = (int)o.warmup;
     ctx.inner = (int)o.inner;
+    mt_cache_t cache;
+    int64_t cache_bytes = 0;
+    if (o.cache_size) mt_parse_size(o.cache_size, &cache_bytes, err);
+    rc = mt_cache_init(&cache, mt_cache_policy(o.cache), (size_t)cache_bytes, err);
+    if (!all_ok(rc)) return finish_error(ctx.rank, err);
+    ctx.cache = &cache;
+    double my_delay = rank_delay(o.delay, ctx.rank);
     const mt_scheme_t *scheme = mt_scheme_find(o.scheme);
     const mt_dtype_t *dtype = mt_dtype_find(o.datatype);
     const mt_redop_t *redop = mt_redop_find(o.redop);
@@ -492,7 +542,10 @@ int main(int argc, char **argv)
         a.root = (int)o.root;
         a.dtype = dtype;
         a.redop = redop->op;
+        a.timer = &ctx.timer;
+        a.delay_s = my_delay;
         rc = mt_op_prepare(e->op, &a, e->msize, err);
+        if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
         if (!all_ok(rc)) {
             if (csv) { fclose(csv); unlink(csv_tmp); }
             return finish_error(ctx.rank, err);
@@ -622,7 +675,7 @@ int main(int argc, char **argv)
             mt_json_kstr(&j, "desc", scheme->desc);
             mt_json_kint(&j, "nrep", o.nrep);
             mt_json_kint(&j, "warmup", o.warmup);
-            if (scheme == &mt_scheme_loop) mt_json_kint(&j, "inner", o.inner);
+            if (scheme == &mt_scheme_loop || scheme == &mt_scheme_barrier_loop) mt_json_kint(&j, "inner", o.inner);
             mt_json_obj_end(&j);
             mt_json_key(&j, "operation_params");
             mt_json_obj_begin(&j);
@@ -630,8 +683,17 @@ int main(int argc, char **argv)
             mt_json_kint(&j, "datatype_size", dtype->size);
             mt_json_kstr(&j, "redop", redop->name);
             mt_json_kint(&j, "root", o.root);
+            mt_json_kstr(&j, "delay", o.delay);
             mt_json_obj_end(&j);
-            mt_json_kstr(&j, "cache_policy", "warm");
+            mt_json_kstr(&j, "cache_policy", mt_cache_policy_name(cache.policy));
+            mt_json_key(&j, "cache");
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "policy", mt_cache_policy_name(cache.policy));
+            if (cache.policy != MT_CACHE_WARM) {
+                mt_json_kint(&j, "size_bytes", (int64_t)cache.size);
+                mt_json_kstr(&j, "size_source", cache.size_src);
+            }
+            mt_json_obj_end(&j);
             mt_json_kint(&j, "seed", (int64_t)seed);
             mt_json_key(&j, "experiments");
             mt_json_arr_begin(&j);
@@ -666,6 +728,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    mt_cache_free(&cache);
     free(launch);
     free(recs);
     free(exp_median);

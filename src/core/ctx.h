@@ -15,6 +15,7 @@ typedef struct mt_ctx {
     int nrep;        /* measurements per experiment */
     int warmup;      /* untimed calls before the first measurement of an experiment */
     int inner;       /* calls per measurement in loop-averaged schemes */
+    struct mt_cache *cache; /* cache policy between measurements (never NULL) */
 } mt_ctx_t;
 
 /* The measurements of one experiment (op, msize), valid on the root (rank 0). */

@@ -26,6 +26,9 @@ int mt_parse_size(const char *s, int64_t *out, char *err);
  * to the last value). Allocates *out (free with free()). Sizes must be >= 1. */
 int mt_parse_size_list(const char *s, int64_t **out, int *n, char *err);
 
+/* Parse a duration "20us", "1.5ms", "2e-6" (seconds), "100ns", "1s" into seconds (>= 0). */
+int mt_parse_duration(const char *s, double *out, char *err);
+
 /* Parse a non-negative integer with bounds; name is used in the message. */
 int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
                  long long *out, char *err);

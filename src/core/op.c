@@ -7,13 +7,14 @@
 
 extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, mt_op_gather,
     mt_op_gatherv, mt_op_scatter, mt_op_scatterv, mt_op_allgather, mt_op_allgatherv, mt_op_alltoall,
-    mt_op_alltoallv, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan;
+    mt_op_alltoallv, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan, mt_op_delay;
 
 const mt_op_t *const mt_ops[] = {
     &mt_op_barrier,   &mt_op_bcast,     &mt_op_reduce,   &mt_op_allreduce,
     &mt_op_gather,    &mt_op_gatherv,   &mt_op_scatter,  &mt_op_scatterv,
     &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv,
     &mt_op_reduce_scatter, &mt_op_reduce_scatter_block, &mt_op_scan, &mt_op_exscan,
+    &mt_op_delay,
 };
 const int mt_nops = (int)(sizeof(mt_ops) / sizeof(mt_ops[0]));
 
@@ -79,6 +80,8 @@ void mt_redop_names(char *buf, size_t len)
 int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
 {
     a->sbuf = a->rbuf = NULL;
+    a->sbase = a->rbase = NULL;
+    a->pool = 0;
     a->counts = a->displs = NULL;
     a->type = (op->flags & MT_OP_REDUCTION) ? a->dtype->reduce : a->dtype->move;
     if (op->flags & MT_OP_NOSIZE) {
@@ -121,8 +124,14 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
 
 void mt_op_release(mt_op_args_t *a)
 {
-    free(a->sbuf);
-    free(a->rbuf);
+    if (a->sbase) { /* cycling pools replaced the buffers */
+        free(a->sbase);
+        free(a->rbase);
+        a->sbase = a->rbase = NULL;
+    } else {
+        free(a->sbuf);
+        free(a->rbuf);
+    }
     free(a->counts);
     free(a->displs);
     a->sbuf = a->rbuf = NULL;

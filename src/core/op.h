@@ -41,8 +41,10 @@ typedef struct mt_op_args {
     void *sbuf, *rbuf;    /* each of bufbytes bytes */
     size_t bufbytes;
     int *counts, *displs; /* per-rank block counts (all = count) and displacements */
-    double delay_s;       /* synthetic ops */
-    void *user;           /* op-specific state */
+    void *sbase, *rbase;  /* cache cycling: pools that sbuf/rbuf point into (NULL otherwise) */
+    size_t pool;          /* bytes of each pool */
+    double delay_s;       /* synthetic op "delay": this rank's busy-wait */
+    const struct mt_timer_inst *timer; /* for synthetic ops that wait */
 } mt_op_args_t;
 
 typedef struct mt_op {

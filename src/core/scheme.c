@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const mt_scheme_t *const mt_schemes[] = {&mt_scheme_barrier, &mt_scheme_loop};
+const mt_scheme_t *const mt_schemes[] = {&mt_scheme_barrier, &mt_scheme_loop, &mt_scheme_barrier_loop};
 const int mt_nschemes = (int)(sizeof(mt_schemes) / sizeof(mt_schemes[0]));
 
 const mt_scheme_t *mt_scheme_find(const char *name)

@@ -24,6 +24,6 @@ void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a);
 /* reduce per-rank local runtimes (seconds) to their max on rank 0 */
 void mt_reduce_max(mt_ctx_t *ctx, const double *local, double *out, int n);
 
-extern const mt_scheme_t mt_scheme_barrier, mt_scheme_loop;
+extern const mt_scheme_t mt_scheme_barrier, mt_scheme_loop, mt_scheme_barrier_loop;
 
 #endif

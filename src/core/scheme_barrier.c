@@ -1,5 +1,6 @@
 /* mpitempo: MS1, barrier before every measurement (SKaMPI, OSU style).
  * runtime = max over ranks of the local runtime of each call. */
+#include "cache.h"
 #include "mt_common.h"
 #include "scheme.h"
 
@@ -25,6 +26,7 @@ static int ms1_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_mea
         int64_t t1 = now();
         if (rc != MPI_SUCCESS) mt_check_mpi(rc, op->mpi_name);
         ticks[i] = t1 - t0;
+        mt_cache_next(ctx->cache, a);
     }
     for (int i = 0; i < n; i++) local[i] = mt_ticks_to_s(&ctx->timer, ticks[i]);
     mt_reduce_max(ctx, local, m->runtime_s, n);

@@ -1,6 +1,7 @@
 /* mpitempo: MS2, loop-averaged (Intel MPI Benchmarks / mpptest style).
  * One measurement = barrier, then `inner` back-to-back calls timed together;
  * local runtime = loop time / inner; runtime = max over ranks. */
+#include "cache.h"
 #include "mt_common.h"
 #include "scheme.h"
 
@@ -27,6 +28,7 @@ static int ms2_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_mea
         int64_t t1 = now();
         if (rc != MPI_SUCCESS) mt_check_mpi(rc, op->mpi_name);
         ticks[i] = t1 - t0;
+        mt_cache_next(ctx->cache, a);
     }
     for (int i = 0; i < n; i++) local[i] = mt_ticks_to_s(&ctx->timer, ticks[i]) / (double)inner;
     mt_reduce_max(ctx, local, m->runtime_s, n);

@@ -204,3 +204,22 @@ void mt_shuffle_int(mt_rng_t *r, int *a, int n)
         a[j] = t;
     }
 }
+
+int mt_parse_duration(const char *s, double *out, char *err)
+{
+    if (!s || !*s) return mt_fail(err, MT_EINVAL, "invalid duration '': expected e.g. 20us, 1.5ms, 2e-6");
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || errno == ERANGE || v != v)
+        return mt_fail(err, MT_EINVAL, "invalid duration '%s': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", s);
+    double mul = 1.0;
+    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) mul = 1.0;
+    else if (strcmp(end, "ms") == 0) mul = 1e-3;
+    else if (strcmp(end, "us") == 0) mul = 1e-6;
+    else if (strcmp(end, "ns") == 0) mul = 1e-9;
+    else return mt_fail(err, MT_EINVAL, "invalid duration '%s': the unit must be s, ms, us or ns", s);
+    if (v < 0) return mt_fail(err, MT_EINVAL, "invalid duration '%s': must not be negative", s);
+    *out = v * mul;
+    return MT_OK;
+}

@@ -32,7 +32,7 @@ def read_rows(d):
 
 def test_registry_lists_every_collective(build):
     reg = list_registry(build)
-    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS)
+    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS + ["delay"])
     assert {t["name"] for t in reg["timers"]} == {"wtime", "monotonic", "monotonic_raw", "realtime",
                                                   "gettimeofday", "rdtscp"}
 
@@ -240,3 +240,45 @@ def test_cli_rejects_unknown_op_before_launching(cli, build, tmp_path):
     assert code == 2 and "unknown op 'foo'" in se and "allgatherv" in se
     code, so, se = cli("run", "--ops", "exscan", "-n", "1", "-o", tmp_path / "d", "--quiet")
     assert code == 2 and "needs at least 2 ranks" in se
+
+
+def test_delay_op_is_measured_as_the_max_delay(build, tmp_path):
+    """Ground truth: each rank busy-waits its own time; MS1 reports max over ranks."""
+    r = run_bench(build, 2, ["--ops", "delay", "--delay", "20us,60us", "--nrep", "50", "--timer-reads", "1000"],
+                  tmp_path)
+    assert r.returncode == 0, r.stderr
+    v = sorted(float(x["runtime_s"]) for x in read_rows(tmp_path))
+    med = v[len(v) // 2]
+    assert 60e-6 <= med < 75e-6, med  # never below the truth; generous above (shared machine)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["operation_params"]["delay"] == "20us,60us"
+
+
+@pytest.mark.parametrize("policy", ["cold", "cycle"])
+def test_cache_policies(build, tmp_path, policy):
+    r = run_bench(build, 2, ["--ops", "allreduce,bcast", "--msizes", "1K,64K", "--nrep", "10", "--cache", policy,
+                             "--timer-reads", "1000"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert all(float(x["runtime_s"]) > 0 for x in read_rows(tmp_path))
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["cache_policy"] == policy and meta["cache"]["size_bytes"] > 0
+    assert meta["cache"]["size_source"]
+
+
+def test_barrier_loop_scheme(build, tmp_path):
+    r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "8", "--nrep", "10", "--scheme", "barrier_loop",
+                             "--inner", "20", "--timer-reads", "1000"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = read_rows(tmp_path)
+    assert len(rows) == 10 and all(x["scheme"] == "barrier_loop" for x in rows)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--cache", "hot"], "unknown cache policy 'hot' (allowed: warm, cold, cycle)"),
+    (["--cache", "cold", "--cache-size", "0"], "invalid --cache-size"),
+    (["--ops", "delay", "--delay", "-5us"], "must not be negative"),
+    (["--ops", "delay", "--delay", "5 parsecs"], "invalid duration"),
+])
+def test_cache_and_delay_bad_input(build, tmp_path, args, msg):
+    r = run_bench(build, 2, args, tmp_path)
+    assert r.returncode != 0 and msg in r.stderr, r.stderr

@@ -1,0 +1,72 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "cache.h"
+#include "mt_common.h"
+#include "mt_test.h"
+
+static void put(const char *dir, int idx, const char *file, const char *val)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/index%d", dir, idx);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/index%d/%s", dir, idx, file);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "%s\n", val);
+    fclose(f);
+}
+
+int main(void)
+{
+    char err[MT_ERRLEN];
+    CHECK(mt_cache_policy("warm") == MT_CACHE_WARM && mt_cache_policy("cold") == MT_CACHE_COLD);
+    CHECK(mt_cache_policy("cycle") == MT_CACHE_CYCLE && mt_cache_policy("hot") == -1);
+    /* a fake sysfs: private L1d 32K, L1i 32K, private L2 512K, shared L3 32M -> L2 */
+    char dir[] = "/tmp/mt-cache-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const char *lv[] = {"1", "1", "2", "3"}, *ty[] = {"Data", "Instruction", "Unified", "Unified"},
+               *sz[] = {"32K", "32K", "512K", "32768K"}, *sh[] = {"0", "0", "0", "0-15"};
+    for (int i = 0; i < 4; i++) {
+        put(dir, i, "level", lv[i]);
+        put(dir, i, "type", ty[i]);
+        put(dir, i, "size", sz[i]);
+        put(dir, i, "shared_cpu_list", sh[i]);
+    }
+    int level = 0;
+    CHECK(mt_cache_detect(dir, &level) == 512 * 1024 && level == 2);
+    CHECK(mt_cache_detect("/nonexistent", &level) == 0 && level == 0);
+
+    /* cycling moves the buffers through the pool and wraps */
+    mt_cache_t c;
+    CHECK(mt_cache_init(&c, MT_CACHE_CYCLE, 4096, err) == MT_OK);
+    mt_op_args_t a = {0};
+    a.bufbytes = 1000;
+    a.sbuf = malloc(1000);
+    a.rbuf = malloc(1000);
+    CHECK(mt_cache_setup_buffers(&c, &a, err) == MT_OK);
+    CHECK(a.pool == 8192 && a.sbuf == a.sbase);
+    void *first = a.sbuf;
+    int wrapped = 0;
+    for (int i = 0; i < 20; i++) {
+        mt_cache_next(&c, &a);
+        size_t off = (size_t)((unsigned char *)a.sbuf - (unsigned char *)a.sbase);
+        CHECK(off + a.bufbytes <= a.pool);
+        CHECK(off % 64 == 0);
+        if (a.sbuf == first) wrapped = 1;
+    }
+    CHECK(wrapped);
+    free(a.sbase);
+    free(a.rbase);
+    CHECK(mt_cache_init(&c, MT_CACHE_COLD, 65536, err) == MT_OK && c.scratch != NULL);
+    mt_cache_next(&c, &a);
+    mt_cache_free(&c);
+
+    double d;
+    CHECK(mt_parse_duration("20us", &d, err) == MT_OK && fabs(d - 20e-6) < 1e-15);
+    CHECK(mt_parse_duration("1.5ms", &d, err) == MT_OK && fabs(d - 1.5e-3) < 1e-15);
+    CHECK(mt_parse_duration("2e-6", &d, err) == MT_OK && fabs(d - 2e-6) < 1e-18);
+    CHECK(mt_parse_duration("-1us", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("5 parsecs", &d, err) == MT_EINVAL);
+    TEST_DONE();
+}
