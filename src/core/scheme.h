@@ -24,6 +24,10 @@ void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a);
 /* reduce per-rank local runtimes (seconds) to their max on rank 0 */
 void mt_reduce_max(mt_ctx_t *ctx, const double *local, double *out, int n);
 
+/* the shared loop of the local-timer schemes MS1-MS3 (scheme_local.c) */
+int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_t *m, int calls, int barrier_each,
+                     char *err);
+
 extern const mt_scheme_t mt_scheme_barrier, mt_scheme_loop, mt_scheme_barrier_loop;
 
 #endif
