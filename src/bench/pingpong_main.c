@@ -233,7 +233,7 @@ static int finish_error(int rank, const char *err)
         fprintf(stderr, PROG ": error: %s\n", err);
         fflush(stderr);
     }
-    MPI_Finalize();
+    mt_check_mpi(MPI_Finalize(), "MPI_Finalize");
     return 2;
 }
 
