@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import MtError
 
-BINARIES = ("mpitempo-bench",)
+BINARIES = ("mpitempo-bench", "mpitempo-pingpong")
 
 
 @dataclass

@@ -25,6 +25,10 @@ int mt_parse_size(const char *s, int64_t *out, char *err);
 /* Parse a size list "8,64,1K" with ranges "8-1M" (powers of two from the first
  * to the last value). Allocates *out (free with free()). Sizes must be >= 1. */
 int mt_parse_size_list(const char *s, int64_t **out, int *n, char *err);
+/* The same with 0 allowed when allow_zero is set (ping-pong latency is
+ * defined on 0-byte messages); a range from 0 goes 0, 1, 2, 4, ... */
+int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err);
+int mt_parse_size_list_ex(const char *s, int allow_zero, int64_t **out, int *n, char *err);
 
 /* Parse a duration "20us", "1.5ms", "2e-6" (seconds), "100ns", "1s" into seconds (>= 0). */
 int mt_parse_duration(const char *s, double *out, char *err);

@@ -21,17 +21,24 @@ int mt_fail(char *err, int code, const char *fmt, ...)
 
 int mt_parse_size(const char *s, int64_t *out, char *err)
 {
+    return mt_parse_size_ex(s, 0, out, err);
+}
+
+int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err)
+{
+    const char *what = allow_zero ? "expected a non-negative number of bytes, optionally with K, M or G"
+                                  : "expected a positive number of bytes, optionally with K, M or G";
     const char *p = s;
     while (isspace((unsigned char)*p)) p++;
+    if (*p == '-' && isdigit((unsigned char)p[1]))
+        return mt_fail(err, MT_EINVAL, "invalid size '%s': sizes cannot be negative", s);
     if (*p == '\0' || *p == '-' || *p == '+')
-        return mt_fail(err, MT_EINVAL,
-                       "invalid size '%s': expected a positive number of bytes, optionally with K, M or G", s);
+        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
     errno = 0;
     char *end = NULL;
     unsigned long long v = strtoull(p, &end, 10);
     if (end == p || errno == ERANGE)
-        return mt_fail(err, MT_EINVAL,
-                       "invalid size '%s': expected a positive number of bytes, optionally with K, M or G", s);
+        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
     unsigned long long mul = 1;
     if (*end) {
         switch (toupper((unsigned char)*end)) {
@@ -40,7 +47,7 @@ int mt_parse_size(const char *s, int64_t *out, char *err)
         case 'G': mul = 1ULL << 30; break;
         default:
             return mt_fail(err, MT_EINVAL,
-                           "invalid size '%s': expected a positive number of bytes, optionally with K, M or G", s);
+                           "invalid size '%s': %s", s, what);
         }
         end++;
         if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I') {
@@ -51,9 +58,8 @@ int mt_parse_size(const char *s, int64_t *out, char *err)
     }
     while (isspace((unsigned char)*end)) end++;
     if (*end)
-        return mt_fail(err, MT_EINVAL,
-                       "invalid size '%s': expected a positive number of bytes, optionally with K, M or G", s);
-    if (v == 0)
+        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
+    if (v == 0 && !allow_zero)
         return mt_fail(err, MT_EINVAL, "invalid size '%s': sizes must be at least 1 byte", s);
     if (v > (unsigned long long)INT64_MAX / mul)
         return mt_fail(err, MT_EINVAL, "invalid size '%s': too large", s);
@@ -120,6 +126,11 @@ static int push_size(int64_t **v, int *n, int *cap, int64_t x)
 
 int mt_parse_size_list(const char *s, int64_t **out, int *n, char *err)
 {
+    return mt_parse_size_list_ex(s, 0, out, n, err);
+}
+
+int mt_parse_size_list_ex(const char *s, int allow_zero, int64_t **out, int *n, char *err)
+{
     char **items;
     int ni, rc;
     *out = NULL;
@@ -134,21 +145,22 @@ int mt_parse_size_list(const char *s, int64_t **out, int *n, char *err)
         if (items[i][0] != '-' && dash) {
             *dash = '\0';
             int64_t a, b;
-            if ((rc = mt_parse_size(items[i], &a, err)) != MT_OK ||
-                (rc = mt_parse_size(dash + 1, &b, err)) != MT_OK)
+            if ((rc = mt_parse_size_ex(items[i], allow_zero, &a, err)) != MT_OK ||
+                (rc = mt_parse_size_ex(dash + 1, allow_zero, &b, err)) != MT_OK)
                 goto fail;
             if (b < a) {
                 rc = mt_fail(err, MT_EINVAL, "invalid size range '%s-%s': the end is smaller than the start",
                              items[i], dash + 1);
                 goto fail;
             }
-            for (int64_t x = a; x <= b; x *= 2) {
+            /* a range from 0 continues with 1, 2, 4, ... */
+            for (int64_t x = a; x <= b; x = x ? x * 2 : 1) {
                 if (push_size(&v, &cnt, &cap, x)) { rc = mt_fail(err, MT_ENOMEM, "out of memory"); goto fail; }
                 if (x > INT64_MAX / 2) break;
             }
         } else {
             int64_t a;
-            if ((rc = mt_parse_size(items[i], &a, err)) != MT_OK) goto fail;
+            if ((rc = mt_parse_size_ex(items[i], allow_zero, &a, err)) != MT_OK) goto fail;
             if (push_size(&v, &cnt, &cap, a)) { rc = mt_fail(err, MT_ENOMEM, "out of memory"); goto fail; }
         }
     }
