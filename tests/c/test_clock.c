@@ -1,0 +1,2 @@
+#include "mt_test.h"
+int main(void){TEST_DONE();}
