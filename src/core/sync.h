@@ -45,6 +45,7 @@ typedef struct mt_sync_stats {
     double fit_slope;    /* the fitted slope before the decision */
     double fit_slope_se; /* its standard error */
     double fit_window_s; /* time span covered by the fit points */
+    int fit_dropped;     /* fit points rejected as outliers (robust fit) */
 } mt_sync_stats_t;
 
 /* One sync call on one communicator. */
@@ -120,6 +121,8 @@ int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm co
 void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm);
 /* one offset measurement through the configured offset algorithm */
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o);
+double mt_median(const double *v, int n);
+int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *lo, double *hi);
 /* Decide on a fitted model: slope kept or dropped (params), intercept chosen. */
 void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, int n, mt_model_t *lm,
                    mt_sync_stats_t *st);
