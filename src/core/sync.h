@@ -158,11 +158,12 @@ void mt_check_free(mt_check_t *c);
 void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs);
 
 /* meta.json "clock" section body (keys written into an open object): spec,
- * parameters, duration and quality (chk may be NULL); sim_off/sim_drift hold
- * every rank's simulation settings (NULL when the simulation is off). */
+ * parameters, duration and quality (chk may be NULL); sim holds every rank's
+ * simulation settings (NULL when the simulation is off). */
 void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_baseclock_t *b, double duration_s,
-                        const mt_check_t *chk, int nprocs, const double *sim_off, const double *sim_drift);
-/* JSON object of the simulation settings of every rank, or false */
-void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim_off, const double *sim_drift);
+                        const mt_check_t *chk, int nprocs, const double *sim);
+/* JSON object of the simulation settings of every rank (sim: offset_s, drift
+ * pairs per rank), or false when sim is NULL */
+void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim);
 
 #endif

@@ -13,33 +13,33 @@ static const char *level_name(const mt_level_t *l, char *buf, size_t len)
     }
 }
 
-void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim_off, const double *sim_drift)
+void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim)
 {
-    if (!sim_off) {
+    if (!sim) {
         mt_json_bool(j, 0);
         return;
     }
     mt_json_obj_begin(j);
     mt_json_key(j, "offset_s");
     mt_json_arr_begin(j);
-    for (int i = 0; i < nprocs; i++) mt_json_num(j, sim_off[i]);
+    for (int i = 0; i < nprocs; i++) mt_json_num(j, sim[2 * i]);
     mt_json_arr_end(j);
     mt_json_key(j, "drift_ppm");
     mt_json_arr_begin(j);
-    for (int i = 0; i < nprocs; i++) mt_json_num(j, sim_drift[i] * 1e6);
+    for (int i = 0; i < nprocs; i++) mt_json_num(j, sim[2 * i + 1] * 1e6);
     mt_json_arr_end(j);
     mt_json_obj_end(j);
 }
 
 void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_baseclock_t *b, double duration_s,
-                        const mt_check_t *chk, int nprocs, const double *sim_off, const double *sim_drift)
+                        const mt_check_t *chk, int nprocs, const double *sim)
 {
     char buf[1024];
     mt_sync_spec_format(spec, buf, sizeof buf);
     mt_json_kstr(j, "sync", spec->none ? "none" : buf);
     mt_json_kstr(j, "base_timer", b->timer.t->name);
     mt_json_key(j, "simulated");
-    mt_sim_write_json(j, nprocs, sim_off, sim_drift);
+    mt_sim_write_json(j, nprocs, sim);
     if (spec->none) return;
     mt_json_key(j, "levels");
     mt_json_arr_begin(j);
