@@ -226,13 +226,16 @@ int mt_sync_spec_parse(const char *s, mt_sync_spec_t *out, char *err)
     for (char *a = algs;;) {
         char *slash = strchr(a, '/');
         if (slash) *slash = '\0';
-        if (k > out->nlevels) break;
+        if (k > out->nlevels) {
+            k++;
+            break;
+        }
         if ((rc = parse_flat(a, s, &out->alg[k], &out->params[k], &out->given[k], err))) goto out;
         k++;
         if (!slash) break;
         a = slash + 1;
     }
-    if (k != out->nlevels + 1 || strchr(algs, '\0') == NULL) {
+    if (k != out->nlevels + 1) {
         rc = mt_fail(err, MT_EINVAL,
                      "malformed hierarchical spec '%s': %d level(s) need %d algorithms separated by '/' (the last one runs inside the innermost groups)",
                      s, out->nlevels, out->nlevels + 1);
