@@ -638,8 +638,14 @@ int main(int argc, char **argv)
             char first[256];
             size_t fl = strcspn(libver, "\n");
             if (fl >= sizeof first) fl = sizeof first - 1;
-            memcpy(first, libver, fl);
-            first[fl] = '\0';
+            /* collapse runs of blanks: "MPICH Version:      5.0.2" -> "MPICH Version: 5.0.2" */
+            size_t fo = 0;
+            for (size_t i = 0; i < fl; i++) {
+                char ch = libver[i] == '\t' ? ' ' : libver[i];
+                if (ch != ' ' || (fo > 0 && first[fo - 1] != ' ')) first[fo++] = ch;
+            }
+            while (fo > 0 && first[fo - 1] == ' ') fo--;
+            first[fo] = '\0';
             mt_json_kstr(&j, "library", first);
             mt_json_kstr(&j, "library_version", libver);
             mt_json_kint(&j, "standard_version", vmaj);

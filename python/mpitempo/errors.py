@@ -1,0 +1,9 @@
+"""The one exception type the CLI turns into a one-line error and exit code 2."""
+
+
+class MtError(Exception):
+    """A user-facing error: the message names the bad value and what is allowed."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code

@@ -1,0 +1,62 @@
+"""Progress of a campaign: a live display on a terminal, log lines otherwise."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """runs done / total, current run and config, elapsed, estimated remaining."""
+
+    def __init__(self, total: int, already: int = 0, quiet: bool = False, live: bool | None = None):
+        self.total, self.done, self.quiet = total, already, quiet
+        self.t0 = time.monotonic()
+        self.finished_here = 0
+        self.live = sys.stderr.isatty() if live is None else live
+        self._bar = None
+        if self.live and not quiet:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+            self._bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("runs"), TimeElapsedColumn(), TextColumn("left"),
+                                     TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+            self._task = self._bar.add_task("starting", total=total, completed=already)
+            self._bar.start()
+
+    def _eta(self) -> float | None:
+        if not self.finished_here:
+            return None
+        per_run = (time.monotonic() - self.t0) / self.finished_here
+        return per_run * (self.total - self.done)
+
+    def start(self, run_id: str, config: str, np: int) -> None:
+        if self.quiet:
+            return
+        if self._bar:
+            self._bar.update(self._task, description=f"{run_id} (config {config}, {np} ranks)")
+        else:
+            print(f"mpitempo: [{self.done + 1}/{self.total}] {run_id} (config {config}, {np} ranks) ...",
+                  file=sys.stderr, flush=True)
+
+    def finish(self, run_id: str, ok: bool, duration_s: float, message: str = "") -> None:
+        self.done += 1
+        self.finished_here += 1
+        if self.quiet:
+            if not ok:
+                print(f"mpitempo: run {run_id} {message}", file=sys.stderr, flush=True)
+            return
+        if self._bar:
+            self._bar.update(self._task, completed=self.done)
+            if not ok:
+                self._bar.console.print(f"[red]run {run_id} {message}[/red]")
+            return
+        el = time.monotonic() - self.t0
+        eta = self._eta()
+        left = f", about {eta:.0f} s left" if eta is not None else ""
+        status = f"done in {duration_s:.1f} s" if ok else message
+        print(f"mpitempo:   {run_id} {status} (elapsed {el:.0f} s{left})", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar:
+            self._bar.stop()

@@ -1,0 +1,190 @@
+"""Run a campaign: n mpiruns per (configuration, process count), interleaved.
+
+Each mpirun writes runs/<run-id>/{meta.json,measurements.csv} (the C core
+writes them under temporary names and renames them when complete). A failed,
+hung or killed mpirun leaves a runs/<run-id>/failed.json with its exit status
+and stderr tail; the other runs are kept and `--resume` reruns only what is
+missing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .build import Build, ensure_build, list_registry
+from .campaign import Campaign, check_against_registry
+from .errors import MtError
+from .launcher import make_launch
+from .progress import Progress
+
+
+@dataclass
+class PlannedRun:
+    run_id: str
+    config: str
+    np: int
+    run_index: int
+
+
+def plan(c: Campaign) -> list[PlannedRun]:
+    """Interleave configurations and process counts across mpiruns (run 1 of A,
+    run 1 of B, ...), or shuffle the whole list with the campaign seed."""
+    runs = []
+    for i in range(c.mpiruns):
+        for np in c.np:
+            for cfg in c.configs:
+                suffix = f"-np{np}" if len(c.np) > 1 else ""
+                runs.append(PlannedRun(f"{cfg.name}{suffix}-{i:03d}", cfg.name, np, i))
+    if c.order == "random":
+        random.Random(c.seed if c.seed is not None else 0).shuffle(runs)
+    return runs
+
+
+def run_complete(d: Path) -> bool:
+    return (d / "meta.json").exists() and (d / "measurements.csv").exists()
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False) -> dict:
+    """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs."""
+    builds: dict[str, Build] = {}
+    for cfg in c.configs:
+        builds[cfg.name] = ensure_build(cfg.mpicc)
+        check_against_registry(c, list_registry(builds[cfg.name]))
+
+    runs_dir = outdir / "runs"
+    if resume:
+        spec_path = outdir / "campaign.toml"
+        if not spec_path.exists():
+            raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
+        if spec_path.read_text() != c.to_toml():
+            raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from the spec given; "
+                          "resume without changing the campaign")
+    else:
+        try:
+            outdir.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
+        (outdir / "campaign.toml").write_text(c.to_toml())
+    runs_dir.mkdir(exist_ok=True)
+
+    planned = plan(c)
+    order_path = outdir / "order.json"
+    if not order_path.exists():
+        order_path.write_text(json.dumps([r.run_id for r in planned], indent=1) + "\n")
+    base_seed = c.seed if c.seed is not None else random.SystemRandom().randrange(2**62)
+    todo = [r for r in planned if not run_complete(runs_dir / r.run_id)]
+    counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
+    if resume and not quiet:
+        _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
+    progress = Progress(len(planned), counts["skipped"], quiet=quiet)
+    interrupted = False
+    try:
+        interrupted = _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress)
+    finally:
+        progress.close()
+    counts["interrupted"] = interrupted
+    return counts
+
+
+def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress) -> bool:
+    for r in todo:
+        rdir = runs_dir / r.run_id
+        rdir.mkdir(exist_ok=True)
+        failed = rdir / "failed.json"
+        if failed.exists():  # keep the record of earlier attempts
+            n = len(list(rdir.glob("failed-attempt-*.json"))) + 1
+            failed.rename(rdir / f"failed-attempt-{n}.json")
+        for stale in rdir.glob(".*.tmp"):
+            stale.unlink()
+        cfg = next(x for x in c.configs if x.name == r.config)
+        b = builds[cfg.name]
+        seed = (base_seed + 7919 * planned.index(r)) % (2**62)
+        cmd = [b.binary(), "--outdir", str(rdir), "--config", cfg.name, "--run-index", str(r.run_index),
+               "--ops", ",".join(c.ops), "--msizes", ",".join(str(s) for s in c.msizes),
+               "--nrep", str(c.nrep), "--warmup", str(c.warmup), "--inner", str(c.inner),
+               "--scheme", c.scheme, "--timer", c.timer, "--datatype", c.datatype, "--redop", c.redop,
+               "--root", str(c.root), "--seed", str(seed), "--expect-np", str(r.np),
+               "--launch-json", str(rdir / "launch.json"), "--quiet"]
+        launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env)
+        info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
+                "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
+                "position_in_campaign": planned.index(r)}
+        (rdir / "launch.json").write_text(json.dumps(info, indent=2) + "\n")
+        env = dict(os.environ)
+        env.update(launch.env)
+        t0 = time.monotonic()
+        progress.start(r.run_id, cfg.name, r.np)
+        status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir)
+        dt = time.monotonic() - t0
+        if status == "ok" and not run_complete(rdir):
+            status = "incomplete"
+        with open(runs_dir.parent / "runlog.jsonl", "a") as log:  # one line per attempt, for timing studies
+            log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
+                                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
+                                  "duration_s": round(dt, 6)}) + "\n")
+        if status == "ok":
+            counts["ok"] += 1
+            progress.finish(r.run_id, True, dt)
+        else:
+            counts["failed"] += 1
+            rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
+                   "argv": launch.argv, "stderr_tail": err_tail}
+            tmp = rdir / ".failed.json.tmp"
+            tmp.write_text(json.dumps(rec, indent=2) + "\n")
+            tmp.replace(failed)
+            last = err_tail.strip().splitlines()[-1] if err_tail.strip() else f"exit code {rc}"
+            progress.finish(r.run_id, False, dt, f"{status}: {last}")
+            if status == "interrupted":
+                return True
+    return False
+
+
+def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[str, int | None, str]:
+    """Run one mpirun in its own process group; returns (status, returncode, stderr tail)."""
+    errf = open(rdir / "stderr.log", "w+")
+    try:
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf, env=env, start_new_session=True)
+    except OSError as e:
+        errf.close()
+        return "failed", None, f"cannot start '{argv[0]}': {e.strerror}"
+    status = "ok"
+    try:
+        rc = p.wait(timeout=timeout)
+        if rc != 0:
+            status = "failed" if rc > 0 else "killed"
+    except subprocess.TimeoutExpired:
+        _kill_group(p)
+        rc, status = p.returncode, "timeout"
+    except KeyboardInterrupt:
+        _kill_group(p)
+        rc, status = p.returncode, "interrupted"
+    errf.seek(0)
+    tail = "\n".join(errf.read().splitlines()[-20:])
+    errf.close()
+    if status == "timeout":
+        tail += f"\nmpitempo: killed after the timeout of {timeout:g} s"
+    return status, rc, tail
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=3)
+            return
+        except subprocess.TimeoutExpired:
+            continue

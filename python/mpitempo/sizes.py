@@ -1,0 +1,55 @@
+"""Message size lists: "8,64,1K" and ranges "8-1M" (powers of two), as in the C core."""
+from __future__ import annotations
+
+import re
+
+from .errors import MtError
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str | int) -> int:
+    if isinstance(text, bool):
+        raise MtError(f"invalid size '{text}': expected a positive number of bytes, optionally with K, M or G")
+    if isinstance(text, int):
+        if text < 1:
+            raise MtError(f"invalid size '{text}': sizes must be at least 1 byte")
+        return text
+    m = _SIZE.match(str(text))
+    if not m:
+        raise MtError(f"invalid size '{text}': expected a positive number of bytes, optionally with K, M or G")
+    v = int(m.group(1)) * _UNITS[m.group(2).upper()]
+    if v < 1:
+        raise MtError(f"invalid size '{text}': sizes must be at least 1 byte")
+    return v
+
+
+def parse_sizes(spec) -> list[int]:
+    """A list of sizes from a string "8,1K,4-64" or a list of ints/strings."""
+    items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
+    if not items:
+        raise MtError("empty size list")
+    out: list[int] = []
+    for item in items:
+        if isinstance(item, str) and "-" in item.strip()[1:]:
+            a, b = item.strip().split("-", 1)
+            lo, hi = parse_size(a), parse_size(b)
+            if hi < lo:
+                raise MtError(f"invalid size range '{item.strip()}': the end is smaller than the start")
+            x = lo
+            while x <= hi:
+                out.append(x)
+                x *= 2
+        else:
+            if isinstance(item, str) and not item.strip():
+                raise MtError(f"empty item in size list '{spec}'")
+            out.append(parse_size(item))
+    return out
+
+
+def format_size(n: int) -> str:
+    for unit, mul in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= mul and n % mul == 0:
+            return f"{n // mul}{unit}"
+    return str(n)

@@ -1,0 +1,49 @@
+"""Shared fixtures: the real build of the C core, and a runner for the CLI."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("MPITEMPO_CACHE", str(ROOT / ".mpitempo-cache"))
+
+
+@pytest.fixture(scope="session")
+def build():
+    from mpitempo.build import ensure_build
+    from mpitempo.errors import MtError
+
+    try:
+        return ensure_build()
+    except MtError as e:  # pragma: no cover - set-up problem, not a test result
+        pytest.fail(f"cannot build the C core: {e}")
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `mpitempo ARGS` in-process through main(); returns (code, stdout, stderr)."""
+    from mpitempo.cli import main
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def bad_launcher(tmp_path):
+    """A wrapper put in front of every rank that kills rank 1 of the mpirun with
+    run index 3 (the 4th) while a flag file exists."""
+    flag = tmp_path / "kill-flag"
+    wrap = tmp_path / "wrap.sh"
+    wrap.write_text("#!/bin/sh\n"
+                    f"case \" $* \" in *' --run-index 3 '*) "
+                    f"if [ -e {flag} ] && [ \"${{PMI_RANK:-$OMPI_COMM_WORLD_RANK}}\" = 1 ]; then kill -9 $$; fi;; esac\n"
+                    "exec \"$@\"\n")
+    wrap.chmod(0o755)
+    return flag, "{mpiexec} -n {np} " + str(wrap) + " {cmd}"

@@ -1,0 +1,242 @@
+"""MPI integration tests: real mpiruns of the C core through the Python launcher."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+
+import pytest
+
+from mpitempo.build import list_registry
+from mpitempo.launcher import make_launch
+
+pytestmark = pytest.mark.mpi
+
+ALL_OPS = ["barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv", "allgather",
+           "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
+
+
+def run_bench(build, np, args, outdir=None, timeout=300):
+    cmd = [build.binary()] + list(args) + (["--outdir", str(outdir)] if outdir else [])
+    launch = make_launch(build, np, cmd)
+    env = dict(os.environ)
+    env.update(launch.env)
+    return subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def read_rows(d):
+    with open(d / "measurements.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def test_registry_lists_every_collective(build):
+    reg = list_registry(build)
+    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS)
+    assert {t["name"] for t in reg["timers"]} == {"wtime", "monotonic", "monotonic_raw", "realtime",
+                                                  "gettimeofday", "rdtscp"}
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_every_op_runs_and_is_plausible(build, tmp_path, np):
+    r = run_bench(build, np, ["--ops", ",".join(ALL_OPS), "--msizes", "8,4K", "--nrep", "20", "--warmup", "2",
+                              "--seed", "11", "--expect-np", str(np), "--timer-reads", "10000"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = read_rows(tmp_path)
+    seen = {}
+    for row in rows:
+        seen.setdefault((row["op"], int(row["msize"])), []).append(float(row["runtime_s"]))
+        assert int(row["nprocs"]) == np and row["scheme"] == "barrier" and row["valid"] == "1"
+    want = {(op, s) for op in ALL_OPS if op != "barrier" for s in (8, 4096)} | {("barrier", 0)}
+    assert set(seen) == want
+    for key, v in seen.items():
+        assert len(v) == 20, key
+        assert all(0 < x < 0.5 for x in v), (key, min(v), max(v))  # positive, and not absurd even oversubscribed
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["nprocs"] == np and len(meta["ranks"]) == np
+    assert {x["rank"] for x in meta["ranks"]} == set(range(np))
+    assert meta["seed"] == 11 and meta["timer"]["name"] == "monotonic"
+    assert meta["timer"]["resolution_s"] > 0 and meta["timer"]["min_overhead_s"] >= 0
+    assert "MPICH" in meta["mpi"]["library_version"] or "Open MPI" in meta["mpi"]["library_version"]
+    assert len(meta["experiments"]) == len(want)
+    # the shuffle is a permutation recorded in order of execution
+    assert [e["exp"] for e in meta["experiments"]] == list(range(len(want)))
+    if np <= (os.cpu_count() or 1):
+        assert all(x["bound"] for x in meta["ranks"]), meta["ranks"]
+    # no temporary files left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["measurements.csv", "meta.json"]
+
+
+def test_shuffle_is_seeded(build, tmp_path):
+    orders = []
+    for i, seed in enumerate([5, 5, 6]):
+        d = tmp_path / str(i)
+        d.mkdir()
+        r = run_bench(build, 2, ["--ops", "allreduce,bcast,reduce", "--msizes", "8-128", "--nrep", "2",
+                                 "--seed", str(seed), "--timer-reads", "1000"], d)
+        assert r.returncode == 0, r.stderr
+        meta = json.loads((d / "meta.json").read_text())
+        orders.append([(e["op"], e["msize"]) for e in meta["experiments"]])
+    assert orders[0] == orders[1] and orders[0] != orders[2]
+    assert sorted(orders[0]) == sorted(orders[2])
+
+
+@pytest.mark.parametrize("timer", ["monotonic_raw", "realtime", "gettimeofday", "wtime", "rdtscp"])
+def test_timers(build, tmp_path, timer):
+    r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "64K", "--nrep", "10", "--timer", timer,
+                             "--timer-reads", "10000"], tmp_path)
+    if timer == "rdtscp" and r.returncode != 0:
+        assert "rdtscp" in r.stderr and "refused" in r.stderr
+        pytest.skip("rdtscp refused on this CPU: " + r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    v = [float(x["runtime_s"]) for x in read_rows(tmp_path)]
+    assert all(0 < x < 0.5 for x in v)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["timer"]["name"] == timer
+
+
+def test_loop_scheme(build, tmp_path):
+    r = run_bench(build, 2, ["--ops", "bcast", "--msizes", "8", "--nrep", "10", "--scheme", "loop", "--inner", "50",
+                             "--timer-reads", "1000"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = read_rows(tmp_path)
+    assert len(rows) == 10 and all(x["scheme"] == "loop" and float(x["runtime_s"]) > 0 for x in rows)
+    assert json.loads((tmp_path / "meta.json").read_text())["scheme"]["inner"] == 50
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--ops", "foo"], "unknown op 'foo' (allowed: barrier"),
+    (["--timer", "sundial"], "unknown timer 'sundial'"),
+    (["--scheme", "magic"], "unknown scheme 'magic'"),
+    (["--msizes", "0"], "invalid size '0'"),
+    (["--nrep", "0"], "invalid --nrep '0'"),
+    (["--root", "7"], "invalid --root 7"),
+    (["--datatype", "double", "--msizes", "4"], "message size 4 B is smaller than one element of datatype 'double'"),
+])
+def test_core_bad_input(build, tmp_path, args, msg):
+    r = run_bench(build, 2, args, tmp_path)
+    assert r.returncode != 0
+    assert msg in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_op_needing_two_ranks(build, tmp_path):
+    r = run_bench(build, 1, ["--ops", "exscan"], tmp_path)
+    assert r.returncode != 0 and "op 'exscan' needs at least 2 ranks, but the job has 1" in r.stderr
+
+
+def test_wrong_mpiexec_is_detected(build, tmp_path):
+    # started without (or by a foreign) mpiexec, every rank sees a job of size 1
+    r = subprocess.run([build.binary(), "--expect-np", "2", "--ops", "bcast"], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, **make_launch(build, 1, ["x"]).env))
+    assert r.returncode != 0 and "different MPI library" in r.stderr
+
+
+def test_outdir_not_overwritten(build, tmp_path):
+    r = run_bench(build, 2, ["--ops", "bcast", "--nrep", "2", "--timer-reads", "100"], tmp_path)
+    assert r.returncode == 0
+    before = (tmp_path / "measurements.csv").read_text()
+    r = run_bench(build, 2, ["--ops", "bcast", "--nrep", "2", "--timer-reads", "100"], tmp_path)
+    assert r.returncode != 0 and "already holds results" in r.stderr
+    assert (tmp_path / "measurements.csv").read_text() == before
+
+
+def test_campaign_end_to_end(cli, build, tmp_path):
+    out = tmp_path / "camp"
+    code, so, se = cli("run", "--ops", "allreduce,barrier", "--msizes", "8,1K", "--nrep", "30", "--mpiruns", "2",
+                       "-o", out, "--seed", "3", "--quiet", "--no-summary")
+    assert code == 0, se
+    code, so, se = cli("summary", out, "--json")
+    assert code == 0, se
+    rows = json.loads(so)
+    assert {(r["op"], r["msize"]) for r in rows} == {("allreduce", 8), ("allreduce", 1024), ("barrier", 0)}
+    for r in rows:
+        assert r["config"] == "default" and r["nprocs"] == 2 and r["runs"] == 2
+        assert 0 < r["min_s"] <= r["median_s"] <= r["max_s"] < 0.1
+    code, so, se = cli("summary", out)
+    assert code == 0 and "allreduce" in so and "[µs]" in so
+    # a second campaign never writes into the same directory
+    code, so, se = cli("run", "--ops", "bcast", "-o", out, "--quiet")
+    assert code == 2 and "already exists" in se
+
+
+def test_killed_run_is_kept_out_and_resumed(cli, build, tmp_path, bad_launcher):
+    """Issue target: killing a rank in the middle of run 4 of 10 loses nothing of runs 1-3
+    and 5-10, and --resume completes run 4."""
+    flag, template = bad_launcher
+    flag.write_text("x")
+    out = tmp_path / "camp"
+    code, so, se = cli("run", "--ops", "bcast", "--msizes", "8", "--nrep", "10", "--mpiruns", "10",
+                       "--launcher", template, "-o", out, "--quiet", "--no-summary")
+    assert code == 2 and "1 of 10 mpiruns failed" in se and "--resume" in se
+    runs = out / "runs"
+    for i in range(10):
+        assert (runs / f"default-{i:03d}" / "meta.json").exists() == (i != 3), i
+    failed = json.loads((runs / "default-003" / "failed.json").read_text())
+    assert failed["status"] in ("failed", "killed") and not (runs / "default-003" / "measurements.csv").exists()
+    code, so, se = cli("summary", out, "--json")
+    assert code == 0 and json.loads(so)[0]["runs"] == 9
+    before = {i: (runs / f"default-{i:03d}" / "measurements.csv").read_text() for i in range(10) if i != 3}
+    flag.unlink()
+    code, so, se = cli("run", "--resume", out, "--quiet", "--no-summary")
+    assert code == 0, se
+    assert (runs / "default-003" / "meta.json").exists()
+    assert (runs / "default-003" / "failed-attempt-1.json").exists()
+    for i, text in before.items():
+        assert (runs / f"default-{i:03d}" / "measurements.csv").read_text() == text
+    code, so, se = cli("summary", out, "--json")
+    assert json.loads(so)[0]["runs"] == 10
+
+
+def test_resume_refuses_a_different_spec(cli, build, tmp_path):
+    out = tmp_path / "camp"
+    code, so, se = cli("run", "--ops", "bcast", "--nrep", "5", "--mpiruns", "1", "-o", out, "--quiet", "--no-summary")
+    assert code == 0, se
+    spec = tmp_path / "other.toml"
+    spec.write_text('ops = ["reduce"]\nnrep = 5\nmpiruns = 1\n')
+    code, so, se = cli("run", spec, "--resume", out, "--quiet")
+    assert code == 2 and "differs from the spec" in se
+    code, so, se = cli("run", "--resume", tmp_path / "nothing", "--quiet")
+    assert code == 2 and "no campaign.toml" in se
+
+
+def test_launcher_not_found(cli, build, tmp_path):
+    code, so, se = cli("run", "--ops", "bcast", "--launcher", "no-such-launcher -n {np} {cmd}", "-o", tmp_path / "c",
+                       "--quiet")
+    assert code == 2 and "launcher 'no-such-launcher' not found" in se
+    code, so, se = cli("run", "--ops", "bcast", "--launcher", "mpiexec -n {np}", "-o", tmp_path / "d", "--quiet")
+    assert code == 2 and "placeholder {cmd}" in se
+
+
+def test_ctrl_c_stops_cleanly(build, tmp_path):
+    import signal
+    import sys
+    import time
+    out = tmp_path / "camp"
+    p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "run", "--ops", "alltoall", "--msizes", "256K",
+                          "--nrep", "3000", "--mpiruns", "5", "-o", str(out), "--no-summary"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
+        time.sleep(0.05)
+    while time.monotonic() < deadline and not (out / "runs" / "default-001" / "launch.json").exists():
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 130, se
+    assert "interrupted" in se and "--resume" in se
+    assert (out / "runs" / "default-000" / "meta.json").exists()
+    rec = json.loads((out / "runs" / "default-001" / "failed.json").read_text())
+    assert rec["status"] == "interrupted"
+    assert not (out / "runs" / "default-002").exists()
+    # no rank of the interrupted mpirun is left running
+    ps = subprocess.run(["pgrep", "-f", str(out / "runs" / "default-001")], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
+
+
+def test_cli_rejects_unknown_op_before_launching(cli, build, tmp_path):
+    code, so, se = cli("run", "--ops", "allreduce,foo", "-o", tmp_path / "c", "--quiet")
+    assert code == 2 and "unknown op 'foo'" in se and "allgatherv" in se
+    code, so, se = cli("run", "--ops", "exscan", "-n", "1", "-o", tmp_path / "d", "--quiet")
+    assert code == 2 and "needs at least 2 ranks" in se

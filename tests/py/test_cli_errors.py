@@ -1,0 +1,64 @@
+"""Bad input to the CLI: a one-line error naming the value, non-zero exit, nothing written."""
+import pytest
+
+
+def test_help_everywhere(cli):
+    for cmd in ([], ["run"], ["summary"], ["info"], ["build"]):
+        code, out, err = cli(*cmd, "--help")
+        assert code == 0 and "Usage" in out
+
+
+def test_unknown_command(cli):
+    code, out, err = cli("frobnicate")
+    assert code == 2 and err.count("\n") == 1 and "frobnicate" in err
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--nrep", "0"], "invalid nrep 0"),
+    (["--msizes", "0"], "invalid size '0'"),
+    (["--msizes", "-5"], "invalid size '-5'"),
+    (["--msizes", "lots"], "invalid size 'lots'"),
+    (["--mpiruns", "0"], "invalid mpiruns 0"),
+    (["--nrep", "x"], "'x' is not a valid integer"),
+])
+def test_run_bad_values(cli, tmp_path, args, msg):
+    out_dir = tmp_path / "c"
+    code, out, err = cli("run", "-o", out_dir, *args)
+    assert code == 2
+    assert msg in err and err.count("\n") == 1, err
+    assert not out_dir.exists()
+
+
+def test_missing_campaign_file(cli, tmp_path):
+    code, out, err = cli("run", tmp_path / "nope.toml")
+    assert code == 2 and "nope.toml' not found" in err and err.count("\n") == 1
+
+
+def test_malformed_campaign_file(cli, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text("ops = [allreduce\n")
+    code, out, err = cli("run", f)
+    assert code == 2 and "is not valid TOML" in err
+
+
+def test_unknown_key_in_campaign(cli, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text("nrep = 5\nmsize = 8\n")
+    code, out, err = cli("run", f, "-o", tmp_path / "c")
+    assert code == 2 and "unknown key 'msize'" in err and "msizes" in err
+
+
+def test_summary_of_non_campaign(cli, tmp_path):
+    code, out, err = cli("summary", tmp_path)
+    assert code == 2 and "not a campaign directory" in err
+
+
+def test_summary_of_empty_campaign(cli, tmp_path):
+    (tmp_path / "runs").mkdir()
+    code, out, err = cli("summary", tmp_path)
+    assert code == 2 and "no complete runs" in err
+
+
+def test_bad_mpicc(cli, tmp_path):
+    code, out, err = cli("build", "--mpicc", tmp_path / "no-mpicc")
+    assert code == 2 and "not found" in err
