@@ -28,7 +28,7 @@
 typedef struct opts {
     const char *algorithms, *wait, *timer, *sim_offsets, *sim_drifts, *sim_random, *check_offset;
     long long check_pp, check_sample, seed, mpirun, expect_np;
-    int have_seed, list;
+    int have_seed, list, check_args;
 } opts_t;
 
 static void usage(FILE *f)
@@ -56,6 +56,7 @@ static void usage(FILE *f)
             "  --mpirun N          index of this mpirun, copied into the output (default 0)\n"
             "  --expect-np N       fail if the job does not have N ranks (wrong mpiexec)\n"
             "  --list              print the algorithms and their defaults as JSON\n"
+            "  --check-args        validate the options without MPI; print the canonical specs as JSON\n"
             "  -h, --help          this help\n");
 }
 
@@ -69,7 +70,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     o->check_pp = 100;
     o->seed = 1;
     enum { O_ALGS = 256, O_WAIT, O_TIMER, O_CPP, O_COFF, O_CSAMPLE, O_SEED, O_SOFF, O_SDRIFT, O_SRAND, O_MPIRUN,
-           O_EXPECT, O_LIST };
+           O_EXPECT, O_LIST, O_CHECKARGS };
     static const struct option lo[] = {
         {"algorithms", required_argument, 0, O_ALGS}, {"wait", required_argument, 0, O_WAIT},
         {"timer", required_argument, 0, O_TIMER}, {"check-pp", required_argument, 0, O_CPP},
@@ -77,7 +78,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         {"seed", required_argument, 0, O_SEED}, {"sim-offsets", required_argument, 0, O_SOFF},
         {"sim-drifts", required_argument, 0, O_SDRIFT}, {"sim-random", required_argument, 0, O_SRAND},
         {"mpirun", required_argument, 0, O_MPIRUN}, {"expect-np", required_argument, 0, O_EXPECT},
-        {"list", no_argument, 0, O_LIST}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"list", no_argument, 0, O_LIST}, {"check-args", no_argument, 0, O_CHECKARGS}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c, rc;
     opterr = 0;
     optind = 1;
@@ -98,6 +99,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         case O_MPIRUN: if ((rc = mt_parse_int(optarg, "--mpirun", 0, INT_MAX, &o->mpirun, err))) return rc; break;
         case O_EXPECT: if ((rc = mt_parse_int(optarg, "--expect-np", 1, INT_MAX, &o->expect_np, err))) return rc; break;
         case O_LIST: o->list = 1; break;
+        case O_CHECKARGS: o->check_args = 1; break;
         case 'h': usage(stdout); exit(0);
         default:
             if (optopt) return mt_fail(err, MT_EINVAL, "option '%s' needs a value (see --help)", argv[optind - 1]);
@@ -174,6 +176,54 @@ static void print_list(void)
     printf("\n");
 }
 
+/* --check-args: the same validation as a run, without MPI (for front ends) */
+static int check_args(const opts_t *o)
+{
+    char err[MT_ERRLEN] = "", **specs = NULL;
+    int nspec = 0, nwait = 0, rc;
+    double *waits = NULL;
+    mt_sim_t sim;
+    rc = mt_sync_spec_split(o->algorithms, &specs, &nspec, err);
+    mt_sync_spec_t *sp = rc == MT_OK ? calloc((size_t)nspec, sizeof *sp) : NULL;
+    for (int i = 0; i < nspec && rc == MT_OK; i++) rc = mt_sync_spec_parse(specs[i], &sp[i], err);
+    if (rc == MT_OK) rc = parse_waits(o->wait, &waits, &nwait, err);
+    if (rc == MT_OK && !mt_timer_find(o->timer)) {
+        mt_timer_inst_t ti;
+        rc = mt_timer_open(o->timer, &ti, err);
+    }
+    if (rc == MT_OK && !mt_offset_find(o->check_offset))
+        rc = mt_fail(err, MT_EINVAL, "unknown --check-offset '%s'", o->check_offset);
+    if (rc == MT_OK) rc = mt_sim_parse(o->sim_offsets, o->sim_drifts, o->sim_random, 0, 1, &sim, err);
+    if (rc != MT_OK) {
+        fprintf(stderr, "mpitempo-clocks: error: %s\n", err);
+    } else {
+        mt_json_t j;
+        mt_json_init(&j, stdout);
+        mt_json_obj_begin(&j);
+        mt_json_key(&j, "specs");
+        mt_json_arr_begin(&j);
+        for (int i = 0; i < nspec; i++) {
+            char buf[1024];
+            mt_sync_spec_format(&sp[i], buf, sizeof buf);
+            mt_json_obj_begin(&j);
+            mt_json_kstr(&j, "given", specs[i]);
+            mt_json_kstr(&j, "canonical", buf);
+            mt_json_obj_end(&j);
+        }
+        mt_json_arr_end(&j);
+        mt_json_key(&j, "wait_s");
+        mt_json_arr_begin(&j);
+        for (int i = 0; i < nwait; i++) mt_json_num(&j, waits[i]);
+        mt_json_arr_end(&j);
+        mt_json_obj_end(&j);
+        printf("\n");
+    }
+    free(sp);
+    free(waits);
+    mt_free_list(specs, nspec);
+    return rc == MT_OK ? 0 : 2;
+}
+
 static int finish_error(int rank, const char *err)
 {
     if (rank == 0 && err && *err) {
@@ -204,6 +254,7 @@ int main(int argc, char **argv)
         print_list();
         return 0;
     }
+    if (rc == MT_OK && o.check_args) return check_args(&o);
     MPI_Init(&argc, &argv);
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank, size;
