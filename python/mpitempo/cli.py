@@ -21,12 +21,13 @@ def cli():
 
 def _register():
     from .cmd_build import build
+    from .cmd_clocks import clocks
     from .cmd_info import info
     from .cmd_pingpong import pingpong
     from .cmd_run import run
     from .cmd_summary import summary
 
-    for cmd in (build, info, run, summary, pingpong):
+    for cmd in (build, clocks, info, run, summary, pingpong):
         cli.add_command(cmd)
 
 

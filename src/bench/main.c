@@ -22,11 +22,13 @@
 #include "mt_common.h"
 #include "op.h"
 #include "scheme.h"
+#include "sync.h"
 #include "timer.h"
 
 typedef struct opts {
     const char *ops, *msizes, *timer, *scheme, *datatype, *redop;
     const char *outdir, *config, *launch_json, *cache, *cache_size, *delay;
+    const char *sync, *sim_offsets, *sim_drifts, *sim_random;
     long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed;
     int have_seed, list, timer_study, quiet;
 } opts_t;
@@ -62,6 +64,12 @@ static void usage(FILE *f)
             "                      count = floor(msize / type size)\n"
             "  --redop NAME        reduction operator: sum (default), prod, max, min\n"
             "  --root R            root of rooted collectives (default 0)\n"
+            "  --sync SPEC         synchronise a global clock once before measuring (default none),\n"
+            "                      e.g. hca3 or h2:hca3/prop; spec syntax in docs/clocks.md. Its spec,\n"
+            "                      duration and accuracy (after sync and at the end) go to meta.json\n"
+            "  --sim-offsets LIST  SIMULATED clock: offset in s per rank (testing only; recorded)\n"
+            "  --sim-drifts LIST   SIMULATED clock: drift in ppm per rank\n"
+            "  --sim-random SPEC   SIMULATED clock: SEED[:MAXOFF_S[:MAXDRIFT_PPM]]\n"
             "  --seed N            seed of the experiment shuffle (default: from the clock, recorded)\n"
             "  --outdir DIR        write DIR/measurements.csv and DIR/meta.json (atomically)\n"
             "  --config NAME       configuration name recorded in meta.json (default 'default')\n"
@@ -142,9 +150,10 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     o->warmup = 10;
     o->inner = 10;
     o->timer_reads = 1000000;
+    o->sync = "none";
     enum { O_OPS = 256, O_MSIZES, O_NREP, O_WARMUP, O_INNER, O_SCHEME, O_TIMER, O_TREADS, O_DTYPE, O_REDOP,
            O_ROOT, O_SEED, O_OUTDIR, O_CONFIG, O_RUNIDX, O_LAUNCH, O_EXPECT, O_QUIET, O_LIST, O_TSTUDY,
-           O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY };
+           O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY, O_SYNC, O_SOFF, O_SDRIFT, O_SRAND };
     static const struct option lo[] = {
         {"ops", required_argument, 0, O_OPS}, {"msizes", required_argument, 0, O_MSIZES},
         {"nrep", required_argument, 0, O_NREP}, {"warmup", required_argument, 0, O_WARMUP},
@@ -157,7 +166,10 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         {"expect-np", required_argument, 0, O_EXPECT}, {"quiet", no_argument, 0, O_QUIET},
         {"list", no_argument, 0, O_LIST}, {"timer-study", no_argument, 0, O_TSTUDY},
         {"version", no_argument, 0, O_VERSION}, {"cache", required_argument, 0, O_CACHE},
-        {"cache-size", required_argument, 0, O_CACHESIZE}, {"delay", required_argument, 0, O_DELAY}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cache-size", required_argument, 0, O_CACHESIZE}, {"delay", required_argument, 0, O_DELAY},
+        {"sync", required_argument, 0, O_SYNC},
+        {"sim-offsets", required_argument, 0, O_SOFF}, {"sim-drifts", required_argument, 0, O_SDRIFT},
+        {"sim-random", required_argument, 0, O_SRAND}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c, rc;
     opterr = 0;
     optind = 1;
@@ -189,6 +201,10 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         case O_CACHE: o->cache = optarg; break;
         case O_CACHESIZE: o->cache_size = optarg; break;
         case O_DELAY: o->delay = optarg; break;
+        case O_SYNC: o->sync = optarg; break;
+        case O_SOFF: o->sim_offsets = optarg; break;
+        case O_SDRIFT: o->sim_drifts = optarg; break;
+        case O_SRAND: o->sim_random = optarg; break;
         case O_LIST: o->list = 1; break;
         case O_TSTUDY: o->timer_study = 1; break;
         case O_VERSION: printf("mpitempo-bench %s\n", MT_VERSION); exit(0);
@@ -293,6 +309,9 @@ static int validate(const opts_t *o, int nprocs, char *err)
         mt_free_list(items, n);
         if (rc != MT_OK) return rc;
     }
+    mt_sync_spec_t sp;
+    int src = mt_sync_spec_parse(o->sync, &sp, err);
+    if (src != MT_OK) return src;
     if (o->root >= nprocs)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", o->root,
                        nprocs, nprocs - 1);
@@ -457,6 +476,40 @@ int main(int argc, char **argv)
         if (ctx.rank == 0 && rc == MT_OK) snprintf(err, sizeof err, "timer '%s' failed on another rank", o.timer);
         return finish_error(ctx.rank, err);
     }
+    /* global clock: sync once per mpirun (the lesson of issue 3: re-syncing
+     * before every job costs far more than it gains); check its accuracy now
+     * and again after the last experiment */
+    mt_sync_spec_t sspec;
+    mt_sync_spec_parse(o.sync, &sspec, err);
+    mt_sim_t sim;
+    rc = mt_sim_from_env(o.sim_offsets, o.sim_drifts, o.sim_random, ctx.rank, ctx.size, &sim, err);
+    if (!all_ok(rc)) {
+        if (ctx.rank == 0 && rc == MT_OK) snprintf(err, sizeof err, "simulated-clock settings failed on another rank");
+        return finish_error(ctx.rank, err);
+    }
+    mt_baseclock_t base;
+    mt_sync_result_t sres;
+    mt_check_t chk0, chk1;
+    memset(&chk0, 0, sizeof chk0);
+    memset(&chk1, 0, sizeof chk1);
+    memset(&sres, 0, sizeof sres);
+    double simv[2] = {sim.offset_s, sim.drift}, *simall = ctx.rank == 0 ? malloc(sizeof(double) * 2 * (size_t)ctx.size) : NULL;
+    mt_check_mpi(MPI_Gather(simv, 2, MPI_DOUBLE, simall, 2, MPI_DOUBLE, 0, ctx.comm), "MPI_Gather");
+    if ((rc = mt_baseclock_init(&base, &ctx.timer, &sim, ctx.comm, err))) return finish_error(ctx.rank, err);
+    if (ctx.rank == 0 && sim.on)
+        fprintf(stderr, "mpitempo-bench: note: SIMULATED clocks (per-rank offset and drift) on top of '%s'\n", o.timer);
+    if (!sspec.none) {
+        mt_clock_t in;
+        mt_clock_init(&in, &base);
+        if ((rc = mt_sync_run(&sspec, ctx.comm, &in, &sres, err))) return finish_error(ctx.rank, err);
+        double w0 = 0;
+        rc = mt_check_run(ctx.comm, &sres.clock, &mt_offset_skampi, 100, &w0, 1, 0, 1, &chk0, err);
+        if (!all_ok(rc)) return finish_error(ctx.rank, err);
+        ctx.gclock = &sres.clock;
+        double dmax = 0;
+        mt_check_mpi(MPI_Reduce(&sres.duration_s, &dmax, 1, MPI_DOUBLE, MPI_MAX, 0, ctx.comm), "MPI_Reduce");
+        sres.duration_s = dmax;
+    }
     ctx.nrep = (int)o.nrep;
     ctx.warmup = (int)o.warmup;
     ctx.inner = (int)o.inner;
@@ -589,6 +642,12 @@ int main(int argc, char **argv)
         mt_op_release(&a);
     }
 
+    if (ctx.gclock) {
+        double w0 = 0;
+        rc = mt_check_run(ctx.comm, ctx.gclock, &mt_offset_skampi, 100, &w0, 1, 0, 1, &chk1, err);
+        if (!all_ok(rc)) return finish_error(ctx.rank, err);
+    }
+
     /* finish the files: CSV first, then meta.json (its presence marks a complete run) */
     rc = MT_OK;
     if (ctx.rank == 0 && csv) {
@@ -666,8 +725,19 @@ int main(int argc, char **argv)
             mt_json_obj_end(&j);
             mt_json_key(&j, "clock");
             mt_json_obj_begin(&j);
-            mt_json_kstr(&j, "sync", "none");
-            mt_json_kstr(&j, "note", "local timer only; runtimes are max over ranks of local runtimes");
+            mt_sync_write_json(&j, &sspec, &base, sres.duration_s, ctx.gclock ? &chk0 : NULL, ctx.size,
+                               sim.on ? simall : NULL);
+            if (ctx.gclock) {
+                double mx, md;
+                mt_check_summary(&chk1, 0, &mx, &md);
+                mt_json_key(&j, "quality_end");
+                mt_json_obj_begin(&j);
+                mt_json_knum(&j, "max_abs_offset_s", mx);
+                mt_json_knum(&j, "median_abs_offset_s", md);
+                mt_json_obj_end(&j);
+            } else {
+                mt_json_kstr(&j, "note", "local timer only; runtimes are max over ranks of local runtimes");
+            }
             mt_json_obj_end(&j);
             mt_json_key(&j, "scheme");
             mt_json_obj_begin(&j);
@@ -729,6 +799,9 @@ int main(int argc, char **argv)
         }
     }
     mt_cache_free(&cache);
+    mt_check_free(&chk0);
+    mt_check_free(&chk1);
+    free(simall);
     free(launch);
     free(recs);
     free(exp_median);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "timer.h"
 
 typedef struct mt_ctx {
@@ -16,6 +17,9 @@ typedef struct mt_ctx {
     int warmup;      /* untimed calls before the first measurement of an experiment */
     int inner;       /* calls per measurement in loop-averaged schemes */
     struct mt_cache *cache; /* cache policy between measurements (never NULL) */
+    /* global clock (--sync): NULL when not synchronised. Schemes read global
+     * seconds with mt_clock_now(ctx->gclock) (clock.h). */
+    const mt_clock_t *gclock;
 } mt_ctx_t;
 
 /* The measurements of one experiment (op, msize), valid on the root (rank 0). */

@@ -1,0 +1,179 @@
+/* clocks: fit, merge, nest, flatten round trip, offset algorithms on
+ * synthetic data, slope decision, simulated-clock settings. No MPI calls. */
+#include <stdlib.h>
+
+#include "clock.h"
+#include "mt_common.h"
+#include "mt_test.h"
+#include "offset.h"
+#include "sync.h"
+
+static mt_rng_t rng;
+static double gauss(void)
+{
+    double u1 = ((double)(mt_rng_next(&rng) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = ((double)(mt_rng_next(&rng) >> 11) + 0.5) / 9007199254740992.0;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+int main(void)
+{
+    char err[MT_ERRLEN];
+    mt_rng_seed(&rng, 3);
+
+    /* ---- fit: exact line, then noisy line with a sensible standard error ---- */
+    double x[200], y[200];
+    for (int i = 0; i < 10; i++) {
+        x[i] = 1000.0 + 0.01 * i;
+        y[i] = 2e-5 * x[i] + 0.5;
+    }
+    mt_fit_t f;
+    CHECK(mt_fit_linear(x, y, 10, &f) == MT_OK);
+    CHECK_CLOSE(f.slope, 2e-5, 1e-12);
+    CHECK_CLOSE(f.intercept, 0.5, 1e-9);
+    CHECK(f.slope_se < 1e-12);
+    CHECK(mt_fit_linear(x, y, 1, &f) == MT_EINVAL);
+    double xs[3] = {1, 1, 1};
+    CHECK(mt_fit_linear(xs, y, 3, &f) == MT_EINVAL);
+    int inside = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        for (int i = 0; i < 50; i++) {
+            x[i] = 5.0 + 0.25 * i / 49.0;
+            y[i] = 3e-6 * x[i] - 0.2 + 50e-9 * gauss();
+        }
+        CHECK(mt_fit_linear(x, y, 50, &f) == MT_OK);
+        inside += fabs(f.slope - 3e-6) < 2 * f.slope_se;
+    }
+    CHECK(inside > 180 && inside < 200); /* ~95% coverage */
+
+    /* ---- slope decision: no drift -> dropped; 50 ppm -> kept and right; outliers ignored ---- */
+    mt_sync_params_t p = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0};
+    mt_model_t lm;
+    mt_sync_stats_t st;
+    int dropped = 0;
+    for (int rep = 0; rep < 100; rep++) {
+        for (int i = 0; i < 40; i++) {
+            x[i] = 2.0 + 0.25 * i / 39.0;
+            y[i] = 1e-3 + 30e-9 * gauss();
+        }
+        mt_fit_decide(&p, x, y, 40, &lm, &st);
+        dropped += st.slope_state == MT_SLOPE_DROPPED;
+    }
+    CHECK(dropped >= 99);
+    CHECK(lm.kind == MT_MODEL_OFFSET && lm.slope == 0);
+    CHECK_CLOSE(lm.intercept, 1e-3, 30e-9);
+    for (int i = 0; i < 40; i++) {
+        x[i] = 2.0 + 0.25 * i / 39.0;
+        y[i] = 50e-6 * x[i] + 0.7 + 30e-9 * gauss();
+    }
+    y[7] += 20e-6; /* one fit point whose ping-pongs were all delayed */
+    y[30] -= 15e-6;
+    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    CHECK(st.slope_state == MT_SLOPE_KEPT && lm.kind == MT_MODEL_LINEAR);
+    CHECK_CLOSE(lm.slope, 50e-6, 0.1e-6);
+    CHECK(st.fit_dropped == 2);
+    p.slope = MT_SLOPE_ZERO;
+    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    CHECK(lm.slope == 0 && st.slope_state == MT_SLOPE_DROPPED);
+    p.slope = MT_SLOPE_FIT;
+    for (int i = 0; i < 40; i++) y[i] = 1e-3 + 30e-9 * gauss();
+    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    CHECK(lm.kind == MT_MODEL_LINEAR && st.slope_state == MT_SLOPE_KEPT);
+    double lo, hi;
+    for (int i = 0; i < 40; i++) y[i] = -7e-6 * x[i] + 1e-9 * gauss();
+    CHECK(mt_theil_sen_ci(x, y, 40, 4.0, &lo, &hi) == MT_OK && lo < -6.9e-6 && hi > -7.1e-6 && hi < 0);
+
+    /* ---- models, nesting, merge ---- */
+    mt_timer_inst_t ti;
+    CHECK(mt_timer_open("monotonic", &ti, err) == MT_OK);
+    mt_baseclock_t b;
+    mt_baseclock_init_local(&b, &ti, 0, NULL);
+    mt_clock_t c, c2, c3;
+    mt_clock_init(&c, &b);
+    CHECK(mt_clock_apply(&c, 12.5) == 12.5);
+    mt_model_t m1 = {MT_MODEL_LINEAR, 20e-6, 0.3}, m2 = {MT_MODEL_OFFSET, 0, -1.25}, mm;
+    CHECK(mt_clock_nest(&c, &m1, &c2, err) == MT_OK && c2.depth == 1);
+    CHECK_CLOSE(mt_clock_apply(&c2, 100.0), 100.0 - (20e-6 * 100.0 + 0.3), 1e-12);
+    CHECK(mt_clock_nest(&c2, &m2, &c3, err) == MT_OK && c3.depth == 2);
+    double t1 = 100.0 - (20e-6 * 100.0 + 0.3);
+    CHECK_CLOSE(mt_clock_apply(&c3, 100.0), t1 + 1.25, 1e-12);
+    CHECK_CLOSE(mt_clock_drift(&c2), 20e-6, 1e-15);
+    /* merge: cm(A,B) = ma, cm(B,C) = mb; a clock on C nested mb then ma equals one merged model */
+    mt_model_t ma = {MT_MODEL_LINEAR, 30e-6, 0.75}, mb = {MT_MODEL_LINEAR, -12e-6, -0.4};
+    mt_model_merge(&ma, &mb, &mm);
+    mt_clock_t nest2, merged;
+    mt_clock_init(&nest2, &b);
+    mt_clock_nest(&nest2, &mb, &nest2, err);
+    mt_clock_nest(&nest2, &ma, &nest2, err);
+    mt_clock_init(&merged, &b);
+    mt_clock_nest(&merged, &mm, &merged, err);
+    for (double t = 0; t < 2000; t += 333.3) CHECK_CLOSE(mt_clock_apply(&nest2, t), mt_clock_apply(&merged, t), 1e-11);
+    CHECK(mm.kind == MT_MODEL_LINEAR);
+    mt_model_t o1 = {MT_MODEL_OFFSET, 0, 1}, o2 = {MT_MODEL_OFFSET, 0, 2};
+    mt_model_merge(&o1, &o2, &mm);
+    CHECK(mm.kind == MT_MODEL_OFFSET && mm.intercept == 3 && mm.slope == 0);
+    /* too deep */
+    mt_clock_t deep;
+    mt_clock_init(&deep, &b);
+    for (int i = 0; i < MT_CLOCK_MAXDEPTH; i++) CHECK(mt_clock_nest(&deep, &m2, &deep, err) == MT_OK);
+    CHECK(mt_clock_nest(&deep, &m2, &deep, err) == MT_EINVAL);
+
+    /* ---- flatten round trip (onto another base clock) and corrupt buffers ---- */
+    unsigned char buf[512];
+    size_t n = mt_clock_flatten(&c3, buf, sizeof buf);
+    CHECK(n == mt_clock_flat_size(&c3) && n > 0);
+    CHECK(mt_clock_flatten(&c3, buf, 10) == 0);
+    mt_baseclock_t b2;
+    mt_baseclock_init_local(&b2, &ti, 12345, NULL);
+    mt_clock_t r;
+    CHECK(mt_clock_unflatten(buf, n, &b2, &r, err) == MT_OK);
+    CHECK(r.base == &b2 && r.depth == 2);
+    CHECK(r.m[0].kind == m1.kind && r.m[0].slope == m1.slope && r.m[0].intercept == m1.intercept);
+    CHECK(r.m[1].kind == m2.kind && r.m[1].intercept == m2.intercept);
+    CHECK(mt_clock_unflatten(buf, n - 1, &b2, &r, err) == MT_EINVAL);
+    buf[0] = 'X';
+    CHECK(mt_clock_unflatten(buf, n, &b2, &r, err) == MT_EINVAL);
+
+    /* ---- base clock: epoch and simulation, precision with a realtime-sized epoch ---- */
+    mt_sim_t sim = {1, 0.5, 40e-6};
+    mt_baseclock_init_local(&b2, &ti, 1700000000LL * 1000000000LL, &sim);
+    double tb = mt_base_from_ticks(&b2, 1700000000LL * 1000000000LL + 10000000001LL);
+    CHECK_CLOSE(tb, 10.000000001 * (1 + 40e-6) + 0.5, 1e-12);
+
+    /* ---- offset algorithms on synthetic data ---- */
+    /* client clock = ref + 3 us; one-way latencies 1 us out, 1 us back, plus noise on some */
+    double sl[20], tr[20], sn[20], loc[20], ref[20], rmin;
+    for (int i = 0; i < 20; i++) {
+        double start = 1.0 + 1e-3 * i, out = 1e-6 + (i % 3 ? 2e-6 : 0), back = 1e-6 + (i % 5 ? 1e-6 : 0);
+        sl[i] = start + 3e-6;
+        tr[i] = start + out;
+        sn[i] = start + out + back + 3e-6;
+        ref[i] = tr[i];
+        loc[i] = sn[i];
+    }
+    CHECK_CLOSE(mt_offset_skampi_core(sl, tr, sn, 20, &rmin), 3e-6, 1e-12);
+    CHECK_CLOSE(rmin, 2e-6, 1e-12);
+    double ts;
+    /* meanrtt: with the true one-way time = rtt/2 exactly for the median sample */
+    for (int i = 0; i < 21 && i < 20; i++) loc[i] = ref[i] + 1e-6 + 3e-6 + (i % 2 ? 5e-7 * i : 0);
+    double off = mt_offset_meanrtt_core(loc, ref, 20, 2e-6, &ts);
+    CHECK_CLOSE(off, 3e-6, 1e-12);
+    CHECK(ts == loc[0] || ts == loc[2] || ts == loc[4] || ts == loc[6] || ts == loc[8] || ts == loc[10]);
+
+    /* ---- simulated clock settings ---- */
+    mt_sim_t s;
+    CHECK(mt_sim_parse(NULL, NULL, NULL, 0, 4, &s, err) == MT_OK && !s.on);
+    CHECK(mt_sim_parse("0,0.5,-1", "0,20", NULL, 2, 4, &s, err) == MT_OK && s.on);
+    CHECK_CLOSE(s.offset_s, -1, 0);
+    CHECK_CLOSE(s.drift, 20e-6, 1e-18);
+    CHECK(mt_sim_parse("0,0.5,-1", NULL, NULL, 3, 4, &s, err) == MT_OK && s.offset_s == -1);
+    CHECK(mt_sim_parse("0,x", NULL, NULL, 0, 4, &s, err) == MT_EINVAL);
+    CHECK(mt_sim_parse(NULL, NULL, "7:1:50", 1, 4, &s, err) == MT_OK && s.on && fabs(s.offset_s) <= 1 &&
+          fabs(s.drift) <= 50e-6);
+    mt_sim_t s2;
+    CHECK(mt_sim_parse(NULL, NULL, "7:1:50", 2, 4, &s2, err) == MT_OK && s2.offset_s != s.offset_s);
+    CHECK(mt_sim_parse(NULL, NULL, "7:1:50", 1, 4, &s2, err) == MT_OK && s2.offset_s == s.offset_s);
+    CHECK(mt_sim_parse("1", NULL, "7", 1, 4, &s2, err) == MT_EINVAL);
+    CHECK(mt_sim_parse(NULL, NULL, "7:1:50:3", 1, 4, &s2, err) == MT_EINVAL);
+    TEST_DONE();
+}

@@ -1,0 +1,101 @@
+/* clock-sync spec parsing, formatting and list splitting (good and bad). */
+#include <stdlib.h>
+
+#include "mt_common.h"
+#include "mt_test.h"
+#include "sync.h"
+
+static int ok(const char *s, char *canon)
+{
+    mt_sync_spec_t sp;
+    char err[MT_ERRLEN];
+    int rc = mt_sync_spec_parse(s, &sp, err);
+    if (rc != MT_OK) {
+        fprintf(stderr, "unexpected error for '%s': %s\n", s, err);
+        return 0;
+    }
+    mt_sync_spec_format(&sp, canon, 1024);
+    /* the canonical form parses to the same canonical form */
+    char again[1024];
+    mt_sync_spec_t sp2;
+    if (mt_sync_spec_parse(canon, &sp2, err) != MT_OK) {
+        fprintf(stderr, "canonical '%s' does not parse: %s\n", canon, err);
+        return 0;
+    }
+    mt_sync_spec_format(&sp2, again, sizeof again);
+    return strcmp(canon, again) == 0;
+}
+
+static int bad(const char *s, const char *needle)
+{
+    mt_sync_spec_t sp;
+    char err[MT_ERRLEN] = "";
+    if (mt_sync_spec_parse(s, &sp, err) != MT_EINVAL) return 0;
+    if (strchr(err, '\n')) return 0;
+    if (!strstr(err, needle)) {
+        fprintf(stderr, "error for '%s' lacks '%s': %s\n", s, needle, err);
+        return 0;
+    }
+    return 1;
+}
+
+int main(void)
+{
+    char c[1024];
+    char err[MT_ERRLEN];
+    CHECK(ok("hca3", c));
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4");
+    CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
+    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,recompute=1,window=0.25,slope=auto,z=4");
+    CHECK(ok("jk:slope=fit,window=0", c));
+    CHECK(strstr(c, "slope=fit") && strstr(c, "window=0"));
+    CHECK(ok("skampi", c));
+    CHECK_STR(c, "skampi:pp=100,offset=skampi");
+    CHECK(ok("hoefler:pp=5", c));
+    CHECK(ok("prop", c));
+    CHECK(ok("h2:hca3/prop", c));
+    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4/prop:tol=1e-06");
+    CHECK(ok("h3:hca3:pp=50/jk/prop:tol=1e-5", c));
+    CHECK(strncmp(c, "h[node+socket]:hca3:fitpts=40,pp=50", 35) == 0);
+    CHECK(ok("h[block=4+env=MYCOLOR]:hca2/hca3/prop", c));
+    CHECK(strncmp(c, "h[block=4+env=MYCOLOR]:hca2:", 28) == 0);
+    CHECK(ok("none", c));
+    CHECK_STR(c, "none");
+
+    CHECK(bad("", "empty"));
+    CHECK(bad("foo", "unknown clock-sync algorithm 'foo'"));
+    CHECK(bad("hca3:fitpts=1", "fit points must be an integer >= 2"));
+    CHECK(bad("hca3:fitpts=x", "fitpts"));
+    CHECK(bad("hca3:pp=0", "ping-pongs must be an integer >= 1"));
+    CHECK(bad("hca3:offset=nope", "unknown offset algorithm 'nope'"));
+    CHECK(bad("hca3:fitpts", "expected key=value"));
+    CHECK(bad("hca3:", "nothing after"));
+    CHECK(bad("hca3:fitpts=3,fitpts=4", "twice"));
+    CHECK(bad("skampi:fitpts=3", "has no parameter 'fitpts'"));
+    CHECK(bad("hca:recompute=1", "has no parameter 'recompute'"));
+    CHECK(bad("hca3:window=-1", "window"));
+    CHECK(bad("hca3:slope=maybe", "auto, fit or zero"));
+    CHECK(bad("h2:hca3", "need 2 algorithms"));
+    CHECK(bad("h2:hca3/prop/prop", "need 2 algorithms"));
+    CHECK(bad("h2:prop/hca3", "prop (ClockPropSync) can only be the last"));
+    CHECK(bad("h[rack]:hca3/prop", "unknown level 'rack'"));
+    CHECK(bad("h[node:hca3/prop", "malformed hierarchical spec"));
+    CHECK(bad("h[block=0]:hca3/prop", "block size"));
+    CHECK(bad("hca3/prop", "'/' separates"));
+    CHECK(bad("h2:/prop", "missing algorithm name"));
+
+    /* list splitting: key=value items continue the previous spec */
+    char **items;
+    int n;
+    CHECK(mt_sync_spec_split("hca3:fitpts=20,pp=10,jk,h2:hca3:pp=5,z=3/prop,skampi", &items, &n, err) == MT_OK);
+    CHECK(n == 4);
+    if (n == 4) {
+        CHECK_STR(items[0], "hca3:fitpts=20,pp=10");
+        CHECK_STR(items[1], "jk");
+        CHECK_STR(items[2], "h2:hca3:pp=5,z=3/prop");
+        CHECK_STR(items[3], "skampi");
+    }
+    mt_free_list(items, n);
+    CHECK(mt_sync_spec_split("hca3,,jk", &items, &n, err) == MT_EINVAL);
+    TEST_DONE();
+}

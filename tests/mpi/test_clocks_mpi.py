@@ -1,0 +1,147 @@
+"""MPI integration tests of the clock subsystem: real mpiruns of mpitempo-clocks
+and mpitempo-bench --sync. Bounds are generous for a shared 2-core machine but
+each one fails when the algorithm is wrong (a missing drift model is off by
+tens of µs after 1 s; a wrong sign or a wrong tree by far more)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+
+import pytest
+
+from mpitempo.launcher import make_launch
+
+pytestmark = pytest.mark.mpi
+
+# simulated clocks: offsets up to 1 s, drifts up to +-50 ppm, different per rank
+SIM_OFF = "0,0.73,-0.41,0.95,-0.88,0.12,-0.6,0.5"
+SIM_DRIFT = "0,37.5,-42,18,-50,49,-11,25"
+
+
+def clocks(build, np, args, env_extra=None, timeout=600):
+    cmd = [build.binary("mpitempo-clocks"), "--expect-np", str(np), *args]
+    launch = make_launch(build, np, cmd)
+    env = dict(os.environ)
+    env.update(launch.env)
+    if launch.oversubscribed:
+        env["MPITEMPO_CLOCK_SLEEP"] = "1"
+    if env_extra:
+        env.update(env_extra)
+    r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=timeout)
+    return r
+
+
+def rows_of(r):
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("alg", ["hca3", "jk"])
+def test_sim_drift_recovered_2_ranks(build, alg):
+    r = clocks(build, 2, ["--algorithms", alg, "--wait", "0,1", "--sim-offsets", SIM_OFF, "--sim-drifts", SIM_DRIFT])
+    rows = rows_of(r)
+    assert "SIMULATED" in r.stderr
+    now, later = rows
+    assert now["simulated"] and now["nprocs"] == 2 and now["wait_s"] == 0 and later["wait_s"] == 1
+    p1 = now["per_rank"][1]
+    assert p1["slope"] == "kept"
+    assert abs(p1["drift_ppm"] - p1["true_drift_ppm"]) < 0.5, p1
+    assert abs(p1["sim_offset_s"] - 0.73) < 1e-12
+    assert now["max_abs_offset_s"] <= 1e-6, now
+    # an offset-only model would be 37.5 us off after 1 s
+    assert later["max_abs_offset_s"] <= 3e-6, later
+
+
+def test_offset_only_baseline_fails_with_drift(build):
+    rows = rows_of(clocks(build, 2, ["--algorithms", "skampi", "--wait", "0,1", "--sim-offsets", SIM_OFF,
+                                     "--sim-drifts", SIM_DRIFT]))
+    assert rows[0]["max_abs_offset_s"] <= 5e-6            # the offset itself is found
+    assert rows[1]["max_abs_offset_s"] >= 20e-6           # ... but the 37.5 ppm drift is not modelled
+
+
+@pytest.mark.parametrize("np", [4, 8])
+def test_sim_drift_more_ranks_oversubscribed(build, np):
+    # oversubscribed ranks answer ping-pongs late: a longer fit keeps the slope error small
+    algs = ",".join(f"{a}:window=1,fitpts=80" for a in ("hca3", "jk", "hca2", "hca"))
+    rows = rows_of(clocks(build, np, ["--algorithms", algs, "--wait", "0", "--sim-offsets", SIM_OFF,
+                                      "--sim-drifts", SIM_DRIFT]))
+    for row in rows:
+        for p in row["per_rank"][1:]:
+            assert abs(p["drift_ppm"] - p["true_drift_ppm"]) < 2.0, (row["algorithm"], p)
+        # oversubscribed: the check itself is noisy, but offsets of up to 1 s must be gone
+        assert row["max_abs_offset_s"] < 200e-6, row
+
+
+def test_hca3_rounds_are_ceil_log2_p(build):
+    """Count LEARN_CLOCK_MODEL calls and messages per rank for p = 2..16."""
+    for np in range(2, 17):
+        rows = rows_of(clocks(build, np, ["--algorithms", "hca3:fitpts=2,pp=1,window=0", "--wait", "0",
+                                          "--check-pp", "1"]))
+        pr = rows[0]["per_rank"]
+        rounds = math.ceil(math.log2(np))
+        assert pr[0]["learn_ref"] == rounds, (np, pr[0])
+        assert rows[0]["rounds_root"] == rounds
+        # every rank but 0 is a client exactly once; nobody takes part in more than `rounds` rounds
+        assert all(p["learn_client"] == 1 for p in pr[1:]), np
+        assert pr[0]["learn_client"] == 0
+        assert all(p["learn_ref"] + p["learn_client"] <= rounds for p in pr), np
+        # messages: (fitpts + recompute) offsets x pp ping-pongs per round on the root
+        assert pr[0]["msgs_sent"] == rounds * 3, (np, pr[0])
+
+
+def test_all_algorithms_any_size(build):
+    """Every algorithm on 1, 3 and 5 ranks (not powers of two) without a simulation."""
+    algs = "skampi,hoefler,jk:window=0.02,hca:window=0.02,hca2:window=0.02,hca3:window=0.02,prop,h[block=2]:hca3:window=0.02/prop"
+    for np in (1, 3, 5):
+        rows = rows_of(clocks(build, np, ["--algorithms", algs, "--wait", "0"]))
+        assert len(rows) == 8
+        for row in rows:
+            assert row["nprocs"] == np and row["checked_ranks"] == np - 1
+            if np > 1:
+                assert row["max_abs_offset_s"] < 500e-6, row   # same host: true offset 0
+
+
+def test_hierarchy_prop_refuses_different_time_sources(build):
+    """ClockPropSync inside a group whose clocks differ (simulated offsets) is refused."""
+    r = clocks(build, 4, ["--algorithms", "h[block=2]:hca3:window=0.02/prop", "--wait", "0",
+                          "--sim-offsets", "0,0.001,0.002,0.003"])
+    assert r.returncode == 2
+    assert "ClockPropSync across different time sources" in r.stderr
+    assert r.stderr.count("error") == 1
+
+
+def test_hierarchy_with_sim_offsets_per_group(build):
+    """Groups of 2 share a (simulated) time source: H2 with block groups recovers the offsets."""
+    r = clocks(build, 4, ["--algorithms", "h[block=2]:hca3:window=0.05/prop", "--wait", "0",
+                          "--sim-offsets", "0,0,0.5,0.5", "--sim-drifts", "0,0,20,20"])
+    row = rows_of(r)[0]
+    assert row["max_abs_offset_s"] < 50e-6, row
+    assert abs(row["per_rank"][3]["drift_ppm"] - row["per_rank"][3]["true_drift_ppm"]) < 2.0
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--algorithms", "hca3:fitpts=1"], "fit points must be an integer >= 2"),
+    (["--algorithms", "nope"], "unknown clock-sync algorithm"),
+    (["--wait", "-1"], "wait times must be >= 0"),
+])
+def test_bad_input_under_mpi(build, args, msg):
+    r = clocks(build, 2, args)
+    assert r.returncode == 2 and msg in r.stderr and r.stderr.count("error:") == 1, r.stderr
+
+
+def test_bench_sync_records_clock_in_meta(build, tmp_path):
+    cmd = [build.binary(), "--sync", "hca3:window=0.05", "--nrep", "5", "--msizes", "8", "--timer-reads", "1000",
+           "--quiet", "--outdir", str(tmp_path), "--sim-offsets", "0,0.25", "--sim-drifts", "0,10"]
+    launch = make_launch(build, 2, cmd)
+    env = dict(os.environ)
+    env.update(launch.env)
+    r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    clk = json.loads((tmp_path / "meta.json").read_text())["clock"]
+    assert clk["sync"].startswith("hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.05")
+    assert clk["simulated"]["offset_s"] == [0, 0.25] and clk["simulated"]["drift_ppm"][1] == pytest.approx(10)
+    assert clk["duration_s"] > 0.05 and clk["levels"][0]["algorithm"] == "hca3"
+    assert clk["quality"]["max_abs_offset_s"][0] < 20e-6
+    assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
