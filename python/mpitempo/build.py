@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import MtError
 
-BINARIES = ("mpitempo-bench", "mpitempo-pingpong")
+BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks")
 
 
 @dataclass
