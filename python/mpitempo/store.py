@@ -1,23 +1,36 @@
 """Read campaign directories with DuckDB, straight from the files.
 
-``open_campaign(dir)`` returns a connection with two relations:
+``open_campaign(dir)`` / ``open_campaigns([dir, ...])`` return a connection with
+two relations:
 
-* ``runs``: one row per complete mpirun (run_id, config, run_index, nprocs,
-  library, timer, scheme, start_time, dir), from meta.json;
-* ``meas``: every row of every measurements.csv, with run_id and config.
+* ``runs``: one row per complete mpirun: campaign, run_id, config, run_index,
+  nprocs and the experimental factors of meta.json (library, timer, scheme,
+  compiler, host, governor, cache_policy, clock_sync), start_time, file;
+* ``meas``: every row of every measurements.csv, with campaign, run_id, config
+  and run_index.
 
 Incomplete runs (no meta.json) and failed runs are listed separately and are
 never mixed into the measurements.
+
+A persistent store (``ingest(db, dirs)``, `mpitempo ingest`) keeps the same two
+tables plus ``campaigns`` in a DuckDB file that accumulates campaigns over time;
+ingesting a campaign again replaces its rows (a resumed campaign gains its new
+runs, nothing is counted twice). ``open_store(path)`` reads such a file back as
+a CampaignData, so every analysis command also takes a ``.duckdb`` file.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
 from .errors import MtError
+
+SCHEMA_VERSION = 1
 
 CSV_COLUMNS = {
     "op": "VARCHAR", "msize": "BIGINT", "nprocs": "INTEGER", "scheme": "VARCHAR", "exp": "INTEGER",
@@ -25,13 +38,56 @@ CSV_COLUMNS = {
 }
 
 
+def _get(meta: dict, *path, default=""):
+    cur = meta
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return default
+        cur = cur[p]
+    return "" if cur is None else cur
+
+
+def _hosts(meta: dict) -> str:
+    ranks = meta.get("ranks") or []
+    return ",".join(sorted({str(r.get("host", "")) for r in ranks if isinstance(r, dict)}))
+
+
+# Experimental factors of one mpirun, from its meta.json: the column name in `runs`
+# and how it is read. `compare --by` accepts these and `campaign`.
+FACTORS = {
+    "config": lambda m: str(m.get("config", "default")),
+    "nprocs": lambda m: int(m.get("nprocs", 0) or 0),
+    "library": lambda m: str(_get(m, "mpi", "library")),
+    "timer": lambda m: str(_get(m, "timer", "name")),
+    "scheme": lambda m: str(_get(m, "scheme", "name")),
+    "compiler": lambda m: str(_get(m, "build", "compiler")),
+    "host": _hosts,
+    "governor": lambda m: str(_get(m, "machine", "frequency_governor")),
+    "cache_policy": lambda m: str(m.get("cache_policy", "") or ""),
+    "clock_sync": lambda m: str(_get(m, "clock", "sync")),
+}
+RUN_COLUMNS = (["campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
+                "compiler", "host", "governor", "cache_policy", "clock_sync", "start_time", "file"])
+RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
+            "run_index INTEGER, nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, "
+            "compiler VARCHAR, host VARCHAR, governor VARCHAR, cache_policy VARCHAR, clock_sync VARCHAR, "
+            "start_time VARCHAR, file VARCHAR)")
+MEAS_DDL = ("CREATE TABLE IF NOT EXISTS meas (campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
+            "run_index INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, scheme VARCHAR, exp INTEGER, "
+            "rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
+CAMPAIGNS_DDL = ("CREATE TABLE IF NOT EXISTS campaigns (campaign VARCHAR, path VARCHAR, name VARCHAR, "
+                 "ingested_at VARCHAR, runs INTEGER, failed INTEGER, incomplete INTEGER, measurements BIGINT)")
+
+
 @dataclass
 class CampaignData:
     con: duckdb.DuckDBPyConnection
     root: Path
-    metas: dict[str, dict]
+    metas: dict[str, dict]                       # run_id -> meta.json (first campaign wins on a clash)
     failed: list[dict] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)   # campaign label of each root
 
 
 def find_runs(root: Path) -> tuple[list[Path], list[dict], list[str]]:
@@ -50,17 +106,32 @@ def find_runs(root: Path) -> tuple[list[Path], list[dict], list[str]]:
     return complete, failed, incomplete
 
 
-def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
-    root = Path(root)
+def _check_root(root: Path) -> None:
+    if not root.exists():
+        raise MtError(f"'{root}' does not exist")
     if not root.is_dir():
         raise MtError(f"'{root}' is not a directory")
     if not (root / "runs").is_dir():
         raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
+
+
+def _campaign_name(root: Path) -> str:
+    spec = root / "campaign.toml"
+    if spec.exists():
+        for line in spec.read_text(errors="replace").splitlines():
+            k, _, v = line.partition("=")
+            if k.strip() == "name":
+                return v.strip().strip('"').strip("'")
+    return root.name
+
+
+def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
+    """Read one campaign into the temporary tables _new_runs and _new_meas."""
+    _check_root(root)
     complete, failed, incomplete = find_runs(root)
     if not complete:
         extra = f" ({len(failed)} failed, {len(incomplete)} incomplete)" if failed or incomplete else ""
         raise MtError(f"campaign '{root}' has no complete runs{extra}")
-    con = con or duckdb.connect()
     metas: dict[str, dict] = {}
     rows = []
     for d in complete:
@@ -68,54 +139,199 @@ def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None
             meta = json.loads((d / "meta.json").read_text())
         except json.JSONDecodeError as e:
             raise MtError(f"'{d / 'meta.json'}' is not valid JSON: {e}") from None
+        if not isinstance(meta, dict):
+            raise MtError(f"'{d / 'meta.json'}' is not a JSON object")
         metas[d.name] = meta
-        rows.append((d.name, meta.get("config", "default"), int(meta.get("run_index", 0)),
-                     int(meta.get("nprocs", 0)), (meta.get("mpi") or {}).get("library", ""),
-                     (meta.get("timer") or {}).get("name", ""), (meta.get("scheme") or {}).get("name", ""),
-                     meta.get("start_time", ""), str((d / "measurements.csv").resolve())))
-    con.execute("CREATE OR REPLACE TABLE runs (run_id VARCHAR, config VARCHAR, run_index INTEGER, "
-                "nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, start_time VARCHAR, "
-                "file VARCHAR)")
-    con.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    files = [r[-1] for r in rows]
+        f = FACTORS
+        rows.append((label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0), f["nprocs"](meta),
+                     f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
+                     f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
+                     str(meta.get("start_time", "") or ""), str((d / "measurements.csv").resolve())))
+    con.execute(RUNS_DDL.replace("CREATE TABLE IF NOT EXISTS runs", "CREATE OR REPLACE TEMP TABLE _new_runs"))
+    con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
     cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
-    file_list = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+    file_list = "[" + ", ".join("'" + r[-1].replace("'", "''") + "'" for r in rows) + "]"
     try:
-        con.execute(f"""CREATE OR REPLACE TABLE meas AS
-            SELECT r.run_id, r.config, r.run_index, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep,
-                   m.runtime_s, m.valid::BOOLEAN AS valid, m.local_max_s
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE _new_meas AS
+            SELECT r.campaign, r.run_id, r.config, r.run_index, m.op, m.msize, m.nprocs, m.scheme, m.exp,
+                   m.rep, m.runtime_s, m.valid::BOOLEAN AS valid, m.local_max_s
             FROM read_csv({file_list}, header=true, columns={{{cols}}}, filename=true) m
-            JOIN runs r ON r.file = m.filename""")
+            JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
         raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None
-    return CampaignData(con=con, root=root, metas=metas, failed=failed, incomplete=incomplete)
+    return metas, failed, incomplete
 
 
-def summarize(data: CampaignData) -> list[dict]:
-    """Per (config, op, msize, nprocs): the distribution of per-run medians of valid measurements."""
-    q = """
+def _labels(roots: list[Path]) -> list[str]:
+    names = [r.name or str(r) for r in roots]
+    if len(set(names)) == len(names):
+        return names
+    return [str(r) for r in roots]
+
+
+def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
+    """Load one or more campaign directories (or one .duckdb store) into an in-memory DuckDB."""
+    roots = [Path(r) for r in roots]
+    if len(roots) == 1 and roots[0].is_file():
+        return open_store(roots[0])
+    for r in roots:
+        if r.is_file():
+            raise MtError(f"'{r}' is a file: give campaign directories, or one .duckdb store alone")
+    labels = _labels(roots)
+    con = con or duckdb.connect()
+    con.execute("DROP TABLE IF EXISTS runs")
+    con.execute("DROP TABLE IF EXISTS meas")
+    con.execute(RUNS_DDL)
+    con.execute(MEAS_DDL)
+    all_metas: dict[str, dict] = {}
+    failed_all, incomplete_all = [], []
+    for root, label in zip(roots, labels):
+        metas, failed, incomplete = _load_one(con, root, label)
+        con.execute("INSERT INTO runs SELECT * FROM _new_runs")
+        con.execute("INSERT INTO meas SELECT * FROM _new_meas")
+        con.execute("DROP TABLE _new_runs")
+        con.execute("DROP TABLE _new_meas")
+        for k, v in metas.items():
+            all_metas.setdefault(k, v)
+        pre = f"{label}/" if len(roots) > 1 else ""
+        failed_all += [dict(f, run_id=pre + str(f.get("run_id", "?"))) for f in failed]
+        incomplete_all += [pre + i for i in incomplete]
+    return CampaignData(con=con, root=roots[0], metas=all_metas, failed=failed_all,
+                        incomplete=incomplete_all, roots=roots, labels=labels)
+
+
+def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
+    return open_campaigns([root], con)
+
+
+# -- persistent store ------------------------------------------------------------------------------
+
+def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    try:
+        con = duckdb.connect(str(db), read_only=read_only)
+    except duckdb.Error as e:
+        raise MtError(f"cannot open store '{db}': {str(e).splitlines()[0]}") from None
+    return con
+
+
+def ingest(db: str | Path, roots) -> list[dict]:
+    """Add campaign directories to a persistent DuckDB store; re-ingesting replaces a campaign's rows.
+
+    Returns one record per campaign: campaign (label), path, name, runs, failed, incomplete,
+    measurements, replaced (True when the campaign was there before)."""
+    db = Path(db)
+    con = _store_con(db)
+    try:
+        con.execute("CREATE TABLE IF NOT EXISTS mt_schema (version INTEGER)")
+        got = con.execute("SELECT max(version) FROM mt_schema").fetchone()[0]
+        if got is None:
+            con.execute("INSERT INTO mt_schema VALUES (?)", [SCHEMA_VERSION])
+        elif got != SCHEMA_VERSION:
+            raise MtError(f"store '{db}' has schema version {got}, this mpitempo writes {SCHEMA_VERSION}")
+        for ddl in (RUNS_DDL, MEAS_DDL, CAMPAIGNS_DDL):
+            con.execute(ddl)
+        out = []
+        for root in [Path(r) for r in roots]:
+            path = str(root.resolve())
+            known = dict(con.execute("SELECT path, campaign FROM campaigns").fetchall())
+            label = known.get(path)
+            replaced = label is not None
+            if label is None:
+                label = root.resolve().name
+                if label in known.values():
+                    label = f"{label}#{hashlib.sha1(path.encode()).hexdigest()[:6]}"
+            _, failed, incomplete = _load_one(con, root, label)
+            con.execute("BEGIN TRANSACTION")
+            for t in ("meas", "runs", "campaigns"):
+                con.execute(f"DELETE FROM {t} WHERE campaign = ?", [label])
+            con.execute("INSERT INTO runs SELECT * FROM _new_runs")
+            con.execute("INSERT INTO meas SELECT * FROM _new_meas")
+            nruns = con.execute("SELECT count(*) FROM _new_runs").fetchone()[0]
+            nmeas = con.execute("SELECT count(*) FROM _new_meas").fetchone()[0]
+            rec = {"campaign": label, "path": path, "name": _campaign_name(root),
+                   "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   "runs": int(nruns), "failed": len(failed), "incomplete": len(incomplete),
+                   "measurements": int(nmeas)}
+            con.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(rec.values()))
+            con.execute("COMMIT")
+            con.execute("DROP TABLE _new_runs")
+            con.execute("DROP TABLE _new_meas")
+            out.append(dict(rec, replaced=replaced))
+        return out
+    finally:
+        con.close()
+
+
+def open_store(db: str | Path) -> CampaignData:
+    """Read a persistent store back (in memory, read-only source) as a CampaignData."""
+    db = Path(db)
+    src = _store_con(db, read_only=True)
+    tables = {r[0] for r in src.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    src.close()
+    if not {"runs", "meas", "campaigns"} <= tables:
+        raise MtError(f"'{db}' is not an mpitempo store (made by `mpitempo ingest`)")
+    con = duckdb.connect()
+    path = str(db.resolve()).replace("'", "''")
+    con.execute(f"ATTACH '{path}' AS store (READ_ONLY)")
+    con.execute("CREATE VIEW runs AS SELECT * FROM store.runs")
+    con.execute("CREATE VIEW meas AS SELECT * FROM store.meas")
+    camps = con.execute("SELECT campaign, path FROM store.campaigns ORDER BY ingested_at, campaign").fetchall()
+    if not camps:
+        raise MtError(f"store '{db}' holds no campaigns")
+    return CampaignData(con=con, root=db, metas={}, roots=[Path(p) for _, p in camps],
+                        labels=[c for c, _ in camps])
+
+
+def export_parquet(data: CampaignData, out: str | Path) -> dict:
+    """Write meas and runs as Parquet files into directory OUT (measurements.parquet, runs.parquet)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MtError(f"'{out}' exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    res = {}
+    for table, name in (("meas", "measurements.parquet"), ("runs", "runs.parquet")):
+        p = str((out / name).resolve()).replace("'", "''")
+        data.con.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{p}' (FORMAT parquet, COMPRESSION zstd)"
+                         if table == "runs" else
+                         f"COPY {table} TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
+        res[name] = int(data.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    return res
+
+
+def summarize(data: CampaignData, filt=None) -> list[dict]:
+    """Per (campaign, config, op, msize, nprocs): the distribution of per-run medians of valid measurements.
+
+    ``filt`` is an outlier filter (stats.outliers.Filter); None keeps every valid measurement.
+    Keys: config, op, msize, nprocs, runs, runs_without_valid, measurements, invalid, median_s,
+    mean_s, min_s, max_s, spread_pct (and the keys added by stats.summary when called from there)."""
+    from .stats.outliers import filtered_view
+
+    src = filtered_view(data.con, filt)
+    q = f"""
     WITH per_run AS (
-        SELECT config, op, msize, nprocs, run_id,
-               median(runtime_s) FILTER (WHERE valid) AS med,
+        SELECT campaign, config, op, msize, nprocs, run_id,
+               median(runtime_s) FILTER (WHERE keep) AS med,
+               count(*) FILTER (WHERE keep) AS nkeep,
                count(*) FILTER (WHERE valid) AS nvalid,
                count(*) AS n
-        FROM meas GROUP BY ALL
+        FROM {src} GROUP BY ALL
     )
-    SELECT config, op, msize, nprocs,
+    SELECT campaign, config, op, msize, nprocs,
            count(med) AS runs,
            count(*) FILTER (WHERE med IS NULL) AS runs_without_valid,
            sum(nvalid) AS measurements,
            sum(n) - sum(nvalid) AS invalid,
+           sum(nvalid) - sum(nkeep) AS outliers,
            median(med) AS median_s, avg(med) AS mean_s, min(med) AS min_s, max(med) AS max_s
     FROM per_run GROUP BY ALL
-    ORDER BY config, op, msize, nprocs
+    ORDER BY campaign, config, op, msize, nprocs
     """
     cur = data.con.execute(q)
     names = [d[0] for d in cur.description]
     out = []
     for row in cur.fetchall():
         r = dict(zip(names, row))
-        for k in ("runs", "runs_without_valid", "measurements", "invalid", "msize", "nprocs"):
+        for k in ("runs", "runs_without_valid", "measurements", "invalid", "outliers", "msize", "nprocs"):
             r[k] = int(r[k]) if r[k] is not None else 0
         med = r["median_s"]
         r["spread_pct"] = (100.0 * (r["max_s"] - r["min_s"]) / med) if med else None
