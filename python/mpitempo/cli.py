@@ -21,11 +21,12 @@ def cli():
 
 def _register():
     from .cmd_build import build
+    from .cmd_compare import compare_cmd
     from .cmd_info import info
     from .cmd_run import run
     from .cmd_summary import summary
 
-    for cmd in (build, info, run, summary):
+    for cmd in (build, info, run, summary, compare_cmd):
         cli.add_command(cmd)
 
 
