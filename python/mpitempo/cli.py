@@ -24,9 +24,10 @@ def _register():
     from .cmd_compare import compare_cmd
     from .cmd_info import info
     from .cmd_run import run
+    from .cmd_store import export, ingest
     from .cmd_summary import summary
 
-    for cmd in (build, info, run, summary, compare_cmd):
+    for cmd in (build, info, run, summary, compare_cmd, ingest, export):
         cli.add_command(cmd)
 
 
