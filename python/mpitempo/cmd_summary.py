@@ -13,8 +13,8 @@ from .store import open_campaigns, summarize
 
 def summary_rows(data, filt: Filter, level: float = 0.95) -> list[dict]:
     """summarize() plus the per-group statistics of stats.summary (nested objects)."""
-    rows = summarize(data, filt)
     per_run = per_run_table(data.con, filt)
+    rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
     for r in rows:

@@ -61,7 +61,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
     res = data.con.execute(f"""
         SELECT CAST({lvl} AS VARCHAR) AS level, m.op, m.msize, m.nprocs, m.campaign, m.run_id,
                median(m.runtime_s) FILTER (WHERE m.keep) AS med, count(*) FILTER (WHERE m.valid) AS nvalid
-        FROM {src} m JOIN runs r ON r.campaign = m.campaign AND r.run_id = m.run_id
+        FROM {src} m JOIN runs r ON r.run_no = m.run_no
         GROUP BY ALL ORDER BY level, m.op, m.msize, m.nprocs, m.campaign, m.run_id""").fetchall()
     if not res:
         raise MtError("no measurements to compare")

@@ -66,17 +66,27 @@ FACTORS = {
     "cache_policy": lambda m: str(m.get("cache_policy", "") or ""),
     "clock_sync": lambda m: str(_get(m, "clock", "sync")),
 }
-RUN_COLUMNS = (["campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
+RUN_COLUMNS = (["run_no", "campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
                 "compiler", "host", "governor", "cache_policy", "clock_sync", "start_time", "file"])
-RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
+RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (run_no INTEGER, campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
             "run_index INTEGER, nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, "
             "compiler VARCHAR, host VARCHAR, governor VARCHAR, cache_policy VARCHAR, clock_sync VARCHAR, "
             "start_time VARCHAR, file VARCHAR)")
-MEAS_DDL = ("CREATE TABLE IF NOT EXISTS meas (campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
-            "run_index INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, scheme VARCHAR, exp INTEGER, "
-            "rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
+# the measurements themselves, keyed by the small integer run_no (memory: ~45 bytes per row)
+MEAS_RAW_DDL = ("CREATE TABLE IF NOT EXISTS meas_raw (run_no INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, "
+                "scheme VARCHAR, exp INTEGER, rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
+MEAS_VIEW = """CREATE OR REPLACE VIEW meas AS
+    SELECT r.campaign, r.run_id, r.config, r.run_index, m.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp,
+           m.rep, m.runtime_s, m.valid, m.local_max_s
+    FROM {src}meas_raw m JOIN {src}runs r USING (run_no)"""
 CAMPAIGNS_DDL = ("CREATE TABLE IF NOT EXISTS campaigns (campaign VARCHAR, path VARCHAR, name VARCHAR, "
                  "ingested_at VARCHAR, runs INTEGER, failed INTEGER, incomplete INTEGER, measurements BIGINT)")
+
+
+def connect(path: str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(path or ":memory:", read_only=read_only)
+    con.execute("SET enable_progress_bar = false")   # it would write to stdout
+    return con
 
 
 @dataclass
@@ -126,7 +136,7 @@ def _campaign_name(root: Path) -> str:
 
 
 def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
-    """Read one campaign into the temporary tables _new_runs and _new_meas."""
+    """Append one campaign to runs and meas_raw (new run_no values). Returns (metas, failed, incomplete)."""
     _check_root(root)
     complete, failed, incomplete = find_runs(root)
     if not complete:
@@ -134,6 +144,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
         raise MtError(f"campaign '{root}' has no complete runs{extra}")
     metas: dict[str, dict] = {}
     rows = []
+    first = int(con.execute("SELECT coalesce(max(run_no) + 1, 0) FROM runs").fetchone()[0])
     for d in complete:
         try:
             meta = json.loads((d / "meta.json").read_text())
@@ -143,23 +154,26 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
             raise MtError(f"'{d / 'meta.json'}' is not a JSON object")
         metas[d.name] = meta
         f = FACTORS
-        rows.append((label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0), f["nprocs"](meta),
-                     f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
+        rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
+                     f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
                      str(meta.get("start_time", "") or ""), str((d / "measurements.csv").resolve())))
-    con.execute(RUNS_DDL.replace("CREATE TABLE IF NOT EXISTS runs", "CREATE OR REPLACE TEMP TABLE _new_runs"))
+    con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
     con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
     cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
     file_list = "[" + ", ".join("'" + r[-1].replace("'", "''") + "'" for r in rows) + "]"
     try:
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE _new_meas AS
-            SELECT r.campaign, r.run_id, r.config, r.run_index, m.op, m.msize, m.nprocs, m.scheme, m.exp,
-                   m.rep, m.runtime_s, m.valid::BOOLEAN AS valid, m.local_max_s
+        con.execute(f"""INSERT INTO meas_raw
+            SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s, m.valid::BOOLEAN,
+                   m.local_max_s
             FROM read_csv({file_list}, header=true, columns={{{cols}}}, filename=true) m
             JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
         raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None
-    return metas, failed, incomplete
+    con.execute("INSERT INTO runs SELECT * FROM _new_runs")
+    nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
+    con.execute("DROP TABLE _new_runs")
+    return metas, failed, incomplete, len(rows), int(nmeas)
 
 
 def _labels(roots: list[Path]) -> list[str]:
@@ -178,19 +192,24 @@ def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> Campa
         if r.is_file():
             raise MtError(f"'{r}' is a file: give campaign directories, or one .duckdb store alone")
     labels = _labels(roots)
-    con = con or duckdb.connect()
+    con = con or connect()
+    from .stats.outliers import drop_fences
+
+    drop_fences(con)
+    con.execute("DROP VIEW IF EXISTS meas")
     con.execute("DROP TABLE IF EXISTS runs")
-    con.execute("DROP TABLE IF EXISTS meas")
+    con.execute("DROP TABLE IF EXISTS meas_raw")
     con.execute(RUNS_DDL)
-    con.execute(MEAS_DDL)
+    con.execute(MEAS_RAW_DDL)
+    con.execute(MEAS_VIEW.format(src=""))
     all_metas: dict[str, dict] = {}
     failed_all, incomplete_all = [], []
     for root, label in zip(roots, labels):
-        metas, failed, incomplete = _load_one(con, root, label)
-        con.execute("INSERT INTO runs SELECT * FROM _new_runs")
-        con.execute("INSERT INTO meas SELECT * FROM _new_meas")
-        con.execute("DROP TABLE _new_runs")
-        con.execute("DROP TABLE _new_meas")
+        try:
+            metas, failed, incomplete, _, _ = _load_one(con, root, label)
+        except MtError:
+            con.execute("DROP TABLE IF EXISTS _new_runs")
+            raise
         for k, v in metas.items():
             all_metas.setdefault(k, v)
         pre = f"{label}/" if len(roots) > 1 else ""
@@ -208,17 +227,16 @@ def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None
 
 def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     try:
-        con = duckdb.connect(str(db), read_only=read_only)
+        return connect(str(db), read_only=read_only)
     except duckdb.Error as e:
         raise MtError(f"cannot open store '{db}': {str(e).splitlines()[0]}") from None
-    return con
 
 
 def ingest(db: str | Path, roots) -> list[dict]:
     """Add campaign directories to a persistent DuckDB store; re-ingesting replaces a campaign's rows.
 
-    Returns one record per campaign: campaign (label), path, name, runs, failed, incomplete,
-    measurements, replaced (True when the campaign was there before)."""
+    Returns one record per campaign: campaign (label), path, name, ingested_at, runs, failed,
+    incomplete, measurements, replaced (True when the campaign was there before)."""
     db = Path(db)
     con = _store_con(db)
     try:
@@ -228,7 +246,7 @@ def ingest(db: str | Path, roots) -> list[dict]:
             con.execute("INSERT INTO mt_schema VALUES (?)", [SCHEMA_VERSION])
         elif got != SCHEMA_VERSION:
             raise MtError(f"store '{db}' has schema version {got}, this mpitempo writes {SCHEMA_VERSION}")
-        for ddl in (RUNS_DDL, MEAS_DDL, CAMPAIGNS_DDL):
+        for ddl in (RUNS_DDL, MEAS_RAW_DDL, CAMPAIGNS_DDL, MEAS_VIEW.format(src="")):
             con.execute(ddl)
         out = []
         for root in [Path(r) for r in roots]:
@@ -240,22 +258,23 @@ def ingest(db: str | Path, roots) -> list[dict]:
                 label = root.resolve().name
                 if label in known.values():
                     label = f"{label}#{hashlib.sha1(path.encode()).hexdigest()[:6]}"
-            _, failed, incomplete = _load_one(con, root, label)
+            _check_root(root)
+            before = con.execute("SELECT ingested_at FROM campaigns WHERE campaign = ?", [label]).fetchone()
             con.execute("BEGIN TRANSACTION")
-            for t in ("meas", "runs", "campaigns"):
-                con.execute(f"DELETE FROM {t} WHERE campaign = ?", [label])
-            con.execute("INSERT INTO runs SELECT * FROM _new_runs")
-            con.execute("INSERT INTO meas SELECT * FROM _new_meas")
-            nruns = con.execute("SELECT count(*) FROM _new_runs").fetchone()[0]
-            nmeas = con.execute("SELECT count(*) FROM _new_meas").fetchone()[0]
-            rec = {"campaign": label, "path": path, "name": _campaign_name(root),
-                   "ingested_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   "runs": int(nruns), "failed": len(failed), "incomplete": len(incomplete),
-                   "measurements": int(nmeas)}
-            con.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(rec.values()))
-            con.execute("COMMIT")
-            con.execute("DROP TABLE _new_runs")
-            con.execute("DROP TABLE _new_meas")
+            try:
+                con.execute("DELETE FROM meas_raw WHERE run_no IN (SELECT run_no FROM runs WHERE campaign = ?)",
+                            [label])
+                for t in ("runs", "campaigns"):
+                    con.execute(f"DELETE FROM {t} WHERE campaign = ?", [label])
+                _, failed, incomplete, nruns, nmeas = _load_one(con, root, label)
+                rec = {"campaign": label, "path": path, "name": _campaign_name(root),
+                       "ingested_at": before[0] if before else datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                       "runs": nruns, "failed": len(failed), "incomplete": len(incomplete), "measurements": nmeas}
+                con.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(rec.values()))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
             out.append(dict(rec, replaced=replaced))
         return out
     finally:
@@ -263,18 +282,21 @@ def ingest(db: str | Path, roots) -> list[dict]:
 
 
 def open_store(db: str | Path) -> CampaignData:
-    """Read a persistent store back (in memory, read-only source) as a CampaignData."""
+    """Read a persistent store (attached read-only) as a CampaignData."""
     db = Path(db)
-    src = _store_con(db, read_only=True)
+    try:
+        src = _store_con(db, read_only=True)
+    except MtError:
+        raise MtError(f"'{db}' is neither a campaign directory nor an mpitempo store") from None
     tables = {r[0] for r in src.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     src.close()
-    if not {"runs", "meas", "campaigns"} <= tables:
+    if not {"runs", "meas_raw", "campaigns"} <= tables:
         raise MtError(f"'{db}' is not an mpitempo store (made by `mpitempo ingest`)")
-    con = duckdb.connect()
+    con = connect()
     path = str(db.resolve()).replace("'", "''")
     con.execute(f"ATTACH '{path}' AS store (READ_ONLY)")
     con.execute("CREATE VIEW runs AS SELECT * FROM store.runs")
-    con.execute("CREATE VIEW meas AS SELECT * FROM store.meas")
+    con.execute(MEAS_VIEW.format(src="store."))
     camps = con.execute("SELECT campaign, path FROM store.campaigns ORDER BY ingested_at, campaign").fetchall()
     if not camps:
         raise MtError(f"store '{db}' holds no campaigns")
@@ -291,48 +313,38 @@ def export_parquet(data: CampaignData, out: str | Path) -> dict:
     res = {}
     for table, name in (("meas", "measurements.parquet"), ("runs", "runs.parquet")):
         p = str((out / name).resolve()).replace("'", "''")
-        data.con.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{p}' (FORMAT parquet, COMPRESSION zstd)"
-                         if table == "runs" else
-                         f"COPY {table} TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
+        data.con.execute(f"COPY (SELECT * FROM {table}) TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
         res[name] = int(data.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     return res
 
 
-def summarize(data: CampaignData, filt=None) -> list[dict]:
-    """Per (campaign, config, op, msize, nprocs): the distribution of per-run medians of valid measurements.
+def summarize(data: CampaignData, filt=None, per_run: list[dict] | None = None) -> list[dict]:
+    """Per (campaign, config, op, msize, nprocs): the distribution of per-run medians.
 
     ``filt`` is an outlier filter (stats.outliers.Filter); None keeps every valid measurement.
-    Keys: config, op, msize, nprocs, runs, runs_without_valid, measurements, invalid, median_s,
-    mean_s, min_s, max_s, spread_pct (and the keys added by stats.summary when called from there)."""
-    from .stats.outliers import filtered_view
+    Keys: campaign, config, op, msize, nprocs, runs, runs_without_valid, measurements (valid),
+    invalid, outliers, median_s, mean_s, min_s, max_s (of the run medians), spread_pct."""
+    import numpy as np
 
-    src = filtered_view(data.con, filt)
-    q = f"""
-    WITH per_run AS (
-        SELECT campaign, config, op, msize, nprocs, run_id,
-               median(runtime_s) FILTER (WHERE keep) AS med,
-               count(*) FILTER (WHERE keep) AS nkeep,
-               count(*) FILTER (WHERE valid) AS nvalid,
-               count(*) AS n
-        FROM {src} GROUP BY ALL
-    )
-    SELECT campaign, config, op, msize, nprocs,
-           count(med) AS runs,
-           count(*) FILTER (WHERE med IS NULL) AS runs_without_valid,
-           sum(nvalid) AS measurements,
-           sum(n) - sum(nvalid) AS invalid,
-           sum(nvalid) - sum(nkeep) AS outliers,
-           median(med) AS median_s, avg(med) AS mean_s, min(med) AS min_s, max(med) AS max_s
-    FROM per_run GROUP BY ALL
-    ORDER BY campaign, config, op, msize, nprocs
-    """
-    cur = data.con.execute(q)
-    names = [d[0] for d in cur.description]
+    from .stats.summary import per_run_table
+
+    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
+    groups: dict[tuple, list[dict]] = {}
+    for r in per_run:
+        groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
     out = []
-    for row in cur.fetchall():
-        r = dict(zip(names, row))
-        for k in ("runs", "runs_without_valid", "measurements", "invalid", "outliers", "msize", "nprocs"):
-            r[k] = int(r[k]) if r[k] is not None else 0
+    for key in sorted(groups):
+        rs = groups[key]
+        meds = np.array([r["median_s"] for r in rs if r["n"] > 0], dtype=float)
+        r = dict(zip(("campaign", "config", "op", "msize", "nprocs"), key))
+        r.update(runs=int(meds.size), runs_without_valid=sum(1 for x in rs if x["n"] == 0),
+                 measurements=sum(x["n"] + x["outliers"] for x in rs), invalid=sum(x["invalid"] for x in rs),
+                 outliers=sum(x["outliers"] for x in rs))
+        if meds.size:
+            r.update(median_s=float(np.median(meds)), mean_s=float(meds.mean()), min_s=float(meds.min()),
+                     max_s=float(meds.max()))
+        else:
+            r.update(median_s=None, mean_s=None, min_s=None, max_s=None)
         med = r["median_s"]
         r["spread_pct"] = (100.0 * (r["max_s"] - r["min_s"]) / med) if med else None
         out.append(r)

@@ -72,21 +72,21 @@ def test_cutcoef_properties(xs, c):
 def test_sql_filter_equals_numpy(filt):
     rng = np.random.default_rng(7)
     con = duckdb.connect()
-    con.execute("CREATE TABLE meas (campaign VARCHAR, run_id VARCHAR, op VARCHAR, msize BIGINT, nprocs INT, "
+    con.execute("CREATE TABLE meas (run_no INT, op VARCHAR, msize BIGINT, nprocs INT, "
                 "runtime_s DOUBLE, valid BOOLEAN)")
     ref = {}
     for run in range(3):
         for msize in (8, 64):
             x = sample_runtimes(rng, 97, 1e-6 * (1 + msize / 64), p_outlier=0.05)
             valid = rng.random(97) > 0.05
-            con.executemany("INSERT INTO meas VALUES ('c', ?, 'op', ?, 2, ?, ?)",
-                            [(f"r{run}", msize, float(v), bool(ok)) for v, ok in zip(x, valid)])
+            con.executemany("INSERT INTO meas VALUES (?, 'op', ?, 2, ?, ?)",
+                            [(run, msize, float(v), bool(ok)) for v, ok in zip(x, valid)])
             xv = x[valid]
             from mpitempo.stats.outliers import keep_mask
-            ref[(f"r{run}", msize)] = np.sort(xv[keep_mask(xv, filt)])
+            ref[(run, msize)] = np.sort(xv[keep_mask(xv, filt)])
     src = filtered_view(con, filt)
     for (run, msize), want in ref.items():
-        got = con.execute(f"SELECT runtime_s FROM {src} WHERE keep AND run_id = ? AND msize = ? ORDER BY 1",
+        got = con.execute(f"SELECT runtime_s FROM {src} WHERE keep AND run_no = ? AND msize = ? ORDER BY 1",
                           [run, msize]).fetchnumpy()["runtime_s"]
         np.testing.assert_array_equal(got, want)
 

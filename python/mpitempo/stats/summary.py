@@ -109,7 +109,7 @@ def per_run_table(con, filt: Filter | None) -> list[dict]:
     cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, run_id, any_value(run_index) AS run_index,
             {_stats_sql('runtime_s', 'keep')},
             count(*) FILTER (WHERE valid AND NOT keep) AS outliers, count(*) FILTER (WHERE NOT valid) AS invalid
-        FROM {src} GROUP BY campaign, config, op, msize, nprocs, run_id
+        FROM {src} GROUP BY campaign, config, op, msize, nprocs, run_id, run_no
         ORDER BY campaign, config, op, msize, nprocs, run_index, run_id""")
     out = []
     for r in _rows(cur):
