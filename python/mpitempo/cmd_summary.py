@@ -6,14 +6,14 @@ import click
 from .options import filter_options, json_option, make_filter
 from .output import console, print_json, table, us
 from .sizes import format_size
-from .stats.outliers import Filter, outlier_counts, outlier_line
-from .stats.summary import group_table, per_run_table
+from .stats.outliers import Filter, outlier_line
+from .stats.summary import counts_from_per_run, group_table, per_run_table
 from .store import open_campaigns, summarize
 
 
-def summary_rows(data, filt: Filter, level: float = 0.95) -> list[dict]:
+def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
     """summarize() plus the per-group statistics of stats.summary (nested objects)."""
-    per_run = per_run_table(data.con, filt)
+    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
@@ -36,13 +36,14 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
                   roots=None) -> list[dict]:
     filt = filt or Filter()
     data = open_campaigns(roots or [root])
-    counts = outlier_counts(data.con, filt)
+    pr = per_run_table(data.con, filt)
+    counts = counts_from_per_run(pr, filt)
     if per_run:
-        rows = per_run_table(data.con, filt)
+        rows = pr
         for r in rows:
             r["filter"] = filt.settings()
     else:
-        rows = summary_rows(data, filt)
+        rows = summary_rows(data, filt, per_run=pr)
     if as_json:
         print_json(rows)
         return rows

@@ -108,16 +108,26 @@ def per_run_table(con, filt: Filter | None) -> list[dict]:
     src = filtered_view(con, filt)
     cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, run_id, any_value(run_index) AS run_index,
             {_stats_sql('runtime_s', 'keep')},
-            count(*) FILTER (WHERE valid AND NOT keep) AS outliers, count(*) FILTER (WHERE NOT valid) AS invalid
+            count(*) FILTER (WHERE valid AND NOT keep) AS outliers, count(*) FILTER (WHERE NOT valid) AS invalid,
+            count(*) FILTER (WHERE abs(oclass) = 1) AS mild, count(*) FILTER (WHERE abs(oclass) = 2) AS severe,
+            count(*) FILTER (WHERE oclass < 0) AS low, count(*) FILTER (WHERE oclass > 0) AS high
         FROM {src} GROUP BY campaign, config, op, msize, nprocs, run_id, run_no
         ORDER BY campaign, config, op, msize, nprocs, run_index, run_id""")
     out = []
     for r in _rows(cur):
         r = _finish(r)
-        for k in ("msize", "nprocs", "run_index", "outliers", "invalid"):
+        for k in ("msize", "nprocs", "run_index", "outliers", "invalid", "mild", "severe", "low", "high"):
             r[k] = int(r[k])
         out.append(r)
     return out
+
+
+def counts_from_per_run(per_run: list[dict], filt: Filter | None) -> dict:
+    """outlier_counts() from the per-run rows (no extra pass over the measurements)."""
+    from .outliers import NONE
+
+    tot = {k: sum(r[k] for r in per_run) for k in ("outliers", "mild", "severe", "low", "high")}
+    return {"measurements": sum(r["n"] + r["outliers"] for r in per_run), **tot, "filter": (filt or NONE).settings()}
 
 
 def pooled_table(con, filt: Filter | None) -> dict[tuple, dict]:
