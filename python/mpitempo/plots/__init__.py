@@ -34,6 +34,11 @@ def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
         ax.fill_between(x, np.asarray(s["lo"]) * US, np.asarray(s["hi"]) * US, alpha=0.25)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_xlabel("message size [bytes]")
     ax.set_ylabel("runtime [µs]")
     ax.set_title(f"{op}: median of run medians (band: 95% CI, or Q1..Q3 below 6 runs)")

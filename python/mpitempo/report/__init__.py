@@ -13,6 +13,7 @@ from ..cmd_summary import summary_rows
 from ..comparison import compare, sample_arrays
 from ..errors import MtError
 from ..sizes import format_size
+from ..stats.diagnostics import mpirun_factor
 from ..stats.outliers import Filter, filtered_view, outlier_line
 from ..stats.summary import counts_from_per_run, per_run_table
 
@@ -187,6 +188,12 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
         samples = [kept["runtime_s"][kept["run_index"] == i] for i in runs_]
         parts.append(_img(plots.png(plots.mpirun_means(samples, [str(i) for i in runs_], f"{label}: mpirun as a factor")),
                           "mpirun factor"))
+        kw = mpirun_factor(samples)
+        if kw["kruskal_p"] is not None:
+            verdict = ("the mpirun is a factor here: compare distributions over many mpiruns, never one"
+                       if kw["kruskal_p"] <= 0.05 else "no evidence that the mpirun matters for this group")
+            parts.append(f"<p class='note'>Kruskal-Wallis across {len(samples)} mpiruns: H = {kw['kruskal_h']:.3g}, "
+                         f"p = {kw['kruskal_p']:.3g}: {verdict}.</p>")
     # reproducibility: per size, the campaigns' means of run medians (several campaigns) or the run medians
     sel = (arr["op"] == first["op"]) & (arr["config"] == first["config"]) & np.isfinite(arr["med"].astype(float))
     vals: dict[int, list] = {}
