@@ -7,7 +7,7 @@ Writes a campaign directory (2 configurations x 20 mpiruns x 5 ops x 10 sizes x 
 right-skewed with a second mode, 0.5% large outliers, a per-mpirun effect, B 3% slower), then
 times, each in a fresh child process (so peak RSS is the phase's own):
 
-1. ingest + Tukey filter + summary: open_campaigns, outlier_counts and summary_rows
+1. ingest + Tukey filter + summary: open_campaigns, per_run_table (filter, outlier counts) and summary_rows
    (per-run and across-run statistics with median CIs), as `mpitempo summary --json` does;
 2. `mpitempo compare DIR --json`.
 
@@ -30,19 +30,21 @@ PHASE1 = """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from mpitempo.store import open_campaigns
-from mpitempo.stats.outliers import Filter, outlier_counts
+from mpitempo.stats.outliers import Filter
+from mpitempo.stats.summary import counts_from_per_run, per_run_table
 from mpitempo.cmd_summary import summary_rows
 t1 = time.perf_counter()
 data = open_campaigns([sys.argv[1]])
 t2 = time.perf_counter()
 filt = Filter("tukey", 1.5)
-counts = outlier_counts(data.con, filt)
+per_run = per_run_table(data.con, filt)
+counts = counts_from_per_run(per_run, filt)
 t3 = time.perf_counter()
-rows = summary_rows(data, filt)
+rows = summary_rows(data, filt, per_run=per_run)
 t4 = time.perf_counter()
 n = data.con.execute("SELECT count(*) FROM meas").fetchone()[0]
 print(json.dumps({"measurements": n, "groups": len(rows), "outliers": counts["outliers"],
-                  "import_s": t1 - t0, "ingest_s": t2 - t1, "filter_count_s": t3 - t2, "summary_s": t4 - t3,
+                  "import_s": t1 - t0, "ingest_s": t2 - t1, "filter_per_run_s": t3 - t2, "summary_s": t4 - t3,
                   "total_s": t4 - t1,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
@@ -76,6 +78,7 @@ def main() -> None:
         gen_s = time.perf_counter() - t
     size_mib = sum(f.stat().st_size for f in root.rglob("measurements.csv")) / 2 ** 20
 
+    load0 = os.getloadavg()[0]
     wall1, _, out1 = child([sys.executable, "-c", PHASE1, str(root)])
     phase1 = json.loads(out1)
     exe = shutil.which("mpitempo") or "mpitempo"
@@ -90,7 +93,7 @@ def main() -> None:
     rss2 = float(r.stderr.strip().splitlines()[-1])
     res = {
         "benchmark": "stats_10m", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python bench/stats_10m.py", "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+        "command": "python bench/stats_10m.py", "machine": {"cpus": os.cpu_count(), "loadavg_1m_before": load0, "loadavg_1m_after": os.getloadavg()[0], "python": platform.python_version(),
                                                            "platform": platform.platform()},
         "data": {"measurements": phase1["measurements"], "csv_mib": round(size_mib, 1), "runs": 40,
                  "groups": phase1["groups"], "generate_s": gen_s},
