@@ -15,19 +15,24 @@ def cli():
     """mpitempo: precise, reproducible, statistically sound MPI benchmarking.
 
     Measure MPI operations over many mpiruns (`run`), summarise them
-    (`summary`), and record the experimental factors of the machine (`info`).
+    (`summary`), compare configurations with a statistical test (`compare`),
+    write an HTML report (`report`), keep results in a DuckDB store (`ingest`,
+    `export`), and record the experimental factors of the machine (`info`).
     """
 
 
 def _register():
     from .cmd_build import build
     from .cmd_clocks import clocks
+    from .cmd_compare import compare_cmd
     from .cmd_info import info
     from .cmd_pingpong import pingpong
+    from .cmd_report import report
     from .cmd_run import run
+    from .cmd_store import export, ingest
     from .cmd_summary import summary
 
-    for cmd in (build, clocks, info, run, summary, pingpong):
+    for cmd in (build, info, run, summary, compare_cmd, report, clocks, pingpong, ingest, export):
         cli.add_command(cmd)
 
 

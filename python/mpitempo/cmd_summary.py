@@ -3,39 +3,98 @@ from __future__ import annotations
 
 import click
 
-from .options import json_option
+from .options import filter_options, json_option, make_filter
 from .output import console, print_json, table, us
 from .sizes import format_size
-from .store import open_campaign, summarize
+from .stats.outliers import Filter, outlier_line
+from .stats.summary import counts_from_per_run, group_table, per_run_table
+from .store import open_campaigns, summarize
 
 
-def print_summary(root, as_json: bool = False) -> list[dict]:
-    data = open_campaign(root)
-    rows = summarize(data)
+def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
+    """summarize() plus the per-group statistics of stats.summary (nested objects)."""
+    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
+    rows = summarize(data, filt, per_run)
+    groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
+              for g in group_table(data.con, filt, level, per_run)}
+    for r in rows:
+        g = groups.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), {})
+        r["filter"] = filt.settings()
+        for k in ("median_ci", "run_medians", "run_means", "pooled"):
+            r[k] = g.get(k)
+    return rows
+
+
+def _ci_cell(r) -> str:
+    ci = r.get("median_ci") or {}
+    if ci.get("lo_s") is None:
+        return f"need >= {ci.get('need_runs', 6)} runs"
+    return f"{us(ci['lo_s'])} .. {us(ci['hi_s'])}"
+
+
+def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
+                  roots=None) -> list[dict]:
+    filt = filt or Filter()
+    data = open_campaigns(roots or [root])
+    pr = per_run_table(data.con, filt)
+    counts = counts_from_per_run(pr, filt)
+    if per_run:
+        rows = pr
+        for r in rows:
+            r["filter"] = filt.settings()
+    else:
+        rows = summary_rows(data, filt, per_run=pr)
     if as_json:
         print_json(rows)
         return rows
     con = console()
-    t = table(f"mpitempo summary of {root}",
-              [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"), ("runs", "right"),
-               ("median [µs]", "right"), ("mean [µs]", "right"), ("min [µs]", "right"), ("max [µs]", "right"),
-               ("spread", "right")])
-    for r in rows:
-        spread = f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-"
-        t.add_row(r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]),
-                  str(r["runs"]), us(r["median_s"]), us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]), spread)
-    t.caption = ("runs = mpiruns; median, mean, min, max are taken over the per-run medians of valid "
-                 "measurements; spread = (max - min) / median")
+    many = len(data.labels) > 1
+    src = ", ".join(str(r) for r in data.roots) if many else str(data.root)
+    lead = [("campaign", "left")] if many else []
+    if per_run:
+        t = table(f"mpitempo summary of {src}, per mpirun",
+                  lead + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
+                          ("run", "right"), ("n", "right"), ("min [µs]", "right"), ("Q1 [µs]", "right"),
+                          ("median [µs]", "right"), ("mean [µs]", "right"), ("Q3 [µs]", "right"),
+                          ("max [µs]", "right"), ("std [µs]", "right"), ("CV", "right"), ("RSE", "right"),
+                          ("outliers", "right")])
+        for r in rows:
+            pct = lambda v: f"{100 * v:.1f}%" if v is not None else "-"  # noqa: E731
+            t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
+                      str(r["nprocs"]), str(r["run_index"]), str(r["n"]), us(r["min_s"]), us(r["q1_s"]),
+                      us(r["median_s"]), us(r["mean_s"]), us(r["q3_s"]), us(r["max_s"]), us(r["std_s"]),
+                      pct(r["cv"]), pct(r["rse"]), str(r["outliers"]))
+        t.caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
+    else:
+        t = table(f"mpitempo summary of {src}",
+                  lead + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
+                          ("runs", "right"), ("median [µs]", "right"), ("95% CI [µs]", "right"),
+                          ("mean [µs]", "right"), ("min [µs]", "right"), ("max [µs]", "right"), ("spread", "right"),
+                          ("outliers", "right")])
+        for r in rows:
+            spread = f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-"
+            t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
+                      str(r["nprocs"]), str(r["runs"]), us(r["median_s"]), _ci_cell(r), us(r["mean_s"]),
+                      us(r["min_s"]), us(r["max_s"]), spread, str(r["outliers"]))
+        t.caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
+                     f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median")
     t.caption_justify = "left"
     con.print(t)
-    notes = []
-    few = sorted({r["runs"] for r in rows if r["runs"] < 5})
-    if few:
-        notes.append(f"some groups have only {few[0]} run(s): need >= 5 mpiruns per configuration "
-                     "for a comparison that can reach significance")
-    bad = [r for r in rows if r["invalid"]]
-    if bad:
-        notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
+    notes = [outlier_line(counts["outliers"], counts["measurements"],
+                          *((counts["mild"], counts["severe"]) if filt.kind == "tukey" else ()))
+             + f" ({filt.describe()})"]
+    if not per_run:
+        few = sorted({r["runs"] for r in rows if r["runs"] < 5})
+        if few:
+            notes.append(f"some groups have only {few[0]} run(s): need >= 5 mpiruns per configuration "
+                         "for a comparison that can reach significance")
+        empty = [r for r in rows if r["runs_without_valid"]]
+        if empty:
+            notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
+                         "in some group and are left out of it")
+        bad = [r for r in rows if r["invalid"]]
+        if bad:
+            notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
     from . import factors
     for cfg, keys in factors.within_group_differences(factors.load(root)).items():
         shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
@@ -51,13 +110,18 @@ def print_summary(root, as_json: bool = False) -> list[dict]:
 
 
 @click.command()
-@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("campaign_dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
+@filter_options
+@click.option("--per-run", is_flag=True, help="One row per mpirun: n, min, Q1, median, mean, Q3, max, std, CV, RSE.")
 @json_option
-def summary(campaign_dir, as_json):
-    """Summarise a campaign directory: per (config, op, msize, nprocs) the
-    number of runs and the median, mean, min and max of the per-run medians (µs).
+def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, as_json):
+    """Summarise campaign directories (or one store made by `mpitempo ingest`): per (config, op,
+    msize, nprocs) the number of runs and the median (with its 95% confidence interval), mean, min
+    and max of the per-run medians (µs), after an outlier filter per mpirun.
 
-    --json prints a list of objects with the keys config, op, msize, nprocs,
-    runs, median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid.
+    --json prints a list of objects with the keys campaign, config, op, msize, nprocs, runs,
+    median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid, outliers, filter,
+    median_ci, run_medians, run_means, pooled (see docs/statistics.md).
     """
-    print_summary(campaign_dir, as_json)
+    print_summary(campaign_dirs[0], as_json, make_filter(filter_kind, tukey_k, cut_coef), per_run,
+                  roots=list(campaign_dirs))

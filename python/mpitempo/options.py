@@ -15,3 +15,22 @@ mpicc_option = click.option("--mpicc", default=None, metavar="PATH",
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 timer_option = click.option("--timer", default=None, metavar="NAME",
                             help="monotonic (default), monotonic_raw, realtime, gettimeofday, rdtscp, wtime.")
+filter_option = click.option("--filter", "filter_kind", type=click.Choice(["tukey", "cutcoef", "none"]),
+                             default="tukey", show_default=True,
+                             help="Outlier filter per mpirun and experiment, applied at analysis time "
+                                  "(raw data are kept): Tukey fences, or x <= cut_coef x median (paper 004).")
+tukey_k_option = click.option("--tukey-k", type=float, default=1.5, show_default=True, metavar="K",
+                              help="Tukey fence factor: keep Q1 - K*IQR .. Q3 + K*IQR.")
+cut_coef_option = click.option("--cut-coef", type=float, default=2.0, show_default=True, metavar="C",
+                               help="cutcoef filter: keep x <= C x median (C > 1).")
+
+
+def filter_options(f):
+    """--filter, --tukey-k, --cut-coef."""
+    return filter_option(tukey_k_option(cut_coef_option(f)))
+
+
+def make_filter(filter_kind, tukey_k, cut_coef):
+    from .stats.outliers import Filter
+
+    return Filter(filter_kind, tukey_k, cut_coef)

@@ -1,23 +1,36 @@
 """Read campaign directories with DuckDB, straight from the files.
 
-``open_campaign(dir)`` returns a connection with two relations:
+``open_campaign(dir)`` / ``open_campaigns([dir, ...])`` return a connection with
+two relations:
 
-* ``runs``: one row per complete mpirun (run_id, config, run_index, nprocs,
-  library, timer, scheme, start_time, dir), from meta.json;
-* ``meas``: every row of every measurements.csv, with run_id and config.
+* ``runs``: one row per complete mpirun: campaign, run_id, config, run_index,
+  nprocs and the experimental factors of meta.json (library, timer, scheme,
+  compiler, host, governor, cache_policy, clock_sync), start_time, file;
+* ``meas``: every row of every measurements.csv, with campaign, run_id, config
+  and run_index.
 
 Incomplete runs (no meta.json) and failed runs are listed separately and are
 never mixed into the measurements.
+
+A persistent store (``ingest(db, dirs)``, `mpitempo ingest`) keeps the same two
+tables plus ``campaigns`` in a DuckDB file that accumulates campaigns over time;
+ingesting a campaign again replaces its rows (a resumed campaign gains its new
+runs, nothing is counted twice). ``open_store(path)`` reads such a file back as
+a CampaignData, so every analysis command also takes a ``.duckdb`` file.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
 from .errors import MtError
+
+SCHEMA_VERSION = 1
 
 CSV_COLUMNS = {
     "op": "VARCHAR", "msize": "BIGINT", "nprocs": "INTEGER", "scheme": "VARCHAR", "exp": "INTEGER",
@@ -25,13 +38,66 @@ CSV_COLUMNS = {
 }
 
 
+def _get(meta: dict, *path, default=""):
+    cur = meta
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return default
+        cur = cur[p]
+    return "" if cur is None else cur
+
+
+def _hosts(meta: dict) -> str:
+    ranks = meta.get("ranks") or []
+    return ",".join(sorted({str(r.get("host", "")) for r in ranks if isinstance(r, dict)}))
+
+
+# Experimental factors of one mpirun, from its meta.json: the column name in `runs`
+# and how it is read. `compare --by` accepts these and `campaign`.
+FACTORS = {
+    "config": lambda m: str(m.get("config", "default")),
+    "nprocs": lambda m: int(m.get("nprocs", 0) or 0),
+    "library": lambda m: str(_get(m, "mpi", "library")),
+    "timer": lambda m: str(_get(m, "timer", "name")),
+    "scheme": lambda m: str(_get(m, "scheme", "name")),
+    "compiler": lambda m: str(_get(m, "build", "compiler")),
+    "host": _hosts,
+    "governor": lambda m: str(_get(m, "machine", "frequency_governor")),
+    "cache_policy": lambda m: str(m.get("cache_policy", "") or ""),
+    "clock_sync": lambda m: str(_get(m, "clock", "sync")),
+}
+RUN_COLUMNS = (["run_no", "campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
+                "compiler", "host", "governor", "cache_policy", "clock_sync", "start_time", "file"])
+RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (run_no INTEGER, campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
+            "run_index INTEGER, nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, "
+            "compiler VARCHAR, host VARCHAR, governor VARCHAR, cache_policy VARCHAR, clock_sync VARCHAR, "
+            "start_time VARCHAR, file VARCHAR)")
+# the measurements themselves, keyed by the small integer run_no (memory: ~45 bytes per row)
+MEAS_RAW_DDL = ("CREATE TABLE IF NOT EXISTS meas_raw (run_no INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, "
+                "scheme VARCHAR, exp INTEGER, rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
+MEAS_VIEW = """CREATE OR REPLACE VIEW meas AS
+    SELECT r.campaign, r.run_id, r.config, r.run_index, m.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp,
+           m.rep, m.runtime_s, m.valid, m.local_max_s
+    FROM {src}meas_raw m JOIN {src}runs r USING (run_no)"""
+CAMPAIGNS_DDL = ("CREATE TABLE IF NOT EXISTS campaigns (campaign VARCHAR, path VARCHAR, name VARCHAR, "
+                 "ingested_at VARCHAR, runs INTEGER, failed INTEGER, incomplete INTEGER, measurements BIGINT)")
+
+
+def connect(path: str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(path or ":memory:", read_only=read_only)
+    con.execute("SET enable_progress_bar = false")   # it would write to stdout
+    return con
+
+
 @dataclass
 class CampaignData:
     con: duckdb.DuckDBPyConnection
     root: Path
-    metas: dict[str, dict]
+    metas: dict[str, dict]                       # run_id -> meta.json (first campaign wins on a clash)
     failed: list[dict] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)   # campaign label of each root
 
 
 def find_runs(root: Path) -> tuple[list[Path], list[dict], list[str]]:
@@ -50,73 +116,235 @@ def find_runs(root: Path) -> tuple[list[Path], list[dict], list[str]]:
     return complete, failed, incomplete
 
 
-def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
-    root = Path(root)
+def _check_root(root: Path) -> None:
+    if not root.exists():
+        raise MtError(f"'{root}' does not exist")
     if not root.is_dir():
         raise MtError(f"'{root}' is not a directory")
     if not (root / "runs").is_dir():
         raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
+
+
+def _campaign_name(root: Path) -> str:
+    spec = root / "campaign.toml"
+    if spec.exists():
+        for line in spec.read_text(errors="replace").splitlines():
+            k, _, v = line.partition("=")
+            if k.strip() == "name":
+                return v.strip().strip('"').strip("'")
+    return root.name
+
+
+def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
+    """Append one campaign to runs and meas_raw (new run_no values). Returns (metas, failed, incomplete)."""
+    _check_root(root)
     complete, failed, incomplete = find_runs(root)
     if not complete:
         extra = f" ({len(failed)} failed, {len(incomplete)} incomplete)" if failed or incomplete else ""
         raise MtError(f"campaign '{root}' has no complete runs{extra}")
-    con = con or duckdb.connect()
     metas: dict[str, dict] = {}
     rows = []
+    first = int(con.execute("SELECT coalesce(max(run_no) + 1, 0) FROM runs").fetchone()[0])
     for d in complete:
         try:
             meta = json.loads((d / "meta.json").read_text())
         except json.JSONDecodeError as e:
             raise MtError(f"'{d / 'meta.json'}' is not valid JSON: {e}") from None
+        if not isinstance(meta, dict):
+            raise MtError(f"'{d / 'meta.json'}' is not a JSON object")
         metas[d.name] = meta
-        rows.append((d.name, meta.get("config", "default"), int(meta.get("run_index", 0)),
-                     int(meta.get("nprocs", 0)), (meta.get("mpi") or {}).get("library", ""),
-                     (meta.get("timer") or {}).get("name", ""), (meta.get("scheme") or {}).get("name", ""),
-                     meta.get("start_time", ""), str((d / "measurements.csv").resolve())))
-    con.execute("CREATE OR REPLACE TABLE runs (run_id VARCHAR, config VARCHAR, run_index INTEGER, "
-                "nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, start_time VARCHAR, "
-                "file VARCHAR)")
-    con.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    files = [r[-1] for r in rows]
+        f = FACTORS
+        rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
+                     f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
+                     f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
+                     str(meta.get("start_time", "") or ""), str((d / "measurements.csv").resolve())))
+    con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
+    con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
     cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
-    file_list = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+    file_list = "[" + ", ".join("'" + r[-1].replace("'", "''") + "'" for r in rows) + "]"
     try:
-        con.execute(f"""CREATE OR REPLACE TABLE meas AS
-            SELECT r.run_id, r.config, r.run_index, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep,
-                   m.runtime_s, m.valid::BOOLEAN AS valid, m.local_max_s
+        con.execute(f"""INSERT INTO meas_raw
+            SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s, m.valid::BOOLEAN,
+                   m.local_max_s
             FROM read_csv({file_list}, header=true, columns={{{cols}}}, filename=true) m
-            JOIN runs r ON r.file = m.filename""")
+            JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
         raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None
-    return CampaignData(con=con, root=root, metas=metas, failed=failed, incomplete=incomplete)
+    con.execute("INSERT INTO runs SELECT * FROM _new_runs")
+    nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
+    con.execute("DROP TABLE _new_runs")
+    return metas, failed, incomplete, len(rows), int(nmeas)
 
 
-def summarize(data: CampaignData) -> list[dict]:
-    """Per (config, op, msize, nprocs): the distribution of per-run medians of valid measurements."""
-    q = """
-    WITH per_run AS (
-        SELECT config, op, msize, nprocs, run_id,
-               median(runtime_s) FILTER (WHERE valid) AS med,
-               count(*) FILTER (WHERE valid) AS nvalid,
-               count(*) AS n
-        FROM meas GROUP BY ALL
-    )
-    SELECT config, op, msize, nprocs,
-           count(med) AS runs,
-           count(*) FILTER (WHERE med IS NULL) AS runs_without_valid,
-           sum(nvalid) AS measurements,
-           sum(n) - sum(nvalid) AS invalid,
-           median(med) AS median_s, avg(med) AS mean_s, min(med) AS min_s, max(med) AS max_s
-    FROM per_run GROUP BY ALL
-    ORDER BY config, op, msize, nprocs
-    """
-    cur = data.con.execute(q)
-    names = [d[0] for d in cur.description]
+def _labels(roots: list[Path]) -> list[str]:
+    names = [r.name or str(r) for r in roots]
+    if len(set(names)) == len(names):
+        return names
+    return [str(r) for r in roots]
+
+
+def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
+    """Load one or more campaign directories (or one .duckdb store) into an in-memory DuckDB."""
+    roots = [Path(r) for r in roots]
+    if len(roots) == 1 and roots[0].is_file():
+        return open_store(roots[0])
+    for r in roots:
+        if r.is_file():
+            raise MtError(f"'{r}' is a file: give campaign directories, or one .duckdb store alone")
+    labels = _labels(roots)
+    con = con or connect()
+    from .stats.outliers import drop_fences
+
+    drop_fences(con)
+    con.execute("DROP VIEW IF EXISTS meas")
+    con.execute("DROP TABLE IF EXISTS runs")
+    con.execute("DROP TABLE IF EXISTS meas_raw")
+    con.execute(RUNS_DDL)
+    con.execute(MEAS_RAW_DDL)
+    con.execute(MEAS_VIEW.format(src=""))
+    all_metas: dict[str, dict] = {}
+    failed_all, incomplete_all = [], []
+    for root, label in zip(roots, labels):
+        try:
+            metas, failed, incomplete, _, _ = _load_one(con, root, label)
+        except MtError:
+            con.execute("DROP TABLE IF EXISTS _new_runs")
+            raise
+        for k, v in metas.items():
+            all_metas.setdefault(k, v)
+        pre = f"{label}/" if len(roots) > 1 else ""
+        failed_all += [dict(f, run_id=pre + str(f.get("run_id", "?"))) for f in failed]
+        incomplete_all += [pre + i for i in incomplete]
+    return CampaignData(con=con, root=roots[0], metas=all_metas, failed=failed_all,
+                        incomplete=incomplete_all, roots=roots, labels=labels)
+
+
+def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None) -> CampaignData:
+    return open_campaigns([root], con)
+
+
+# -- persistent store ------------------------------------------------------------------------------
+
+def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    try:
+        return connect(str(db), read_only=read_only)
+    except duckdb.Error as e:
+        raise MtError(f"cannot open store '{db}': {str(e).splitlines()[0]}") from None
+
+
+def ingest(db: str | Path, roots) -> list[dict]:
+    """Add campaign directories to a persistent DuckDB store; re-ingesting replaces a campaign's rows.
+
+    Returns one record per campaign: campaign (label), path, name, ingested_at, runs, failed,
+    incomplete, measurements, replaced (True when the campaign was there before)."""
+    db = Path(db)
+    con = _store_con(db)
+    try:
+        con.execute("CREATE TABLE IF NOT EXISTS mt_schema (version INTEGER)")
+        got = con.execute("SELECT max(version) FROM mt_schema").fetchone()[0]
+        if got is None:
+            con.execute("INSERT INTO mt_schema VALUES (?)", [SCHEMA_VERSION])
+        elif got != SCHEMA_VERSION:
+            raise MtError(f"store '{db}' has schema version {got}, this mpitempo writes {SCHEMA_VERSION}")
+        for ddl in (RUNS_DDL, MEAS_RAW_DDL, CAMPAIGNS_DDL, MEAS_VIEW.format(src="")):
+            con.execute(ddl)
+        out = []
+        for root in [Path(r) for r in roots]:
+            path = str(root.resolve())
+            known = dict(con.execute("SELECT path, campaign FROM campaigns").fetchall())
+            label = known.get(path)
+            replaced = label is not None
+            if label is None:
+                label = root.resolve().name
+                if label in known.values():
+                    label = f"{label}#{hashlib.sha1(path.encode()).hexdigest()[:6]}"
+            _check_root(root)
+            before = con.execute("SELECT ingested_at FROM campaigns WHERE campaign = ?", [label]).fetchone()
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute("DELETE FROM meas_raw WHERE run_no IN (SELECT run_no FROM runs WHERE campaign = ?)",
+                            [label])
+                for t in ("runs", "campaigns"):
+                    con.execute(f"DELETE FROM {t} WHERE campaign = ?", [label])
+                _, failed, incomplete, nruns, nmeas = _load_one(con, root, label)
+                rec = {"campaign": label, "path": path, "name": _campaign_name(root),
+                       "ingested_at": before[0] if before else datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                       "runs": nruns, "failed": len(failed), "incomplete": len(incomplete), "measurements": nmeas}
+                con.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(rec.values()))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            out.append(dict(rec, replaced=replaced))
+        return out
+    finally:
+        con.close()
+
+
+def open_store(db: str | Path) -> CampaignData:
+    """Read a persistent store (attached read-only) as a CampaignData."""
+    db = Path(db)
+    try:
+        src = _store_con(db, read_only=True)
+    except MtError:
+        raise MtError(f"'{db}' is neither a campaign directory nor an mpitempo store") from None
+    tables = {r[0] for r in src.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    src.close()
+    if not {"runs", "meas_raw", "campaigns"} <= tables:
+        raise MtError(f"'{db}' is not an mpitempo store (made by `mpitempo ingest`)")
+    con = connect()
+    path = str(db.resolve()).replace("'", "''")
+    con.execute(f"ATTACH '{path}' AS store (READ_ONLY)")
+    con.execute("CREATE VIEW runs AS SELECT * FROM store.runs")
+    con.execute(MEAS_VIEW.format(src="store."))
+    camps = con.execute("SELECT campaign, path FROM store.campaigns ORDER BY ingested_at, campaign").fetchall()
+    if not camps:
+        raise MtError(f"store '{db}' holds no campaigns")
+    return CampaignData(con=con, root=db, metas={}, roots=[Path(p) for _, p in camps],
+                        labels=[c for c, _ in camps])
+
+
+def export_parquet(data: CampaignData, out: str | Path) -> dict:
+    """Write meas and runs as Parquet files into directory OUT (measurements.parquet, runs.parquet)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MtError(f"'{out}' exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    res = {}
+    for table, name in (("meas", "measurements.parquet"), ("runs", "runs.parquet")):
+        p = str((out / name).resolve()).replace("'", "''")
+        data.con.execute(f"COPY (SELECT * FROM {table}) TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
+        res[name] = int(data.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    return res
+
+
+def summarize(data: CampaignData, filt=None, per_run: list[dict] | None = None) -> list[dict]:
+    """Per (campaign, config, op, msize, nprocs): the distribution of per-run medians.
+
+    ``filt`` is an outlier filter (stats.outliers.Filter); None keeps every valid measurement.
+    Keys: campaign, config, op, msize, nprocs, runs, runs_without_valid, measurements (valid),
+    invalid, outliers, median_s, mean_s, min_s, max_s (of the run medians), spread_pct."""
+    import numpy as np
+
+    from .stats.summary import per_run_table
+
+    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
+    groups: dict[tuple, list[dict]] = {}
+    for r in per_run:
+        groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
     out = []
-    for row in cur.fetchall():
-        r = dict(zip(names, row))
-        for k in ("runs", "runs_without_valid", "measurements", "invalid", "msize", "nprocs"):
-            r[k] = int(r[k]) if r[k] is not None else 0
+    for key in sorted(groups):
+        rs = groups[key]
+        meds = np.array([r["median_s"] for r in rs if r["n"] > 0], dtype=float)
+        r = dict(zip(("campaign", "config", "op", "msize", "nprocs"), key))
+        r.update(runs=int(meds.size), runs_without_valid=sum(1 for x in rs if x["n"] == 0),
+                 measurements=sum(x["n"] + x["outliers"] for x in rs), invalid=sum(x["invalid"] for x in rs),
+                 outliers=sum(x["outliers"] for x in rs))
+        if meds.size:
+            r.update(median_s=float(np.median(meds)), mean_s=float(meds.mean()), min_s=float(meds.min()),
+                     max_s=float(meds.max()))
+        else:
+            r.update(median_s=None, mean_s=None, min_s=None, max_s=None)
         med = r["median_s"]
         r["spread_pct"] = (100.0 * (r["max_s"] - r["min_s"]) / med) if med else None
         out.append(r)

@@ -3,7 +3,7 @@ import pytest
 
 
 def test_help_everywhere(cli):
-    for cmd in ([], ["run"], ["summary"], ["info"], ["build"]):
+    for cmd in ([], ["run"], ["summary"], ["info"], ["build"], ["compare"], ["report"], ["ingest"], ["export"]):
         code, out, err = cli(*cmd, "--help")
         assert code == 0 and "Usage" in out
 

@@ -1,0 +1,139 @@
+"""`mpitempo compare DIR [DIR] --by FACTOR`: Wilcoxon rank-sum on per-mpirun medians, benchstat style."""
+from __future__ import annotations
+
+import csv
+import sys
+
+import click
+
+from .comparison import Comparison, allowed_factors, compare
+from .errors import MtError
+from .options import filter_options, json_option, make_filter
+from .output import console, print_json, table, us
+from .sizes import format_size
+from .stats.compare import ALTERNATIVES
+
+CSV_KEYS = ["factor", "a", "b", "op", "msize", "nprocs", "runs_a", "runs_b", "median_a_s", "median_b_s",
+            "iqr_pct_a", "iqr_pct_b", "delta_pct", "u", "p_value", "p_holm", "stars", "significant", "alternative"]
+
+
+def _median_cell(med, disp) -> str:
+    return us(med) + (f" ± {disp:.0f}%" if disp is not None else "")
+
+
+def _delta_cell(r) -> str:
+    if r["delta_pct"] is None or r["p_value"] is None:
+        return "-"
+    if not r["significant"]:
+        return "~"
+    return f"{r['delta_pct']:+.2f}%"
+
+
+def _p_cell(r) -> str:
+    p = r.get("p_holm", r["p_value"]) if "p_holm" in r else r["p_value"]
+    if p is None:
+        return "-"
+    return f"p={p:.3f}" + (f" {r['stars']}" if r["stars"] else "")
+
+
+def cells(r, multi: bool) -> list[str]:
+    out = [r["b"]] if multi else []
+    return out + [r["op"], format_size(r["msize"]) if r["msize"] else "0",
+                  str(r["nprocs"]) if r["nprocs"] is not None else "*",
+                  _median_cell(r["median_a_s"], r["iqr_pct_a"]), _median_cell(r["median_b_s"], r["iqr_pct_b"]),
+                  _delta_cell(r), _p_cell(r), f"{r['runs_a']} / {r['runs_b']}"]
+
+
+def headers(c: Comparison, multi: bool) -> list[str]:
+    a = c.base
+    b = "B" if multi else [v for v in c.levels if v != a][0]
+    p = "p (Holm)" if c.rows and "p_holm" in c.rows[0] else "p"
+    return (["B"] if multi else []) + ["op", "msize [B]", "nprocs", f"{a} median [µs]", f"{b} median [µs]",
+                                       "delta", p, "runs A / B"]
+
+
+def caption(c: Comparison) -> str:
+    alt = {"two-sided": "two-sided", "less": f"alternative: {c.base} is faster (less)",
+           "greater": f"alternative: {c.base} is slower (greater)"}[c.alternative]
+    return (f"--by {c.factor}, A = {c.base}; medians of the per-mpirun medians ± half the IQR across runs "
+            f"(% of the median); delta = (B - A) / A, '~' = not significant; Wilcoxon rank-sum "
+            f"(Mann-Whitney U), {alt}; * p <= 0.05, ** <= 0.01, *** <= 0.001")
+
+
+def print_markdown(c: Comparison, multi: bool) -> None:
+    hs = headers(c, multi)
+    print("| " + " | ".join(hs) + " |")
+    print("|" + "|".join("---" if i < (2 if multi else 1) else "---:" for i in range(len(hs))) + "|")
+    for r in c.rows:
+        print("| " + " | ".join(x.replace("|", "\\|") for x in cells(r, multi)) + " |")
+    print()
+    print(caption(c))
+    for i, n in enumerate(c.notes, 1):
+        print(f"\n[{i}] {n}")
+
+
+def print_csv(c: Comparison) -> None:
+    w = csv.DictWriter(sys.stdout, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in c.rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_KEYS})
+
+
+@click.command("compare")
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR [DIR]")
+@click.option("--by", "by", default=None, metavar="FACTOR",
+              help="Factor whose levels are compared: config (default with one DIR), campaign (default with "
+                   "two DIRs), library, timer, scheme, nprocs, compiler, host, governor, cache_policy, clock_sync.")
+@click.option("--alternative", type=click.Choice(ALTERNATIVES), default="two-sided", show_default=True,
+              help="Alternative hypothesis about A relative to B: less = A is faster.")
+@click.option("--base", default=None, metavar="LEVEL",
+              help="Level used as A (default: the first; with two DIRs the first DIR). Every other level is B.")
+@click.option("--holm", is_flag=True, help="Holm-adjust the p-values over all rows (family-wise error).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level for '~' and the notes.")
+@filter_options
+@json_option
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print a Markdown table.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (times in seconds).")
+def compare_cmd(dirs, by, alternative, base, holm, alpha, filter_kind, tukey_k, cut_coef, as_json,
+                as_markdown, as_csv):
+    """Compare two levels of a factor (configurations, campaigns, MPI libraries, timers, ...) with
+    the Wilcoxon rank-sum test on the per-mpirun medians, per (op, msize, nprocs).
+
+    With one DIR the default factor is `config`; with two DIRs it is `campaign` (DIR 1 = A).
+    A DIR may also be a store made by `mpitempo ingest`.
+
+    --json prints a list of objects with the keys factor, a, b, op, msize, nprocs, runs_a, runs_b,
+    median_a_s, median_b_s, iqr_pct_a, iqr_pct_b, delta_pct, u, p_value, (p_holm), min_p, stars,
+    significant, alternative, filter; notes go to stderr.
+    """
+    from .store import open_campaigns
+
+    if sum((as_json, as_markdown, as_csv)) > 1:
+        raise MtError("give at most one of --json, --markdown, --csv")
+    if len(dirs) > 2:
+        raise MtError(f"compare takes one or two campaign directories, got {len(dirs)}")
+    if by is not None and by not in allowed_factors():
+        raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
+    by = by or ("campaign" if len(dirs) == 2 else "config")
+    data = open_campaigns(list(dirs))
+    c = compare(data, by, alternative, base, holm, make_filter(filter_kind, tukey_k, cut_coef), alpha)
+    multi = len(c.levels) > 2
+    if as_json or as_csv:
+        print_json(c.rows) if as_json else print_csv(c)
+        for n in c.notes:
+            print(f"mpitempo compare: note: {n}", file=sys.stderr)
+        return
+    if as_markdown:
+        print_markdown(c, multi)
+        return
+    con = console()
+    t = table(f"mpitempo compare: {c.base} vs {', '.join(v for v in c.levels if v != c.base)}",
+              [(h, "left" if i < (2 if multi else 1) else "right") for i, h in enumerate(headers(c, multi))])
+    for r in c.rows:
+        t.add_row(*cells(r, multi))
+    t.caption = caption(c)
+    t.caption_justify = "left"
+    con.print(t)
+    for i, n in enumerate(c.notes, 1):
+        con.print(f"[{i}] {n}", markup=False)

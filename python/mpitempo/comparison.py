@@ -1,0 +1,165 @@
+"""Compare the levels of one factor of loaded campaigns (the data side of `mpitempo compare`).
+
+Per (op, msize, nprocs) group, the per-mpirun medians (after the outlier filter) of level A and
+of level B go into the Mann-Whitney U test of stats.compare. The SQL does the bulk; Python loops
+over groups only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import MtError
+from .sizes import format_size
+from .stats.compare import ALPHA, compare_samples, holm, min_runs_for, stars
+from .stats.outliers import Filter, filtered_view
+from .store import FACTORS, CampaignData
+
+WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
+                "cache_policy", "clock_sync")
+
+
+def allowed_factors() -> list[str]:
+    return ["campaign"] + list(FACTORS)
+
+
+@dataclass
+class Comparison:
+    factor: str
+    levels: list[str]
+    base: str
+    rows: list[dict]
+    notes: list[str] = field(default_factory=list)      # footnotes: missing groups, few runs, factor mismatch
+    alternative: str = "two-sided"
+    filter: dict = field(default_factory=dict)
+
+
+def _label(v) -> str:
+    return str(v)
+
+
+def group_name(op, msize, nprocs) -> str:
+    return f"{op} {format_size(msize) if msize else 0} np={nprocs}"
+
+
+def _level_order(data: CampaignData, by: str, values) -> list[str]:
+    vals = list(dict.fromkeys(_label(v) for v in values))
+    if by == "campaign":
+        return [lab for lab in data.labels if lab in vals] + sorted(v for v in vals if v not in data.labels)
+    try:
+        return sorted(vals, key=lambda v: float(v))
+    except ValueError:
+        return sorted(vals)
+
+
+def compare(data: CampaignData, by: str = "config", alternative: str = "two-sided", base: str | None = None,
+            use_holm: bool = False, filt: Filter | None = None, alpha: float = ALPHA) -> Comparison:
+    if by not in allowed_factors():
+        raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
+    filt = filt or Filter()
+    src = filtered_view(data.con, filt)
+    lvl = "m.nprocs" if by == "nprocs" else f"r.{by}"
+    res = data.con.execute(f"""
+        SELECT CAST({lvl} AS VARCHAR) AS level, m.op, m.msize, m.nprocs, m.campaign, m.run_id,
+               median(m.runtime_s) FILTER (WHERE m.keep) AS med, count(*) FILTER (WHERE m.valid) AS nvalid
+        FROM {src} m JOIN runs r ON r.run_no = m.run_no
+        GROUP BY ALL ORDER BY level, m.op, m.msize, m.nprocs, m.campaign, m.run_id""").fetchall()
+    if not res:
+        raise MtError("no measurements to compare")
+    levels = _level_order(data, by, [r[0] for r in res])
+    if len(levels) < 2:
+        where = ", ".join(str(r) for r in data.roots)
+        raise MtError(f"factor '{by}' has only one level ('{levels[0]}') in {where}: nothing to compare "
+                      f"(give two campaign directories, or --by one of: {', '.join(allowed_factors())})")
+    if base is None:
+        base = levels[0]
+    elif base not in levels:
+        raise MtError(f"unknown level '{base}' of factor '{by}' for --base (levels: {', '.join(levels)})")
+    others = [v for v in levels if v != base]
+
+    # level -> group -> list of run medians; runs without any valid measurement noted
+    samples: dict[str, dict[tuple, list[float]]] = {v: {} for v in levels}
+    empty_runs: list[str] = []
+    for level, op, msize, nprocs, camp, run_id, med, nvalid in res:
+        key = (op, int(msize), int(nprocs)) if by != "nprocs" else (op, int(msize), 0)
+        lst = samples[level].setdefault(key, [])
+        if med is None:
+            empty_runs.append(f"{run_id} ({group_name(op, msize, nprocs)})")
+        else:
+            lst.append(float(med))
+
+    notes: list[str] = []
+    rows: list[dict] = []
+    for other in others:
+        a_keys, b_keys = set(samples[base]), set(samples[other])
+        only_a, only_b = sorted(a_keys - b_keys), sorted(b_keys - a_keys)
+        if only_a:
+            notes.append(f"only in {base} (not compared): " + ", ".join(group_name(*k) for k in only_a))
+        if only_b:
+            notes.append(f"only in {other} (not compared): " + ", ".join(group_name(*k) for k in only_b))
+        common = sorted(a_keys & b_keys)
+        if not common:
+            raise MtError(f"nothing to compare: {base} and {other} have no (op, msize, nprocs) in common")
+        for key in common:
+            r = compare_samples(samples[base][key], samples[other][key], alternative, alpha)
+            op, msize, nprocs = key
+            rows.append({"factor": by, "a": base, "b": other, "op": op, "msize": msize,
+                         "nprocs": nprocs if by != "nprocs" else None, **r, "alternative": alternative})
+    if use_holm:
+        adj = holm([r["p_value"] for r in rows])
+        for r, p in zip(rows, adj):
+            r["p_holm"] = p
+            r["stars"] = stars(p)
+            r["significant"] = p is not None and p <= alpha
+    for r in rows:
+        r["filter"] = filt.settings()
+
+    if empty_runs:
+        notes.append(f"{len(empty_runs)} run(s) with no valid measurement left out: " + ", ".join(empty_runs[:10])
+                     + (" ..." if len(empty_runs) > 10 else ""))
+    cannot = [r for r in rows if r["p_value"] is not None and r["min_p"] > alpha]
+    if cannot:
+        sizes = sorted({(r["runs_a"], r["runs_b"]) for r in cannot})
+        na, nb = sizes[0]
+        notes.append(f"{len(cannot)} comparison(s) have too few runs to reach p <= {alpha:g} "
+                     f"(e.g. {na} vs {nb} runs: smallest possible p = {cannot[0]['min_p']:.3g}); "
+                     f"need >= {min_runs_for(alpha, alternative)} runs per side, better >= 10")
+    elif any(min(r["runs_a"], r["runs_b"]) < 5 for r in rows):
+        notes.append("fewer than 5 runs on a side: the test has little power; use >= 10 mpiruns per side")
+    if len(rows) > 1:
+        nsig = sum(r["significant"] for r in rows)
+        if use_holm:
+            notes.append(f"{len(rows)} comparisons; p-values and stars are Holm-adjusted (family-wise alpha {alpha:g})")
+        else:
+            notes.append(f"{len(rows)} comparisons, {nsig} significant at alpha {alpha:g}: about "
+                         f"{alpha * len(rows):.1f} would be by chance alone if nothing differed; --holm adjusts")
+    notes += factor_mismatch(data, by, base, others)
+    return Comparison(by, levels, base, rows, notes, alternative, filt.settings())
+
+
+def factor_mismatch(data: CampaignData, by: str, base: str, others: list[str]) -> list[str]:
+    """Notes for factors other than `by` whose values differ between the compared sides."""
+    cols = [f for f in WARN_FACTORS if f != by]
+    sel = ", ".join(f"list(DISTINCT CAST({c} AS VARCHAR) ORDER BY CAST({c} AS VARCHAR)) AS {c}" for c in cols)
+    res = data.con.execute(f"SELECT CAST({by} AS VARCHAR) AS level, {sel} FROM runs GROUP BY ALL").fetchall()
+    per_level = {r[0]: dict(zip(cols, r[1:])) for r in res}
+    notes = []
+    for other in others:
+        a, b = per_level.get(base, {}), per_level.get(other, {})
+        for c in cols:
+            va, vb = a.get(c) or [], b.get(c) or []
+            if va != vb:
+                if c == "config" and by in ("library", "compiler"):
+                    continue   # configurations are how one varies the library: expected
+                notes.append(f"{base} and {other} also differ in {c}: {', '.join(va) or '-'} vs "
+                             f"{', '.join(vb) or '-'}: the difference may come from it")
+    return notes
+
+
+def sample_arrays(data: CampaignData, filt: Filter | None = None) -> dict:
+    """Per-run medians as numpy arrays (for plots): columns campaign, config, run_id, op, msize, nprocs, med."""
+    src = filtered_view(data.con, filt or Filter())
+    return data.con.execute(f"""SELECT campaign, config, run_id, any_value(run_index) AS run_index, op, msize, nprocs,
+        median(runtime_s) FILTER (WHERE keep) AS med, avg(runtime_s) FILTER (WHERE keep) AS mean
+        FROM {src} GROUP BY campaign, config, run_id, op, msize, nprocs
+        ORDER BY campaign, config, op, msize, nprocs, run_index""").fetchnumpy()
+

@@ -1,0 +1,139 @@
+"""Plots (matplotlib, Agg backend): each function takes arrays and returns a Figure."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from scipy import stats as sps  # noqa: E402
+
+from ..sizes import format_size  # noqa: E402
+from ..stats.diagnostics import clt_means, mpirun_factor, normalized  # noqa: E402
+
+US = 1e6
+
+
+def png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
+    """series: config -> {msize: [...], median: [...], lo: [...], hi: [...]} (seconds); lo/hi the
+    range shown as a band (CI of the median, or Q1..Q3 of the run medians)."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for name, s in series.items():
+        x = np.asarray(s["msize"], dtype=float)
+        x = np.where(x <= 0, 1, x)
+        ax.plot(x, np.asarray(s["median"]) * US, marker="o", label=name)
+        ax.fill_between(x, np.asarray(s["lo"]) * US, np.asarray(s["hi"]) * US, alpha=0.25)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    ax.set_xlabel("message size [bytes]")
+    ax.set_ylabel("runtime [µs]")
+    ax.set_title(f"{op}: median of run medians (band: 95% CI, or Q1..Q3 below 6 runs)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def box_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dict[int, str] | None = None) -> plt.Figure:
+    """groups: msize -> config -> per-run medians (s); marks: msize -> stars of the comparison."""
+    sizes = sorted(groups)
+    configs = sorted({c for g in groups.values() for c in g})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(max(3.0, 1.6 * len(sizes) * max(1, len(configs) / 2)), 3.6),
+                             squeeze=False)
+    for ax, m in zip(axes[0], sizes):
+        data = [np.asarray(groups[m].get(c, []), dtype=float) * US for c in configs]
+        ax.boxplot(data, showfliers=True)
+        ax.set_xticks(range(1, len(configs) + 1), configs, rotation=30, fontsize=8)
+        mark = (marks or {}).get(m)
+        ax.set_title(f"{format_size(m) if m else 0}" + (f"  {mark}" if mark else ""), fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+    axes[0][0].set_ylabel("run median [µs]")
+    fig.suptitle(f"{op}: per-mpirun medians per size (stars: Wilcoxon rank-sum, '~' not significant)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def histogram_kde(x, title: str) -> plt.Figure:
+    x = np.asarray(x, dtype=float) * US
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.hist(x, bins=min(80, max(10, x.size // 20)), density=True, alpha=0.5, color="tab:blue")
+    if x.size > 2 and np.ptp(x) > 0:
+        grid = np.linspace(x.min(), x.max(), 400)
+        ax.plot(grid, sps.gaussian_kde(x)(grid), color="tab:red", label="KDE")
+        ax.legend()
+    ax.set_xlabel("runtime [µs]")
+    ax.set_ylabel("density")
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def clt_check(x, title: str, sizes=(10, 50, 100, 500), seed: int = 1) -> plt.Figure:
+    """Top: distribution of resampled means per sample size; bottom: normal Q-Q plots (Fig. 2)."""
+    res = clt_means(x, sizes, seed=seed)
+    fig, axes = plt.subplots(2, len(sizes), figsize=(2.6 * len(sizes), 5.0), squeeze=False)
+    for i, n in enumerate(sizes):
+        m = res[n]["means"] * US
+        axes[0][i].hist(m, bins=40, color="tab:green", alpha=0.7)
+        axes[0][i].set_title(f"n = {n}\nskew {res[n]['skewness']:.2f}, SW p {res[n]['shapiro_p']:.2g}", fontsize=8)
+        axes[0][i].tick_params(labelsize=7)
+        (osm, osr), (slope, icpt, _) = sps.probplot(m, dist="norm")
+        axes[1][i].plot(osm, osr, ".", ms=2)
+        axes[1][i].plot(osm, slope * osm + icpt, "r-", lw=1)
+        axes[1][i].tick_params(labelsize=7)
+    axes[0][0].set_ylabel("count of means")
+    axes[1][0].set_ylabel("mean [µs] vs normal quantile")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def mpirun_means(samples: list, labels: list[str], title: str) -> plt.Figure:
+    """Per-mpirun means with 95% CIs and the Kruskal-Wallis test across runs (Fig. 3)."""
+    r = mpirun_factor(samples)
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    means = np.asarray(r["means"]) * US
+    lo = np.array([c[0] if c else m for c, m in zip(r["cis"], r["means"])]) * US
+    hi = np.array([c[1] if c else m for c, m in zip(r["cis"], r["means"])]) * US
+    xs = np.arange(len(means))
+    ax.errorbar(xs, means, yerr=[means - lo, hi - means], fmt="o", capsize=3)
+    ax.set_xticks(xs, labels, rotation=60, fontsize=7)
+    ax.set_ylabel("mean runtime [µs]")
+    kw = f"Kruskal-Wallis p = {r['kruskal_p']:.2g}" if r["kruskal_p"] is not None else "Kruskal-Wallis: n/a"
+    ax.set_title(f"{title}\nper-mpirun mean, 95% CI; {kw}", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def reproducibility(values_by_size: dict[int, np.ndarray], title: str) -> tuple[plt.Figure, dict[int, float]]:
+    """Normalized runtimes (t / min t) per size over repeated campaigns or mpiruns (Fig. 12)."""
+    sizes = sorted(values_by_size)
+    norm, maxdiff = [], {}
+    for m in sizes:
+        v, d = normalized(values_by_size[m])
+        norm.append(v)
+        maxdiff[m] = d
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.boxplot(norm, showfliers=True)
+    ax.set_xticks(range(1, len(sizes) + 1), [format_size(m) if m else "0" for m in sizes], fontsize=8)
+    for i, m in enumerate(sizes, 1):
+        if maxdiff[m] is not None:
+            ax.annotate(f"{100 * maxdiff[m]:.1f}%", (i, 1.0), textcoords="offset points", xytext=(0, -12),
+                        ha="center", fontsize=7)
+    ax.set_xlabel("message size")
+    ax.set_ylabel("normalized runtime")
+    ax.set_title(title + "\n(label: max relative difference)", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig, maxdiff

@@ -1,0 +1,231 @@
+"""The static HTML report: one self-contained file (PNG plots embedded as data URIs)."""
+from __future__ import annotations
+
+import base64
+import html
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..cmd_summary import summary_rows
+from ..comparison import compare, sample_arrays
+from ..errors import MtError
+from ..sizes import format_size
+from ..stats.diagnostics import mpirun_factor
+from ..stats.outliers import Filter, filtered_view, outlier_line
+from ..stats.summary import counts_from_per_run, per_run_table
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0} th,td{border:1px solid #ddd;padding:3px 8px}
+th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.note{color:#555;font-size:.9em} .sig{color:#0a7d00;font-weight:bold} img{max-width:100%;margin:.4em 0}
+.muted{color:#888}
+"""
+
+
+def esc(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def us(x) -> str:
+    from ..output import us as fmt
+
+    return fmt(x)
+
+
+def _table(headers: list[str], rows: list[list], numeric_from: int = 1) -> str:
+    out = ["<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td class=\"{'n' if i >= numeric_from else ''}\">{c}</td>"
+                                    for i, c in enumerate(r)) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def factors_html(data) -> str:
+    cols = ["campaign", "config", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
+            "cache_policy", "clock_sync"]
+    res = data.con.execute("SELECT " + ", ".join(f"list(DISTINCT CAST({c} AS VARCHAR))" for c in cols)
+                           + ", count(*), min(start_time), max(start_time) FROM runs").fetchone()
+    rows = [[esc(c), esc(", ".join(sorted(v)) or "-")] for c, v in zip(cols, res[:len(cols)])]
+    rows.append(["mpiruns", str(res[len(cols)])])
+    rows.append(["first / last start", esc(f"{res[len(cols) + 1]} / {res[len(cols) + 2]}")])
+    return _table(["factor", "values"], rows, numeric_from=99)
+
+
+def build_report(data, filt: Filter | None = None, title: str | None = None, seed: int = 1) -> str:
+    filt = filt or Filter()
+    per_run = per_run_table(data.con, filt)
+    counts = counts_from_per_run(per_run, filt)
+    rows = summary_rows(data, filt, per_run=per_run)
+    if not rows:
+        raise MtError("nothing to report: no measurements")
+    from .. import plots
+
+    parts: list[str] = []
+    src = ", ".join(str(r) for r in data.roots)
+    parts.append(f"<h1>{esc(title or 'mpitempo report')}</h1>")
+    parts.append(f"<p class='note'>{esc(src)} &middot; generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
+                 f"by mpitempo {__version__} &middot; {esc(filt.describe())} &middot; "
+                 f"{esc(outlier_line(counts['outliers'], counts['measurements']))}</p>")
+    parts.append("<h2>Factors</h2>" + factors_html(data))
+
+    many = len(data.labels) > 1
+    hs = (["campaign"] if many else []) + ["config", "op", "msize [B]", "nprocs", "runs", "median [µs]",
+                                            "95% CI [µs]", "mean [µs]", "min [µs]", "max [µs]", "spread", "outliers"]
+    trs = []
+    for r in rows:
+        ci = r["median_ci"] or {}
+        cell = (f"{us(ci['lo_s'])} .. {us(ci['hi_s'])}" if ci.get("lo_s") is not None
+                else f"<span class='muted'>need &ge; {ci.get('need_runs', 6)} runs</span>")
+        trs.append(([esc(r["campaign"])] if many else []) + [
+            esc(r["config"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0), r["nprocs"], r["runs"],
+            us(r["median_s"]), cell, us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
+            f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-", r["outliers"]])
+    parts.append("<h2>Summary</h2>" + _table(hs, trs, numeric_from=4 if many else 3)
+                 + "<p class='note'>Statistics over the per-mpirun medians; CI: distribution-free 95% interval of "
+                 "the median (order statistics).</p>")
+
+    # comparison: configs within the data, or campaigns when several were given
+    cmp = None
+    nconf = len({r["config"] for r in rows})
+    by = "config" if nconf >= 2 else ("campaign" if many else None)
+    marks: dict[tuple, str] = {}
+    if by:
+        try:
+            cmp = compare(data, by, filt=filt)
+        except MtError as e:
+            parts.append(f"<h2>Comparison</h2><p class='note'>{esc(e)}</p>")
+    if cmp:
+        trs = []
+        for r in cmp.rows:
+            sig = r["significant"]
+            delta = f"{r['delta_pct']:+.2f}%" if sig and r["delta_pct"] is not None else "~"
+            p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
+            trs.append([esc(r["b"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0),
+                        esc(r["nprocs"]), us(r["median_a_s"]), us(r["median_b_s"]),
+                        f"<span class='{'sig' if sig else ''}'>{delta}</span>", f"{p} {r['stars']}",
+                        f"{r['runs_a']} / {r['runs_b']}"])
+            marks[(r["b"], r["op"], r["msize"])] = r["stars"] or "~"
+        parts.append(f"<h2>Comparison by {esc(by)} (A = {esc(cmp.base)})</h2>"
+                     + _table(["B", "op", "msize [B]", "nprocs", "median A [µs]", "median B [µs]", "delta",
+                               "p", "runs A / B"], trs, numeric_from=2)
+                     + "<p class='note'>Wilcoxon rank-sum (Mann-Whitney U) on per-mpirun medians, two-sided; "
+                       "* p &le; 0.05, ** &le; 0.01, *** &le; 0.001; ~ not significant.</p>"
+                     + "".join(f"<p class='note'>[{i}] {esc(n)}</p>" for i, n in enumerate(cmp.notes, 1)))
+
+    # runtime vs size and box plots per op
+    arr = sample_arrays(data, filt)
+    series_key = np.array([f"{c}" if not many else f"{k}/{c}" for k, c in zip(arr["campaign"], arr["config"])])
+    parts.append("<h2>Runtime vs message size</h2>")
+    by_op: dict[str, dict] = {}
+    for r in rows:
+        name = r["config"] if not many else f"{r['campaign']}/{r['config']}"
+        s = by_op.setdefault(r["op"], {}).setdefault(name, {"msize": [], "median": [], "lo": [], "hi": []})
+        ci = r["median_ci"] or {}
+        rm = r["run_medians"] or {}
+        lo = ci.get("lo_s") if ci.get("lo_s") is not None else rm.get("q1_s")
+        hi = ci.get("hi_s") if ci.get("hi_s") is not None else rm.get("q3_s")
+        if r["median_s"] is None:
+            continue
+        s["msize"].append(r["msize"])
+        s["median"].append(r["median_s"])
+        s["lo"].append(lo if lo is not None else r["median_s"])
+        s["hi"].append(hi if hi is not None else r["median_s"])
+    for op, series in by_op.items():
+        parts.append(_img(plots.png(plots.runtime_vs_size(op, series)), f"runtime vs size, {op}"))
+    parts.append("<h2>Per-mpirun medians per size</h2>")
+    base = cmp.base if cmp else None
+    for op in by_op:
+        groups: dict[int, dict] = {}
+        sel = (arr["op"] == op) & np.isfinite(arr["med"].astype(float))
+        for m, k, v in zip(arr["msize"][sel], series_key[sel], arr["med"][sel]):
+            groups.setdefault(int(m), {}).setdefault(k, []).append(float(v))
+        mk = {}
+        if cmp:
+            for m in groups:
+                stars = [f"{b}:{marks[(b, op, m)]}" for b in cmp.levels if (b, op, m) in marks]
+                mk[m] = " ".join(stars) if len(cmp.levels) > 2 else (marks.get((stars[0].split(':')[0], op, m))
+                                                                      if stars else "")
+        parts.append(_img(plots.png(plots.box_per_size(op, groups, mk)), f"box plot {op}"))
+    if base:
+        parts.append(f"<p class='note'>Marks compare each configuration with {esc(base)}.</p>")
+
+    # diagnostics on the group with the most measurements of the first op: smallest and largest size
+    parts.append("<h2>Method diagnostics</h2>")
+    first = rows[0]
+    sizes = sorted({r["msize"] for r in rows if r["op"] == first["op"] and r["config"] == first["config"]
+                    and r["campaign"] == first["campaign"]})
+    fv = filtered_view(data.con, filt)
+    for m in ([sizes[0], sizes[-1]] if len(sizes) > 1 else sizes):
+        where = "campaign = ? AND config = ? AND op = ? AND msize = ?"
+        args = [first["campaign"], first["config"], first["op"], m]
+        label = f"{first['config']} {first['op']} {format_size(m) if m else 0}"
+        raw = data.con.execute(f"SELECT run_index, runtime_s FROM meas WHERE valid AND {where} "
+                               "ORDER BY run_index", args).fetchnumpy()
+        kept = data.con.execute(f"SELECT run_index, runtime_s FROM {fv} WHERE keep AND {where} ORDER BY run_index",
+                                args).fetchnumpy()
+        if raw["runtime_s"].size == 0:
+            continue
+        r0 = raw["run_index"][0]
+        parts.append(f"<h3>{esc(label)}</h3>")
+        parts.append(_img(plots.png(plots.histogram_kde(raw["runtime_s"][raw["run_index"] == r0],
+                                                        f"{label}, mpirun {r0}: sampling distribution of all valid "
+                                                        "measurements (histogram + KDE)")), "histogram"))
+        if kept["runtime_s"].size >= 10:
+            parts.append(_img(plots.png(plots.clt_check(kept["runtime_s"],
+                                                        f"{label}: means of n resampled measurements (after the "
+                                                        "filter); normal Q-Q plots below", seed=seed)), "CLT"))
+        runs_ = np.unique(kept["run_index"])
+        samples = [kept["runtime_s"][kept["run_index"] == i] for i in runs_]
+        parts.append(_img(plots.png(plots.mpirun_means(samples, [str(i) for i in runs_], f"{label}: mpirun as a factor")),
+                          "mpirun factor"))
+        kw = mpirun_factor(samples)
+        if kw["kruskal_p"] is not None:
+            verdict = ("the mpirun is a factor here: compare distributions over many mpiruns, never one"
+                       if kw["kruskal_p"] <= 0.05 else "no evidence that the mpirun matters for this group")
+            parts.append(f"<p class='note'>Kruskal-Wallis across {len(samples)} mpiruns: H = {kw['kruskal_h']:.3g}, "
+                         f"p = {kw['kruskal_p']:.3g}: {verdict}.</p>")
+    # reproducibility: per size, the campaigns' means of run medians (several campaigns) or the run medians
+    sel = (arr["op"] == first["op"]) & (arr["config"] == first["config"]) & np.isfinite(arr["med"].astype(float))
+    vals: dict[int, list] = {}
+    if many:
+        for m in np.unique(arr["msize"][sel]):
+            per_c = [arr["med"][sel & (arr["msize"] == m) & (arr["campaign"] == c)].astype(float).mean()
+                     for c in data.labels if (sel & (arr["msize"] == m) & (arr["campaign"] == c)).any()]
+            vals[int(m)] = np.array(per_c)
+        what = "mean of run medians per campaign, normalized by the smallest"
+    else:
+        sel &= arr["campaign"] == first["campaign"]
+        for m in np.unique(arr["msize"][sel]):
+            vals[int(m)] = arr["med"][sel & (arr["msize"] == m)].astype(float)
+        what = "run medians normalized by the smallest (repeat the campaign and give all DIRs to see campaigns)"
+    fig, maxdiff = plots.reproducibility(vals, f"{first['config']} {first['op']}: reproducibility, {what}")
+    parts.append(_img(plots.png(fig), "reproducibility"))
+    parts.append(_table(["msize [B]", "max relative difference"],
+                        [[esc(format_size(m) if m else 0), "-" if d is None else f"{100 * d:.2f}%"]
+                         for m, d in maxdiff.items()]))
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>\n")
+
+
+def write_report(data, out: str | Path, filt: Filter | None = None, title: str | None = None) -> Path:
+    out = Path(out)
+    if out.exists() and out.is_dir():
+        out = out / "report.html"
+    doc = build_report(data, filt, title)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(doc, encoding="utf-8")
+    except OSError as e:
+        raise MtError(f"cannot write '{out}': {e.strerror}") from None
+    return out
