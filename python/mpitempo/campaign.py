@@ -3,6 +3,15 @@
 A campaign is read from TOML (see examples/*.toml and docs/campaigns.md) and/or
 command-line flags, validated completely before anything is launched, and
 written back as ``campaign.toml`` (the spec as run) into the campaign directory.
+
+Two kinds of keys:
+
+* campaign keys (name, np, mpiruns, ops, msizes, seed, order, timeout_s, and
+  the defaults for launcher, mpicc, env of the configurations);
+* measurement parameters, passed to the C core (nrep, scheme, timer, sync,
+  ...): one table, ``PARAMS``, says for each its default, how it is checked and
+  which core flag it becomes. A ``[[config]]`` may override any of them, so a
+  campaign can compare schemes or sync algorithms as well as MPI libraries.
 """
 from __future__ import annotations
 
@@ -20,35 +29,108 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DEFAULTS = {
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_DURATION = re.compile(r"^\s*\d+(\.\d*)?([eE][-+]?\d+)?\s*(s|ms|us|ns)?\s*$")
+ORDERS = ("interleave", "random")
+CACHE_POLICIES = ("warm", "cold", "cycle")
+
+
+def _int_check(lo: int, hi: int = 2**31 - 1):
+    def check(key, v):
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                v = int(str(v), 10)
+            except ValueError:
+                raise MtError(f"invalid {key} '{v}': expected an integer >= {lo}") from None
+        if not lo <= v <= hi:
+            raise MtError(f"invalid {key} {v}: must be an integer >= {lo}" + (f" and <= {hi}" if hi < 2**31 - 1 else ""))
+        return v
+    return check
+
+
+def _str(key, v):
+    if not isinstance(v, (str, int, float)) or isinstance(v, bool) or str(v).strip() == "":
+        raise MtError(f"invalid {key} '{v}': expected a non-empty string")
+    return str(v).strip()
+
+
+def _choice(*allowed):
+    def check(key, v):
+        v = str(v)
+        if v not in allowed:
+            raise MtError(f"invalid {key} '{v}' (allowed: {', '.join(allowed)})")
+        return v
+    return check
+
+
+def _duration(key, v):
+    if isinstance(v, bool) or not _DURATION.match(str(v)):
+        raise MtError(f"invalid {key} '{v}': expected a duration such as 1s, 200ms, 20us or 2e-6")
+    return str(v).strip()
+
+
+def _positive_number(lo: float):
+    def check(key, v):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise MtError(f"invalid {key} '{v}': expected a number >= {lo:g}") from None
+        if isinstance(v, bool) or not x >= lo:
+            raise MtError(f"invalid {key} '{v}': expected a number >= {lo:g}")
+        return x
+    return check
+
+
+def _bool(key, v):
+    if not isinstance(v, bool):
+        raise MtError(f"invalid {key} '{v}': expected true or false")
+    return v
+
+
+def _size(key, v):
+    return parse_size(v)
+
+
+# key: (default, check, core flag). None as default: the flag is not passed.
+# Flags of boolean keys take no value.
+PARAMS = {
+    "nrep": (100, _int_check(1, 10**8), "--nrep"),
+    "warmup": (10, _int_check(0, 10**8), "--warmup"),
+    "inner": (10, _int_check(1, 10**8), "--inner"),
+    "scheme": ("barrier", _str, "--scheme"),
+    "timer": ("monotonic", _str, "--timer"),
+    "datatype": ("byte", _str, "--datatype"),
+    "redop": ("sum", _str, "--redop"),
+    "root": (0, _int_check(0), "--root"),
+    "cache": ("warm", _choice(*CACHE_POLICIES), "--cache"),
+    "cache_size": (None, _size, "--cache-size"),
+    "delay": ("10us", _str, "--delay"),
+    "sync": ("none", _str, "--sync"),
+    "rt_slack": (None, _positive_number(1.0), "--rt-slack"),
+    "time_slice": (None, _duration, "--time-slice"),
+    "window": (None, _duration, "--window"),
+    "window_chunk": (None, _int_check(1, 10**8), "--window-chunk"),
+    "timestamps": (False, _bool, "--timestamps"),
+    "min_valid": (None, _int_check(0, 10**8), "--min-valid"),
+    "allow_few_valid": (False, _bool, "--allow-few-valid"),
+    "barrier_skew": (None, _str, "--barrier-skew"),
+}
+
+CAMPAIGN_DEFAULTS = {
     "name": "campaign",
     "np": 2,
     "mpiruns": 10,
     "ops": ["allreduce"],
     "msizes": "8,64,512,4K",
-    "nrep": 100,
-    "warmup": 10,
-    "inner": 10,
-    "scheme": "barrier",
-    "timer": "monotonic",
-    "datatype": "byte",
-    "redop": "sum",
-    "root": 0,
     "seed": None,
-    "cache": "warm",
-    "cache_size": None,
-    "delay": "10us",
     "order": "interleave",
     "timeout_s": 600.0,
     "launcher": None,
     "mpicc": None,
     "env": {},
 }
-TOP_KEYS = set(DEFAULTS) | {"config"}
-CONFIG_KEYS = {"name", "mpicc", "launcher", "env", "description"}
-ORDERS = ("interleave", "random")
-CACHE_POLICIES = ("warm", "cold", "cycle")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+TOP_KEYS = set(CAMPAIGN_DEFAULTS) | set(PARAMS) | {"config"}
+CONFIG_KEYS = {"name", "mpicc", "launcher", "env", "description"} | set(PARAMS)
 
 
 @dataclass
@@ -58,6 +140,7 @@ class Config:
     launcher: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     description: str = ""
+    params: dict = field(default_factory=dict)   # overrides of measurement parameters
 
 
 @dataclass
@@ -67,29 +150,40 @@ class Campaign:
     mpiruns: int
     ops: list[str]
     msizes: list[int]
-    nrep: int
-    warmup: int
-    inner: int
-    scheme: str
-    timer: str
-    datatype: str
-    redop: str
-    root: int
     seed: int | None
     order: str
     timeout_s: float
     configs: list[Config]
-    cache: str = "warm"
-    cache_size: int | None = None
-    delay: str = "10us"
+    params: dict                                  # measurement parameters (PARAMS keys)
+
+    def __getattr__(self, key):                   # c.nrep, c.scheme, ...
+        params = self.__dict__.get("params")
+        if params is not None and key in params:
+            return params[key]
+        raise AttributeError(key)
+
+    def params_for(self, cfg: Config) -> dict:
+        p = dict(self.params)
+        p.update(cfg.params)
+        return p
+
+    def core_args(self, cfg: Config) -> list[str]:
+        """The flags of the C core for one configuration."""
+        args = ["--ops", ",".join(self.ops), "--msizes", ",".join(str(s) for s in self.msizes)]
+        for key, val in self.params_for(cfg).items():
+            flag = PARAMS[key][2]
+            if val is None or val is False:
+                continue
+            args += [flag] if val is True else [flag, str(val)]
+        return args
 
     def to_toml(self) -> str:
         lines = ["# mpitempo campaign, as run (written by mpitempo run)"]
-        simple = {k: getattr(self, k) for k in ("name", "np", "mpiruns", "ops", "msizes", "nrep", "warmup",
-                                                 "inner", "scheme", "timer", "datatype", "redop", "root",
-                                                 "seed", "order", "timeout_s", "cache", "cache_size",
-                                                 "delay")}
-        for k, v in simple.items():
+        for k in ("name", "np", "mpiruns", "ops", "msizes", "seed", "order", "timeout_s"):
+            v = getattr(self, k)
+            if v is not None:
+                lines.append(f"{k} = {_toml_value(v)}")
+        for k, v in self.params.items():
             if v is not None:
                 lines.append(f"{k} = {_toml_value(v)}")
         for c in self.configs:
@@ -100,6 +194,8 @@ class Campaign:
                 lines.append(f"mpicc = {_toml_value(c.mpicc)}")
             if c.launcher:
                 lines.append(f"launcher = {_toml_value(c.launcher)}")
+            for k, v in c.params.items():
+                lines.append(f"{k} = {_toml_value(v)}")
             if c.env:
                 lines.append("env = { " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}"
                                                     for k, v in c.env.items()) + " }")
@@ -135,18 +231,6 @@ def load_toml(path: str | Path) -> dict:
         raise MtError(f"cannot read campaign file '{path}': {e.strerror}") from None
 
 
-def _int(d: dict, key: str, lo: int, hi: int = 2**31 - 1) -> int:
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int):
-        try:
-            v = int(str(v), 10)
-        except ValueError:
-            raise MtError(f"invalid {key} '{d[key]}': expected an integer >= {lo}") from None
-    if not lo <= v <= hi:
-        raise MtError(f"invalid {key} {v}: must be an integer >= {lo}" + (f" and <= {hi}" if hi < 2**31 - 1 else ""))
-    return v
-
-
 def _names(v, key: str) -> list[str]:
     items = v if isinstance(v, list) else str(v).split(",")
     items = [str(x).strip() for x in items]
@@ -158,35 +242,32 @@ def _names(v, key: str) -> list[str]:
 def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Campaign:
     """Merge defaults < file < flags, check every key and value, return the spec."""
     raw = copy.deepcopy(file_spec or {})
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         raise MtError(f"unknown key '{unknown[0]}' in campaign file (allowed: {', '.join(sorted(TOP_KEYS))})")
-    d = dict(DEFAULTS)
-    d.update({k: v for k, v in raw.items() if k != "config"})
-    for k, v in (overrides or {}).items():
-        if v is not None:
-            d[k] = v
+    d = dict(CAMPAIGN_DEFAULTS)
+    d.update({k: v for k, v in raw.items() if k in CAMPAIGN_DEFAULTS})
+    d.update({k: v for k, v in overrides.items() if k in CAMPAIGN_DEFAULTS})
 
+    params = {}
+    for key, (default, check, _flag) in PARAMS.items():
+        v = overrides.get(key, raw.get(key, default))
+        params[key] = None if v is None else check(key, v)
+
+    check_np = _int_check(1, 1 << 20)
     np_raw = d["np"] if isinstance(d["np"], list) else [d["np"]]
-    nps = [_int({"np": x}, "np", 1, 1 << 20) for x in np_raw]
+    nps = [check_np("np", x) for x in np_raw]
     if not nps:
         raise MtError("invalid np []: give at least one process count")
-    order = str(d["order"])
-    if order not in ORDERS:
-        raise MtError(f"invalid order '{order}' (allowed: {', '.join(ORDERS)})")
+    order = _choice(*ORDERS)("order", d["order"])
     try:
         timeout = float(d["timeout_s"])
     except (TypeError, ValueError):
         raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0") from None
     if not timeout > 0:
         raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0")
-    seed = d["seed"]
-    if seed is not None:
-        seed = _int(d, "seed", 0, 2**63 - 1)
-    cache = str(d["cache"])
-    if cache not in CACHE_POLICIES:
-        raise MtError(f"invalid cache '{cache}' (allowed: {', '.join(CACHE_POLICIES)})")
-    cache_size = None if d["cache_size"] is None else parse_size(d["cache_size"])
+    seed = None if d["seed"] is None else _int_check(0, 2**63 - 1)("seed", d["seed"])
     name = str(d["name"])
     if not _NAME.match(name):
         raise MtError(f"invalid campaign name '{name}': use letters, digits, '_', '.', '+', '-'")
@@ -194,7 +275,8 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Cam
     configs_raw = raw.get("config")
     configs: list[Config] = []
     if configs_raw is None:
-        configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"], env=dict(d["env"] or {})))
+        configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"],
+                              env={str(k): str(v) for k, v in (d["env"] or {}).items()}))
     else:
         if not isinstance(configs_raw, list) or not configs_raw:
             raise MtError("invalid 'config': expected one or more [[config]] tables")
@@ -209,11 +291,12 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Cam
                 raise MtError(f"[[config]] #{i + 1} has no name")
             env = dict(d["env"] or {})
             env.update(c.get("env") or {})
+            # a flag on the command line wins over the configuration's value
+            cparams = {k: PARAMS[k][1](k, v) for k, v in c.items() if k in PARAMS and k not in overrides}
             configs.append(Config(name=str(c["name"]), mpicc=c.get("mpicc", d["mpicc"]),
-                                  launcher=overrides.get("launcher") if overrides and overrides.get("launcher")
-                                  else c.get("launcher", d["launcher"]),
+                                  launcher=overrides.get("launcher") or c.get("launcher", d["launcher"]),
                                   env={str(k): str(v) for k, v in env.items()},
-                                  description=str(c.get("description", ""))))
+                                  description=str(c.get("description", "")), params=cparams))
     seen = set()
     for c in configs:
         if not _NAME.match(c.name):
@@ -222,16 +305,12 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None) -> Cam
             raise MtError(f"duplicate configuration name '{c.name}'")
         seen.add(c.name)
 
-    return Campaign(
-        name=name, np=nps, mpiruns=_int(d, "mpiruns", 1, 100000), ops=_names(d["ops"], "ops"),
-        msizes=parse_sizes(d["msizes"]), nrep=_int(d, "nrep", 1, 10**8), warmup=_int(d, "warmup", 0, 10**8),
-        inner=_int(d, "inner", 1, 10**8), scheme=str(d["scheme"]), timer=str(d["timer"]),
-        datatype=str(d["datatype"]), redop=str(d["redop"]), root=_int(d, "root", 0), seed=seed,
-        order=order, timeout_s=timeout, configs=configs, cache=cache, cache_size=cache_size,
-        delay=str(d["delay"]))
+    return Campaign(name=name, np=nps, mpiruns=_int_check(1, 100000)("mpiruns", d["mpiruns"]),
+                    ops=_names(d["ops"], "ops"), msizes=parse_sizes(d["msizes"]), seed=seed, order=order,
+                    timeout_s=timeout, configs=configs, params=params)
 
 
-def check_against_registry(c: Campaign, reg: dict) -> None:
+def check_against_registry(c: Campaign, reg: dict, configs: list[Config] | None = None) -> None:
     """Names the C core does not know, and ops that need more ranks than given."""
     def allowed(key):
         return [x["name"] if isinstance(x, dict) else x for x in reg[key]]
@@ -245,9 +324,13 @@ def check_against_registry(c: Campaign, reg: dict) -> None:
                 raise MtError(f"op '{op}' needs at least {ops[op]['min_procs']} ranks, but np is {np}")
     if len(set(c.ops)) != len(c.ops):
         raise MtError(f"an op is listed twice in ops {c.ops}")
-    for key, val in (("schemes", c.scheme), ("timers", c.timer), ("datatypes", c.datatype), ("redops", c.redop)):
-        if val not in allowed(key):
-            raise MtError(f"unknown {key[:-1]} '{val}' (allowed: {', '.join(allowed(key))})")
-    for np in c.np:
-        if c.root >= np:
-            raise MtError(f"invalid root {c.root}: the job has {np} ranks (allowed: 0..{np - 1})")
+    for cfg in configs if configs is not None else c.configs:
+        p = c.params_for(cfg)
+        where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
+        for key, val in (("schemes", p["scheme"]), ("timers", p["timer"]), ("datatypes", p["datatype"]),
+                         ("redops", p["redop"])):
+            if val not in allowed(key):
+                raise MtError(f"unknown {key[:-1]} '{val}'{where} (allowed: {', '.join(allowed(key))})")
+        for np in c.np:
+            if p["root"] >= np:
+                raise MtError(f"invalid root {p['root']}{where}: the job has {np} ranks (allowed: 0..{np - 1})")

@@ -84,7 +84,7 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
         from .campaign import check_against_registry
         from .slurm import submit
         for cfg in c.configs:  # check names now, not in the queue an hour later
-            check_against_registry(c, list_registry(ensure_build(cfg.mpicc)))
+            check_against_registry(c, list_registry(ensure_build(cfg.mpicc)), [cfg])
         job = submit(c, target, shlex.split(sbatch_args))
         click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
                    f"when it is done: mpitempo summary {target}", err=True)
@@ -99,6 +99,10 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {target} (continue with: mpitempo run --resume {target})",
                       code=130)
+    if counts.get("few_valid"):
+        raise MtError(f"{counts['few_valid']} mpirun(s) had experiments with too few valid measurements "
+                      f"(see runs/*/stderr.log and meta.json 'too_few_valid' in {target}); their data is kept",
+                      code=3)
     if counts["failed"]:
         raise MtError(f"{counts['failed']} of {counts['total']} mpiruns failed (see runs/*/failed.json in {target}); "
                       f"completed runs are kept; rerun the missing ones with: mpitempo run --resume {target}")

@@ -60,7 +60,7 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     builds: dict[str, Build] = {}
     for cfg in c.configs:
         builds[cfg.name] = ensure_build(cfg.mpicc)
-        check_against_registry(c, list_registry(builds[cfg.name]))
+        check_against_registry(c, list_registry(builds[cfg.name]), [cfg])
 
     runs_dir = outdir / "runs"
     if resume:
@@ -111,14 +111,8 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
         b = builds[cfg.name]
         seed = (base_seed + 7919 * planned.index(r)) % (2**62)
         cmd = [b.binary(), "--outdir", str(rdir), "--config", cfg.name, "--run-index", str(r.run_index),
-               "--ops", ",".join(c.ops), "--msizes", ",".join(str(s) for s in c.msizes),
-               "--nrep", str(c.nrep), "--warmup", str(c.warmup), "--inner", str(c.inner),
-               "--scheme", c.scheme, "--timer", c.timer, "--datatype", c.datatype, "--redop", c.redop,
-               "--root", str(c.root), "--seed", str(seed), "--expect-np", str(r.np),
-               "--cache", c.cache, "--delay", c.delay,
+               *c.core_args(cfg), "--seed", str(seed), "--expect-np", str(r.np),
                "--launch-json", str(rdir / "launch.json"), "--quiet"]
-        if c.cache_size:
-            cmd += ["--cache-size", str(c.cache_size)]
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
@@ -132,13 +126,21 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
         dt = time.monotonic() - t0
         if status == "ok" and not run_complete(rdir):
             status = "incomplete"
+        if status == "failed" and rc == 3 and run_complete(rdir):
+            status = "few_valid"   # complete, but some experiment had too few valid measurements
         with open(runs_dir.parent / "runlog.jsonl", "a") as log:  # one line per attempt, for timing studies
             log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
                                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
                                   "duration_s": round(dt, 6)}) + "\n")
-        if status == "ok":
+        if status in ("ok", "few_valid"):
             counts["ok"] += 1
-            progress.finish(r.run_id, True, dt)
+            if status == "few_valid":
+                counts["few_valid"] = counts.get("few_valid", 0) + 1
+                lines = [ln for ln in err_tail.splitlines() if "valid" in ln]
+                progress.finish(r.run_id, False, dt, "completed with too few valid measurements: "
+                                + (lines[-1] if lines else "see stderr.log"))
+            else:
+                progress.finish(r.run_id, True, dt)
         else:
             counts["failed"] += 1
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,

@@ -23,14 +23,18 @@
 #include "op.h"
 #include "scheme.h"
 #include "sync.h"
+
+/* the sync used when a clock-based scheme is chosen without --sync */
+#define MT_DEFAULT_SYNC "hca3"
 #include "timer.h"
 
 typedef struct opts {
     const char *ops, *msizes, *timer, *scheme, *datatype, *redop;
     const char *outdir, *config, *launch_json, *cache, *cache_size, *delay;
     const char *sync, *sim_offsets, *sim_drifts, *sim_random;
-    long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed;
-    int have_seed, list, timer_study, quiet;
+    long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed, window_chunk, min_valid;
+    int have_seed, list, timer_study, quiet, timestamps, allow_few_valid, no_rt_adapt;
+    const char *rt_slack, *time_slice, *window, *barrier_skew;
 } opts_t;
 
 typedef struct exp {
@@ -70,6 +74,20 @@ static void usage(FILE *f)
             "  --sim-offsets LIST  SIMULATED clock: offset in s per rank (testing only; recorded)\n"
             "  --sim-drifts LIST   SIMULATED clock: drift in ppm per rank\n"
             "  --sim-random SPEC   SIMULATED clock: SEED[:MAXOFF_S[:MAXDRIFT_PPM]]\n"
+            "  --rt-slack B        Round-Time: start = now + B x Bcast latency (B >= 1, default 4)\n"
+            "  --no-rt-adapt       Round-Time: keep the slack at B x latency even after late rounds\n"
+            "                      (Alg. 5 exactly; by default it grows by 2 x the lateness seen)\n"
+            "  --time-slice T      Round-Time: time per experiment, e.g. 1s, 200ms (default 1s);\n"
+            "                      --nrep is then the maximum number of valid measurements\n"
+            "  --window T          window scheme: window size (default: from a pilot)\n"
+            "  --window-chunk N    window scheme: re-anchor the grid every N windows (default 10)\n"
+            "  --timestamps        write timestamps.csv: per-rank start and end of every\n"
+            "                      measurement on the global clock (clock-based schemes)\n"
+            "  --min-valid N       an experiment with fewer valid measurements is an error\n"
+            "                      (exit code 3 after writing the files; default 10 or nrep)\n"
+            "  --allow-few-valid   report too few valid measurements but exit 0\n"
+            "  --barrier-skew R:T  emulate an imbalanced barrier: after each MPI_Barrier of the\n"
+            "                      barrier-based schemes rank R waits T (e.g. 1:20us)\n"
             "  --seed N            seed of the experiment shuffle (default: from the clock, recorded)\n"
             "  --outdir DIR        write DIR/measurements.csv and DIR/meta.json (atomically)\n"
             "  --config NAME       configuration name recorded in meta.json (default 'default')\n"
@@ -151,9 +169,14 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     o->inner = 10;
     o->timer_reads = 1000000;
     o->sync = "none";
+    o->rt_slack = "4";
+    o->time_slice = "1s";
+    o->window_chunk = 10;
+    o->min_valid = -1;
     enum { O_OPS = 256, O_MSIZES, O_NREP, O_WARMUP, O_INNER, O_SCHEME, O_TIMER, O_TREADS, O_DTYPE, O_REDOP,
            O_ROOT, O_SEED, O_OUTDIR, O_CONFIG, O_RUNIDX, O_LAUNCH, O_EXPECT, O_QUIET, O_LIST, O_TSTUDY,
-           O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY, O_SYNC, O_SOFF, O_SDRIFT, O_SRAND };
+           O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY, O_SYNC, O_SOFF, O_SDRIFT, O_SRAND,
+           O_RTSLACK, O_SLICE, O_WINDOW, O_WCHUNK, O_TSTAMPS, O_MINVALID, O_ALLOWFEW, O_BSKEW, O_NOADAPT };
     static const struct option lo[] = {
         {"ops", required_argument, 0, O_OPS}, {"msizes", required_argument, 0, O_MSIZES},
         {"nrep", required_argument, 0, O_NREP}, {"warmup", required_argument, 0, O_WARMUP},
@@ -169,7 +192,12 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         {"cache-size", required_argument, 0, O_CACHESIZE}, {"delay", required_argument, 0, O_DELAY},
         {"sync", required_argument, 0, O_SYNC},
         {"sim-offsets", required_argument, 0, O_SOFF}, {"sim-drifts", required_argument, 0, O_SDRIFT},
-        {"sim-random", required_argument, 0, O_SRAND}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"sim-random", required_argument, 0, O_SRAND}, {"rt-slack", required_argument, 0, O_RTSLACK},
+        {"time-slice", required_argument, 0, O_SLICE}, {"window", required_argument, 0, O_WINDOW},
+        {"window-chunk", required_argument, 0, O_WCHUNK}, {"timestamps", no_argument, 0, O_TSTAMPS},
+        {"min-valid", required_argument, 0, O_MINVALID}, {"allow-few-valid", no_argument, 0, O_ALLOWFEW},
+        {"barrier-skew", required_argument, 0, O_BSKEW}, {"no-rt-adapt", no_argument, 0, O_NOADAPT},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c, rc;
     opterr = 0;
     optind = 1;
@@ -205,6 +233,19 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         case O_SOFF: o->sim_offsets = optarg; break;
         case O_SDRIFT: o->sim_drifts = optarg; break;
         case O_SRAND: o->sim_random = optarg; break;
+        case O_RTSLACK: o->rt_slack = optarg; break;
+        case O_SLICE: o->time_slice = optarg; break;
+        case O_WINDOW: o->window = optarg; break;
+        case O_WCHUNK:
+            if ((rc = mt_parse_int(optarg, "--window-chunk", 1, 100000000, &o->window_chunk, err))) return rc;
+            break;
+        case O_TSTAMPS: o->timestamps = 1; break;
+        case O_MINVALID:
+            if ((rc = mt_parse_int(optarg, "--min-valid", 0, 100000000, &o->min_valid, err))) return rc;
+            break;
+        case O_ALLOWFEW: o->allow_few_valid = 1; break;
+        case O_BSKEW: o->barrier_skew = optarg; break;
+        case O_NOADAPT: o->no_rt_adapt = 1; break;
         case O_LIST: o->list = 1; break;
         case O_TSTUDY: o->timer_study = 1; break;
         case O_VERSION: printf("mpitempo-bench %s\n", MT_VERSION); exit(0);
@@ -215,6 +256,23 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         }
     }
     if (optind < argc) return mt_fail(err, MT_EINVAL, "unexpected argument '%s' (see --help)", argv[optind]);
+    return MT_OK;
+}
+
+/* "R:T" -> rank and seconds */
+static int parse_skew(const char *s, int *rank, double *t, char *err)
+{
+    const char *colon = strchr(s, ':');
+    long long r;
+    char rs[32];
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof rs)
+        return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': expected RANK:TIME, e.g. 1:20us", s);
+    memcpy(rs, s, (size_t)(colon - s));
+    rs[colon - s] = '\0';
+    if (mt_parse_int(rs, "--barrier-skew rank", 0, INT_MAX, &r, err) != MT_OK) return MT_EINVAL;
+    if (mt_parse_duration(colon + 1, t, err) != MT_OK)
+        return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': expected RANK:TIME, e.g. 1:20us", s);
+    *rank = (int)r;
     return MT_OK;
 }
 
@@ -312,6 +370,33 @@ static int validate(const opts_t *o, int nprocs, char *err)
     mt_sync_spec_t sp;
     int src = mt_sync_spec_parse(o->sync, &sp, err);
     if (src != MT_OK) return src;
+    {
+        char *end = NULL;
+        double b = strtod(o->rt_slack, &end);
+        if (end == o->rt_slack || *end || !(b >= 1.0))
+            return mt_fail(err, MT_EINVAL, "invalid --rt-slack '%s': B must be a number >= 1", o->rt_slack);
+        double t;
+        int rc = mt_parse_duration(o->time_slice, &t, err);
+        if (rc != MT_OK) return mt_fail(err, rc, "invalid --time-slice: %s", err);
+        if (!(t > 0)) return mt_fail(err, MT_EINVAL, "invalid --time-slice '%s': must be > 0", o->time_slice);
+        if (o->window) {
+            rc = mt_parse_duration(o->window, &t, err);
+            if (rc != MT_OK) return mt_fail(err, rc, "invalid --window: %s", err);
+            if (!(t > 0)) return mt_fail(err, MT_EINVAL, "invalid --window '%s': the window size must be > 0", o->window);
+        }
+    }
+    if (o->barrier_skew) {
+        int r;
+        double t;
+        if (parse_skew(o->barrier_skew, &r, &t, err) != MT_OK) return MT_EINVAL;
+        if (r >= nprocs)
+            return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': rank %d is not in the job (0..%d)",
+                           o->barrier_skew, r, nprocs - 1);
+    }
+    if (o->timestamps && !mt_scheme_find(o->scheme)->needs_global_clock)
+        return mt_fail(err, MT_EINVAL,
+                       "--timestamps needs a scheme that times on the global clock (window, roundtime), not '%s'",
+                       o->scheme);
     if (o->root >= nprocs)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", o->root,
                        nprocs, nprocs - 1);
@@ -481,6 +566,15 @@ int main(int argc, char **argv)
      * and again after the last experiment */
     mt_sync_spec_t sspec;
     mt_sync_spec_parse(o.sync, &sspec, err);
+    int sync_defaulted = 0;
+    if (sspec.none && mt_scheme_find(o.scheme)->needs_global_clock) {
+        /* a clock-based scheme without --sync: use the default algorithm and say so */
+        mt_sync_spec_parse(MT_DEFAULT_SYNC, &sspec, err);
+        sync_defaulted = 1;
+        if (ctx.rank == 0)
+            fprintf(stderr, "mpitempo-bench: note: scheme '%s' needs a global clock; synchronising with '%s' "
+                            "(choose with --sync)\n", o.scheme, MT_DEFAULT_SYNC);
+    }
     mt_sim_t sim;
     rc = mt_sim_from_env(o.sim_offsets, o.sim_drifts, o.sim_random, ctx.rank, ctx.size, &sim, err);
     if (!all_ok(rc)) {
@@ -513,6 +607,27 @@ int main(int argc, char **argv)
     ctx.nrep = (int)o.nrep;
     ctx.warmup = (int)o.warmup;
     ctx.inner = (int)o.inner;
+    ctx.rt_slack = strtod(o.rt_slack, NULL);
+    ctx.rt_adapt = !o.no_rt_adapt;
+    mt_parse_duration(o.time_slice, &ctx.time_slice_s, err);
+    ctx.window_s = 0;
+    if (o.window) mt_parse_duration(o.window, &ctx.window_s, err);
+    ctx.window_chunk = (int)o.window_chunk;
+    ctx.want_timestamps = o.timestamps;
+    ctx.skew_rank = -1;
+    {
+        /* oversubscribed: more ranks on this host than it has CPUs */
+        MPI_Comm node;
+        int nlocal = 1;
+        mt_check_mpi(MPI_Comm_split_type(ctx.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+        MPI_Comm_size(node, &nlocal);
+        MPI_Comm_free(&node);
+        int mine = nlocal > (int)sysconf(_SC_NPROCESSORS_ONLN), any = 0;
+        mt_check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ctx.comm), "MPI_Allreduce");
+        ctx.oversubscribed = any;
+    }
+    if (o.barrier_skew) parse_skew(o.barrier_skew, &ctx.skew_rank, &ctx.skew_s, err);
+    long long min_valid = o.min_valid >= 0 ? o.min_valid : (o.nrep < 10 ? o.nrep : 10);
     mt_cache_t cache;
     int64_t cache_bytes = 0;
     if (o.cache_size) mt_parse_size(o.cache_size, &cache_bytes, err);
@@ -540,8 +655,8 @@ int main(int argc, char **argv)
     mt_shuffle_int(&rng, order, nexp);
 
     /* output files: rank 0 opens the temporary CSV before measuring */
-    FILE *csv = NULL;
-    char csv_tmp[4096], csv_path[4096], meta_tmp[4096], meta_path[4096];
+    FILE *csv = NULL, *tsf = NULL;
+    char csv_tmp[4096], csv_path[4096], meta_tmp[4096], meta_path[4096], ts_tmp[4096], ts_path[4096];
     char *launch = NULL;
     rc = MT_OK;
     if (ctx.rank == 0 && o.outdir) {
@@ -557,9 +672,16 @@ int main(int argc, char **argv)
         else if (!(csv = fopen(csv_tmp, "w")))
             rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
         if (rc == MT_OK && o.launch_json && !(launch = slurp(o.launch_json, err))) rc = MT_EIO;
+        snprintf(ts_path, sizeof ts_path, "%s/timestamps.csv", o.outdir);
+        snprintf(ts_tmp, sizeof ts_tmp, "%s/.timestamps.csv.%d.tmp", o.outdir, (int)getpid());
+        if (rc == MT_OK && o.timestamps && !(tsf = fopen(ts_tmp, "w")))
+            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
     }
+    if (rc == MT_OK && o.timestamps && !o.outdir)
+        rc = mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
     if (!all_ok(rc)) {
         if (csv) { fclose(csv); unlink(csv_tmp); }
+        if (tsf) { fclose(tsf); unlink(ts_tmp); }
         return finish_error(ctx.rank, err);
     }
 
@@ -577,6 +699,12 @@ int main(int argc, char **argv)
     MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, recs, MT_RANKREC_LEN, MPI_CHAR, 0, ctx.comm);
 
     if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
+    if (tsf) fprintf(tsf, "op,msize,exp,rep,rank,start_s,end_s,valid\n");
+    /* per experiment, for meta.json: what the scheme observed */
+    double *x_lat = calloc((size_t)nexp, sizeof(double)), *x_win = calloc((size_t)nexp, sizeof(double)),
+           *x_el = calloc((size_t)nexp, sizeof(double)), *x_pilot = calloc((size_t)nexp, sizeof(double));
+    int *x_n = calloc((size_t)nexp, sizeof(int)), *x_valid = calloc((size_t)nexp, sizeof(int));
+    int few_valid = 0;
     if (ctx.rank == 0 && !o.outdir)
         printf("# mpitempo-bench %s: %d ranks, scheme %s, timer %s, nrep %lld, seed %llu\n"
                "%-22s %10s %6s %12s %12s %12s\n",
@@ -622,6 +750,33 @@ int main(int argc, char **argv)
                             scheme->name, k, i, m.runtime_s[i], m.valid[i], m.local_max_s[i]);
             }
             total_invalid += m.n - nvalid;
+            x_lat[order[k]] = m.lat_s;
+            x_win[order[k]] = m.window_s;
+            x_el[order[k]] = m.elapsed_s;
+            x_pilot[order[k]] = m.pilot_s;
+            x_n[order[k]] = m.n;
+            x_valid[order[k]] = nvalid;
+            if (nvalid < min_valid) {
+                few_valid++;
+                fprintf(stderr, "mpitempo-bench: %s: %s %lld B: only %d of %d measurements are valid (minimum %lld)%s\n",
+                        o.allow_few_valid ? "warning" : "error", e->op->name, (long long)a.msize, nvalid, m.n,
+                        min_valid, scheme == &mt_scheme_window ? "; try a larger --window" :
+                        scheme == &mt_scheme_roundtime ? "; try a larger --rt-slack or --time-slice" : "");
+            } else if (scheme == &mt_scheme_window && nvalid < 0.9 * m.n && !o.quiet) {
+                fprintf(stderr, "mpitempo-bench: note: %s %lld B: window %.3f us kept %d of %d measurements; "
+                                "a window of %.3f us would lose fewer\n", e->op->name, (long long)a.msize,
+                        m.window_s * 1e6, nvalid, m.n, 2e6 * m.window_s);
+            }
+            if (tsf && m.ts_start) {
+                for (int i = 0; i < m.n; i++)
+                    for (int r = 0; r < ctx.size; r++)
+                        fprintf(tsf, "%s,%lld,%d,%d,%d,%.12g,%.12g,%d\n", e->op->name, (long long)a.msize, k, i, r,
+                                m.ts_start[(size_t)r * (size_t)m.n + (size_t)i],
+                                m.ts_end[(size_t)r * (size_t)m.n + (size_t)i], m.valid[i]);
+                if (ferror(tsf)) {
+                    rc = mt_fail(err, MT_EIO, "writing %s failed: %s", ts_tmp, strerror(errno));
+                }
+            }
             exp_median[order[k]] = median_of(m.runtime_s, m.valid, m.n);
             if (!o.outdir) {
                 double mn = INFINITY, mx = -INFINITY;
@@ -640,6 +795,11 @@ int main(int argc, char **argv)
         }
         mt_meas_free(&m);
         mt_op_release(&a);
+        if (!all_ok(rc)) { /* e.g. the disk is full: stop now, leave nothing that looks complete */
+            if (csv) { fclose(csv); unlink(csv_tmp); }
+            if (tsf) { fclose(tsf); unlink(ts_tmp); }
+            return finish_error(ctx.rank, err);
+        }
     }
 
     if (ctx.gclock) {
@@ -648,8 +808,23 @@ int main(int argc, char **argv)
         if (!all_ok(rc)) return finish_error(ctx.rank, err);
     }
 
-    /* finish the files: CSV first, then meta.json (its presence marks a complete run) */
+    /* finish the files: CSV (and timestamps) first, then meta.json (its presence marks a complete run) */
     rc = MT_OK;
+    if (ctx.rank == 0 && tsf) {
+        if (fflush(tsf) != 0 || ferror(tsf) || fsync(fileno(tsf)) != 0) {
+            rc = mt_fail(err, MT_EIO, "writing %s failed: %s", ts_tmp, strerror(errno));
+            fclose(tsf);
+            unlink(ts_tmp);
+        } else if (fclose(tsf) != 0 || rename(ts_tmp, ts_path) != 0) {
+            rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", ts_path, strerror(errno));
+            unlink(ts_tmp);
+        }
+        if (rc != MT_OK && csv) {
+            fclose(csv);
+            unlink(csv_tmp);
+            csv = NULL;
+        }
+    }
     if (ctx.rank == 0 && csv) {
         if (fflush(csv) != 0 || ferror(csv) || fsync(fileno(csv)) != 0) {
             rc = mt_fail(err, MT_EIO, "writing %s failed: %s", csv_tmp, strerror(errno));
@@ -727,6 +902,7 @@ int main(int argc, char **argv)
             mt_json_obj_begin(&j);
             mt_sync_write_json(&j, &sspec, &base, sres.duration_s, ctx.gclock ? &chk0 : NULL, ctx.size,
                                sim.on ? simall : NULL);
+            mt_json_kbool(&j, "defaulted", sync_defaulted);
             if (ctx.gclock) {
                 double mx, md;
                 mt_check_summary(&chk1, 0, &mx, &md);
@@ -746,6 +922,22 @@ int main(int argc, char **argv)
             mt_json_kint(&j, "nrep", o.nrep);
             mt_json_kint(&j, "warmup", o.warmup);
             if (scheme == &mt_scheme_loop || scheme == &mt_scheme_barrier_loop) mt_json_kint(&j, "inner", o.inner);
+            if (scheme == &mt_scheme_roundtime) {
+                mt_json_knum(&j, "rt_slack_B", ctx.rt_slack);
+                mt_json_kbool(&j, "rt_adapt", ctx.rt_adapt);
+                mt_json_knum(&j, "time_slice_s", ctx.time_slice_s);
+                mt_json_kint(&j, "max_nrep", o.nrep);
+            }
+            if (scheme == &mt_scheme_window) {
+                mt_json_knum(&j, "window_s", ctx.window_s);
+                mt_json_kstr(&j, "window_source", ctx.window_s > 0 ? "given" : "pilot: 3 x median + 2 x Bcast latency");
+                mt_json_kint(&j, "window_chunk", ctx.window_chunk);
+            }
+            mt_json_kbool(&j, "timestamps", o.timestamps);
+            mt_json_kbool(&j, "oversubscribed", ctx.oversubscribed);
+            if (o.barrier_skew) mt_json_kstr(&j, "barrier_skew", o.barrier_skew);
+            mt_json_kint(&j, "min_valid", min_valid);
+            mt_json_kint(&j, "experiments_with_too_few_valid", few_valid);
             mt_json_obj_end(&j);
             mt_json_key(&j, "operation_params");
             mt_json_obj_begin(&j);
@@ -778,6 +970,18 @@ int main(int argc, char **argv)
                 mt_json_kint(&j, "count", cnt);
                 mt_json_kint(&j, "effective_bytes", (int64_t)cnt * dtype->size);
                 mt_json_knum(&j, "median_s", exp_median[order[k]]);
+                mt_json_kint(&j, "measurements", x_n[order[k]]);
+                mt_json_kint(&j, "valid", x_valid[order[k]]);
+                mt_json_kbool(&j, "too_few_valid", x_valid[order[k]] < min_valid);
+                if (scheme->needs_global_clock) {
+                    mt_json_knum(&j, "bcast_latency_s", x_lat[order[k]]);
+                    mt_json_knum(&j, "elapsed_s", x_el[order[k]]);
+                    if (scheme == &mt_scheme_roundtime) mt_json_knum(&j, "slack_end_s", x_win[order[k]]);
+                    if (scheme == &mt_scheme_window) {
+                        mt_json_knum(&j, "window_s", x_win[order[k]]);
+                        mt_json_knum(&j, "pilot_s", x_pilot[order[k]]);
+                    }
+                }
                 mt_json_obj_end(&j);
             }
             mt_json_arr_end(&j);
@@ -807,7 +1011,14 @@ int main(int argc, char **argv)
     free(exp_median);
     free(order);
     free(exps);
+    free(x_lat);
+    free(x_win);
+    free(x_el);
+    free(x_pilot);
+    free(x_n);
+    free(x_valid);
     if (!all_ok(rc)) return finish_error(ctx.rank, err);
     MPI_Finalize();
-    return 0;
+    /* files are complete; too few valid measurements is still a failure unless allowed */
+    return (few_valid && !o.allow_few_valid) ? 3 : 0;
 }

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const mt_scheme_t *const mt_schemes[] = {&mt_scheme_barrier, &mt_scheme_loop, &mt_scheme_barrier_loop};
+const mt_scheme_t *const mt_schemes[] = {&mt_scheme_barrier, &mt_scheme_loop, &mt_scheme_barrier_loop,
+                                         &mt_scheme_window, &mt_scheme_roundtime};
 const int mt_nschemes = (int)(sizeof(mt_schemes) / sizeof(mt_schemes[0]));
 
 const mt_scheme_t *mt_scheme_find(const char *name)
@@ -39,6 +40,7 @@ void mt_check_mpi(int rc, const char *what)
 
 int mt_meas_alloc(mt_meas_t *m, int n)
 {
+    memset(m, 0, sizeof *m);
     m->n = n;
     m->runtime_s = calloc((size_t)n, sizeof(double));
     m->local_max_s = calloc((size_t)n, sizeof(double));
@@ -55,8 +57,17 @@ void mt_meas_free(mt_meas_t *m)
     free(m->runtime_s);
     free(m->local_max_s);
     free(m->valid);
+    free(m->ts_start);
+    free(m->ts_end);
     m->runtime_s = m->local_max_s = NULL;
+    m->ts_start = m->ts_end = NULL;
     m->valid = NULL;
+}
+
+int mt_meas_realloc(mt_meas_t *m, int n)
+{
+    mt_meas_free(m);
+    return mt_meas_alloc(m, n);
 }
 
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)

@@ -23,9 +23,16 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
     int64_t (*now)(void) = ctx->timer.t->now;
     int (*call)(mt_op_args_t *) = op->call;
     mt_warmup(ctx, op, a);
+    int skewed = ctx->skew_rank == ctx->rank;
+    int64_t skew_ticks = (int64_t)(ctx->skew_s * ctx->timer.ticks_per_s);
     for (int i = 0; i < n; i++) {
         int rc = MPI_Barrier(ctx->comm);
         int64_t t0, t1;
+        if (skewed) { /* emulate a barrier that releases this rank late */
+            int64_t w0 = now();
+            while (now() - w0 < skew_ticks) {
+            }
+        }
         if (calls == 1 && !barrier_each) { /* MS1: nothing but the call between the reads */
             t0 = now();
             rc = call(a);

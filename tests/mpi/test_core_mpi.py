@@ -226,12 +226,15 @@ def test_ctrl_c_stops_cleanly(build, tmp_path):
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
     assert "interrupted" in se and "--resume" in se
-    assert (out / "runs" / "default-000" / "meta.json").exists()
-    rec = json.loads((out / "runs" / "default-001" / "failed.json").read_text())
-    assert rec["status"] == "interrupted"
-    assert not (out / "runs" / "default-002").exists()
+    runs = sorted((out / "runs").iterdir())
+    interrupted = [d for d in runs if (d / "failed.json").exists()]
+    assert len(interrupted) == 1, [d.name for d in runs]
+    assert json.loads((interrupted[0] / "failed.json").read_text())["status"] == "interrupted"
+    k = runs.index(interrupted[0])
+    assert k >= 1 and all((d / "meta.json").exists() for d in runs[:k])   # completed runs are kept
+    assert runs[-1] == interrupted[0]                                      # nothing started after Ctrl-C
     # no rank of the interrupted mpirun is left running
-    ps = subprocess.run(["pgrep", "-f", str(out / "runs" / "default-001")], capture_output=True, text=True)
+    ps = subprocess.run(["pgrep", "-f", str(interrupted[0])], capture_output=True, text=True)
     assert ps.stdout.strip() == ""
 
 
