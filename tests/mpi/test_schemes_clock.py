@@ -82,7 +82,7 @@ def test_roundtime_time_slice_and_defaulted_sync(build, tmp_path):
     assert meta["clock"]["defaulted"] is True
     for e in meta["experiments"]:
         assert 0.2 <= e["elapsed_s"] < 0.5, e      # ends at the slice (bench/schemes.py checks the 5%)
-        assert e["measurements"] > 1000
+        assert 50 < e["measurements"] < 100000000  # the slice ended it, not nrep
     assert meta["scheme"]["time_slice_s"] == pytest.approx(0.2)
 
 
