@@ -25,6 +25,7 @@ def _register():
     from .cmd_build import build
     from .cmd_clocks import clocks
     from .cmd_compare import compare_cmd
+    from .cmd_imbalance import imbalance
     from .cmd_info import info
     from .cmd_pingpong import pingpong
     from .cmd_report import report
@@ -32,7 +33,7 @@ def _register():
     from .cmd_store import export, ingest
     from .cmd_summary import summary
 
-    for cmd in (build, info, run, summary, compare_cmd, report, clocks, pingpong, ingest, export):
+    for cmd in (build, info, run, summary, compare_cmd, report, clocks, pingpong, imbalance, ingest, export):
         cli.add_command(cmd)
 
 

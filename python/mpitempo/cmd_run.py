@@ -23,7 +23,17 @@ from .runner import execute
 @click.option("--nrep", type=int, default=None, help="Measurements per experiment and mpirun (default 100).")
 @click.option("--warmup", type=int, default=None, help="Untimed calls before each experiment (default 10).")
 @click.option("--inner", type=int, default=None, help="Calls per measurement of the loop scheme (default 10).")
-@click.option("--scheme", default=None, help="barrier (MS1, default), loop (MS2) or barrier_loop (MS3).")
+@click.option("--scheme", default=None,
+              help="barrier (MS1, default), loop (MS2), barrier_loop (MS3), window (MS4) or roundtime.")
+@click.option("--sync", default=None, metavar="SPEC",
+              help="Clock synchronisation, e.g. hca3 or h2:hca3/prop (docs/clocks.md); window and roundtime "
+                   "default to hca3.")
+@click.option("--time-slice", default=None, metavar="T", help="Round-Time: time per (op, msize), e.g. 1s (default).")
+@click.option("--rt-slack", default=None, type=float, metavar="B",
+              help="Round-Time: start = now + B x Bcast latency (default 4).")
+@click.option("--window", default=None, metavar="T", help="Window scheme: window size (default: from a pilot).")
+@click.option("--timestamps", is_flag=True, default=None,
+              help="Keep per-rank start/end times on the global clock (timestamps.csv).")
 @click.option("--cache", default=None, help="Cache policy: warm (default), cold or cycle.")
 @click.option("--cache-size", default=None, metavar="SIZE",
               help="Cache size to defeat with cold/cycle (default: largest private cache in sysfs).")
@@ -46,7 +56,8 @@ from .runner import execute
               help="Extra #SBATCH options for --sbatch, e.g. \"-t 2:00:00 -N 4\".")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
-def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, cache, cache_size, delay, timer, mpiruns, np,
+def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, sync, time_slice, rt_slack, window,
+        timestamps, cache, cache_size, delay, timer, mpiruns, np,
         launcher, mpicc, seed, datatype, redop, root, timeout_s, name, use_sbatch, sbatch_args, quiet, no_summary):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
@@ -69,7 +80,8 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
     overrides = dict(ops=ops, msizes=msizes, nrep=nrep, warmup=warmup, inner=inner, scheme=scheme, timer=timer,
                      mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed, datatype=datatype,
                      redop=redop, root=root, timeout_s=timeout_s, name=name, cache=cache, cache_size=cache_size,
-                     delay=delay)
+                     delay=delay, sync=sync, time_slice=time_slice, rt_slack=rt_slack, window=window,
+                     timestamps=timestamps)
     c = build_campaign(spec, overrides)
     if resume_dir:
         target = Path(resume_dir)

@@ -1,0 +1,96 @@
+"""`mpitempo imbalance`: exit skew of an operation under a global clock, per algorithm variant."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from . import imbalance as imb
+from .build import ensure_build
+from .campaign import build_campaign
+from .errors import MtError
+from .options import json_option, launcher_option, mpicc_option, np_option
+from .output import console, print_json, table, us
+from .runner import execute
+from .variants import discover, parse_variants
+
+
+@click.command()
+@click.option("--op", default="barrier", show_default=True, help="Operation whose exit imbalance is measured.")
+@click.option("--msize", default="8", show_default=True, help="Message size (ignored by barrier).")
+@np_option
+@launcher_option
+@mpicc_option
+@click.option("--variants", default="auto", show_default=True, metavar="SPEC",
+              help="'auto': the library's own algorithms of --op (MPICH CVARs, Open MPI coll_tuned); "
+                   "'none': only the default; or NAME:VAR=VAL[,VAR=VAL][;NAME2:...].")
+@click.option("--nrep", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Valid measurements per mpirun and variant.")
+@click.option("--mpiruns", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--sync", default="hca3", show_default=True, metavar="SPEC", help="Clock synchronisation.")
+@click.option("--time-slice", default="5s", show_default=True, metavar="T", help="Round-Time slice per mpirun.")
+@click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
+              help="Campaign directory (default mpitempo-imbalance-<op>-<date>).")
+@click.option("--seed", type=int, default=None)
+@click.option("--quiet", is_flag=True)
+@json_option
+def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, time_slice, outdir, seed, quiet,
+              as_json):
+    """Exit imbalance of an operation started simultaneously by Round-Time.
+
+    Every measurement starts at a common time on the global clock; the exit
+    skew is last exit - first exit, and each rank's exit offset is its exit -
+    the first exit (paper 000, Fig. 8). Runs one configuration per algorithm
+    variant, --mpiruns times each, interleaved; prints a table and writes a
+    box plot per variant to OUTDIR/imbalance.png.
+    """
+    np = np or 2
+    b = ensure_build(mpicc)
+    if variants == "auto":
+        vs = discover(b, op, np)
+    elif variants == "none":
+        vs = parse_variants("default")
+    else:
+        vs = parse_variants(variants)
+    spec = {"name": f"imbalance-{op}", "np": np, "mpiruns": mpiruns, "ops": [op], "msizes": msize, "nrep": nrep,
+            "scheme": "roundtime", "sync": sync, "time_slice": time_slice, "timestamps": True,
+            "allow_few_valid": False, "config": [{"name": v.name, "env": v.env, "mpicc": mpicc, "launcher": launcher}
+                                                 for v in vs]}
+    if seed is not None:
+        spec["seed"] = seed
+    c = build_campaign(spec)
+    target = Path(outdir) if outdir else Path(f"mpitempo-imbalance-{op}-{time.strftime('%Y%m%d-%H%M%S')}")
+    counts = execute(c, target, quiet=quiet)
+    results = []
+    skews = []
+    for v in vs:
+        dirs = [d for d in sorted((target / "runs").glob(f"{v.name}-*")) if (d / "meta.json").exists()]
+        ex = imb.load_exits(dirs)
+        s = imb.summarize(ex["skew_s"], ex["offsets_s"])
+        s.update({"variant": v.name, "env": v.env, "op": op, "nprocs": np, "runs": len(dirs)})
+        results.append(s)
+        skews.append(ex["skew_s"])
+    fig = imb.boxplot([v.name for v in vs], skews, f"{op}: exit imbalance, {np} ranks, Round-Time start")
+    plot = target / "imbalance.png"
+    fig.savefig(plot, dpi=100)
+    if as_json:
+        print_json(results)
+    else:
+        con = console()
+        t = table(f"exit imbalance of {op} on {np} ranks (started together by Round-Time, global clock {sync})",
+                  [("variant", "left"), ("runs", "right"), ("n", "right"), ("median skew [µs]", "right"),
+                   ("mean [µs]", "right"), ("p95 [µs]", "right"), ("max [µs]", "right"),
+                   ("last to exit (share)", "left")])
+        for r in results:
+            if not r["n"]:
+                t.add_row(r["variant"], str(r["runs"]), "0", "-", "-", "-", "-", "no valid measurements")
+                continue
+            last = max(r["per_rank"], key=lambda x: x["last_to_exit_fraction"])
+            t.add_row(r["variant"], str(r["runs"]), str(r["n"]), us(r["median_skew_s"]), us(r["mean_skew_s"]),
+                      us(r["p95_skew_s"]), us(r["max_skew_s"]),
+                      f"rank {last['rank']} ({100 * last['last_to_exit_fraction']:.0f}%)")
+        con.print(t)
+        con.print(f"box plot: {plot}; data: {target}")
+    if counts["failed"]:
+        raise MtError(f"{counts['failed']} mpirun(s) failed (see {target}/runs/*/failed.json)")
