@@ -704,6 +704,7 @@ int main(int argc, char **argv)
     double *x_lat = calloc((size_t)nexp, sizeof(double)), *x_win = calloc((size_t)nexp, sizeof(double)),
            *x_el = calloc((size_t)nexp, sizeof(double)), *x_pilot = calloc((size_t)nexp, sizeof(double));
     int *x_n = calloc((size_t)nexp, sizeof(int)), *x_valid = calloc((size_t)nexp, sizeof(int));
+    double *x_wall = calloc((size_t)nexp, sizeof(double));
     int few_valid = 0;
     if (ctx.rank == 0 && !o.outdir)
         printf("# mpitempo-bench %s: %d ranks, scheme %s, timer %s, nrep %lld, seed %llu\n"
@@ -736,7 +737,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "mpitempo-bench: error: out of memory\n");
             MPI_Abort(ctx.comm, 5);
         }
+        int64_t w0 = ctx.timer.t->now();
         rc = scheme->measure(&ctx, e->op, &a, &m, err);
+        double wall = mt_ticks_to_s(&ctx.timer, ctx.timer.t->now() - w0);
         if (!all_ok(rc)) {
             if (csv) { fclose(csv); unlink(csv_tmp); }
             return finish_error(ctx.rank, err);
@@ -755,6 +758,7 @@ int main(int argc, char **argv)
             x_el[order[k]] = m.elapsed_s;
             x_pilot[order[k]] = m.pilot_s;
             x_n[order[k]] = m.n;
+            x_wall[order[k]] = wall;
             x_valid[order[k]] = nvalid;
             if (nvalid < min_valid) {
                 few_valid++;
@@ -973,6 +977,7 @@ int main(int argc, char **argv)
                 mt_json_kint(&j, "measurements", x_n[order[k]]);
                 mt_json_kint(&j, "valid", x_valid[order[k]]);
                 mt_json_kbool(&j, "too_few_valid", x_valid[order[k]] < min_valid);
+                mt_json_knum(&j, "wall_s", x_wall[order[k]]);
                 if (scheme->needs_global_clock) {
                     mt_json_knum(&j, "bcast_latency_s", x_lat[order[k]]);
                     mt_json_knum(&j, "elapsed_s", x_el[order[k]]);
@@ -1017,6 +1022,7 @@ int main(int argc, char **argv)
     free(x_pilot);
     free(x_n);
     free(x_valid);
+    free(x_wall);
     if (!all_ok(rc)) return finish_error(ctx.rank, err);
     MPI_Finalize();
     /* files are complete; too few valid measurements is still a failure unless allowed */
