@@ -34,17 +34,54 @@ def ingest(dirs, db, as_json):
     console().print(t)
 
 
+def osu_text(rows: list[dict], title: str) -> str:
+    """The summary in the layout of the OSU Micro-Benchmarks: '#' comment lines, size in bytes
+    first, latencies in µs; one block per (campaign, config, op, nprocs)."""
+    from . import __version__
+
+    blocks: dict[tuple, list[dict]] = {}
+    for r in rows:
+        blocks.setdefault((r.get("campaign", ""), r["config"], r["op"], r["nprocs"]), []).append(r)
+    out = [f"# mpitempo {__version__}: OSU-style export of {title}",
+           "# Avg/Min/Max Latency = median/min/max over the mpiruns of the per-run median (valid measurements)"]
+    for (camp, cfg, op, nprocs), rs in blocks.items():
+        out += ["#", f"# {op}  config: {cfg}" + (f"  campaign: {camp}" if camp else "") + f"  ranks: {nprocs}",
+                f"# {'Size':<10}{'Avg Latency(us)':>18}{'Min Latency(us)':>18}{'Max Latency(us)':>18}{'Runs':>8}"]
+        for r in sorted(rs, key=lambda x: x["msize"]):
+            if r["median_s"] is None:
+                continue
+            out.append(f"{r['msize']:<12}{r['median_s'] * 1e6:>18.2f}{r['min_s'] * 1e6:>18.2f}"
+                       f"{r['max_s'] * 1e6:>18.2f}{r['runs']:>8}")
+    return "\n".join(out) + "\n"
+
+
 @click.command()
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
-@click.option("--parquet", "out", required=True, type=click.Path(), metavar="OUTDIR",
+@click.option("--parquet", "out", default=None, type=click.Path(), metavar="OUTDIR",
               help="Directory to write measurements.parquet and runs.parquet into.")
+@click.option("--osu", "osu", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the summary as OSU Micro-Benchmarks-style text ('-' for stdout).")
 @json_option
-def export(dirs, out, as_json):
+def export(dirs, out, osu, as_json):
     """Export campaign directories (or a store) as Parquet: measurements.parquet (every raw
-    measurement with campaign, run_id, config, run_index) and runs.parquet (factors per mpirun)."""
-    from .store import export_parquet, open_campaigns
+    measurement with campaign, run_id, config, run_index) and runs.parquet (factors per mpirun);
+    or (--osu) the summary in the text layout OSU Micro-Benchmarks users already read and plot."""
+    from .errors import MtError
+    from .store import export_parquet, open_campaigns, summarize
 
-    res = export_parquet(open_campaigns(list(dirs)), out)
+    if not out and not osu:
+        raise MtError("give --parquet OUTDIR and/or --osu FILE")
+    data = open_campaigns(list(dirs))
+    if osu:
+        text = osu_text(summarize(data), ", ".join(dirs))
+        if osu == "-":
+            click.echo(text, nl=False)
+        else:
+            with open(osu, "w") as f:
+                f.write(text)
+        if not out:
+            return
+    res = export_parquet(data, out)
     if as_json:
         print_json({"out": str(out), **{k.replace(".parquet", "_rows"): v for k, v in res.items()}})
         return
