@@ -150,7 +150,7 @@ def test_bad_input(build, tmp_path, args, msg):
 
 
 def test_timestamps_on_a_full_disk_fail_cleanly(build, tmp_path):
-    """A real full disk: the output directory is a 64 KiB tmpfs (in a private mount
+    """A real full disk: the output directory is a 16 KiB tmpfs (in a private mount
     namespace); the timestamps outgrow it. The core must say which file failed, exit
     non-zero, and leave no file that looks complete."""
     import shlex
@@ -159,10 +159,11 @@ def test_timestamps_on_a_full_disk_fail_cleanly(build, tmp_path):
         pytest.skip("needs root and unshare to mount a small tmpfs in a private mount namespace")
     out = tmp_path / "small"
     out.mkdir()
-    cmd = [build.binary(), "--ops", "allreduce", "--msizes", "8", "--nrep", "20000", "--scheme", "roundtime",
-           "--timestamps", "--timer-reads", "1000", "--outdir", str(out)]
+    # 3000 valid rounds x 2 ranks x ~45 bytes of timestamps: far more than the 16 KiB disk
+    cmd = [build.binary(), "--ops", "allreduce", "--msizes", "8", "--nrep", "3000", "--time-slice", "60s",
+           "--scheme", "roundtime", "--timestamps", "--timer-reads", "1000", "--outdir", str(out)]
     launch = make_launch(build, 2, cmd)
-    script = (f"mount -t tmpfs -o size=64k tmpfs {shlex.quote(str(out))} || exit 99; "
+    script = (f"mount -t tmpfs -o size=16k tmpfs {shlex.quote(str(out))} || exit 99; "
               f"{' '.join(shlex.quote(a) for a in launch.argv)}; echo \"rc=$?\"; ls -A {shlex.quote(str(out))}")
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, **launch.env))
