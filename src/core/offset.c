@@ -67,6 +67,17 @@ void mt_pp_recv(mt_pp_t *pp, double *v, int n, int src, int tag)
     mt_check_mpi(MPI_Recv(v, n, MPI_DOUBLE, src, tag, pp->comm, MPI_STATUS_IGNORE), "MPI_Recv");
 }
 
+static void wait_lazy(MPI_Request *rq)
+{
+    int done = 0;
+    for (;;) {
+        mt_check_mpi(MPI_Test(rq, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) break;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag)
 {
     if (!pp->lazy) {
@@ -74,12 +85,14 @@ void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag)
         return;
     }
     MPI_Request rq;
-    int done = 0;
     mt_check_mpi(MPI_Irecv(v, n, MPI_DOUBLE, src, tag, pp->comm, &rq), "MPI_Irecv");
-    for (;;) {
-        mt_check_mpi(MPI_Test(&rq, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        if (done) break;
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-    }
+    wait_lazy(&rq);
+}
+
+void mt_pp_lazy_barrier(mt_pp_t *pp)
+{
+    if (!pp->lazy) return;
+    MPI_Request rq;
+    mt_check_mpi(MPI_Ibarrier(pp->comm, &rq), "MPI_Ibarrier");
+    wait_lazy(&rq);
 }

@@ -44,6 +44,9 @@ void mt_pp_recv(mt_pp_t *pp, double *v, int n, int src, int tag);
  * first message of a measurement, which may come much later. The ping-pongs
  * that follow are then answered by a rank that is on the CPU. */
 void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag);
+/* when pp->lazy: a barrier waited for with MPI_Test and short sleeps, so that
+ * ranks that are done leave the CPU to those still measuring (no-op otherwise) */
+void mt_pp_lazy_barrier(mt_pp_t *pp);
 
 typedef struct mt_offset_alg {
     const char *name;

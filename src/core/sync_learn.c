@@ -278,6 +278,7 @@ int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm co
         rc = MT_OK;
     } else {
         rc = alg->sync(&e, in, out, err);
+        mt_pp_lazy_barrier(&e.pp); /* oversubscribed: finished ranks sleep while others measure */
     }
     st->msgs_sent += e.pp.msgs_sent;
     mt_pp_close(&e.pp);
