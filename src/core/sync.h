@@ -152,6 +152,10 @@ void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine);
 int mt_same_time_source(MPI_Comm comm, const mt_baseclock_t *b, double tol, int *bad_rank, double *bad_s);
 
 /* ---- accuracy check (Alg. 6, sync_check.c) ---- */
+/* each checked offset is the one with the fastest round trip of this many
+ * measurements (each of npp ping-pongs), this far apart */
+#define MT_CHECK_TRIES 5
+#define MT_CHECK_GAP_S 5e-3
 typedef struct mt_check {
     int nwait;
     double *wait_s;      /* ascending, >= 0 */
@@ -174,6 +178,17 @@ void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *media
  * simulation settings (NULL when the simulation is off). */
 void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_baseclock_t *b, double duration_s,
                         const mt_check_t *chk, int nprocs, const double *sim);
+/* mpitempo-bench --resync-age (sync_resync.c). Collective; call only between
+ * timed regions. Rank 0 decides on the raw base clock b whether the model is
+ * older than max_age_s (age counted from *t_synced, base-clock seconds) and
+ * broadcasts; when it is, the spec runs again into *res (the global clock is
+ * replaced in place), *t_synced is updated and *did set. */
+int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, double max_age_s,
+                          double *t_synced, mt_sync_result_t *res, int *did, char *err);
+/* gather every rank's slope decision to rank 0 (states: nprocs ints on rank 0) */
+int mt_sync_gather_slopes(MPI_Comm comm, const mt_sync_result_t *res, int *states);
+/* "slope_per_rank": ["none", "kept", "dropped", ...] */
+void mt_sync_write_slopes(mt_json_t *j, const int *states, int n);
 /* JSON object of the simulation settings of every rank (sim: offset_s, drift
  * pairs per rank), or false when sim is NULL */
 void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim);

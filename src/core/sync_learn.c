@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#define TAG_CONFIRM 711
+
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
 {
     e->p->offset->measure(&e->pp, clk, ref, client, e->p->pp, o);
@@ -119,9 +121,13 @@ static int fit_line(int ts, const double *x, const double *y, int n, double *tmp
     return MT_OK;
 }
 
-void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
-                   mt_model_t *lm, mt_sync_stats_t *st)
+/* mt_fit_decide, returning for slope=auto how clear the decision was:
+ * FIT_KEEP, FIT_UNSURE (|slope| > z/2 SE but not kept), FIT_DROP */
+enum { FIT_DROP = 0, FIT_UNSURE = 1, FIT_KEEP = 2 };
+static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                        mt_model_t *lm, mt_sync_stats_t *st, double *slope_out)
 {
+    int cls;
     int ts = p->fit == MT_FIT_TS;
     double *buf = malloc(sizeof(double) * 4 * (size_t)(n > 0 ? n : 1));
     int *use = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
@@ -173,6 +179,8 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
         st->fit_dropped = n - m;
         st->slope_state = keep ? MT_SLOPE_KEPT : MT_SLOPE_DROPPED;
     }
+    cls = keep ? FIT_KEEP : ok && f.slope_se > 0 && fabs(f.slope) > 0.5 * p->z * f.slope_se ? FIT_UNSURE : FIT_DROP;
+    if (slope_out) *slope_out = ok ? f.slope : 0;
     if (keep) {
         lm->kind = MT_MODEL_LINEAR;
         lm->slope = f.slope;
@@ -184,6 +192,13 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
     }
     free(buf);
     free(use);
+    return cls;
+}
+
+void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                   mt_model_t *lm, mt_sync_stats_t *st)
+{
+    fit_decide_x(p, x, y, rtt, n, lm, st, NULL);
 }
 
 /* wait between fit points: busy by default (a sleeping CPU answers the next
@@ -216,18 +231,26 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
     if (e->pp.rank == ref) {
         e->st->learn_ref++;
         for (int i = 0; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
+        if (p->slope == MT_SLOPE_AUTO) {
+            double again = 0;
+            mt_pp_recv_lazy(&e->pp, &again, 1, client, TAG_CONFIRM);
+            if (again != 0)
+                for (int i = 0; i < n; i++) mt_sync_measure(e, clk, ref, client, &o);
+        }
         if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
     } else if (e->pp.rank == client) {
         e->st->learn_client++;
-        double *x = malloc(sizeof(double) * (3 * (size_t)n + 3));
+        size_t cap = 2 * (size_t)n + 1; /* two windows + the recompute point */
+        double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
-        double *y = x + n + 1, *rtt = y + n + 1;
+        double *y = x + cap, *rtt = y + cap;
         const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
         /* warm-up: the first measurement waits for the reference to arrive
          * (it may still serve another client) and runs on cold caches; it
          * is not a fit point, and the window starts when it is done */
         mt_sync_measure(e, clk, ref, client, &o);
         double t0 = mt_clock_now(clk);
+        int ntot = n;
         for (int i = 0; i < n; i++) {
             if (i > 0 && p->window_s > 0) wait_s(clk, t0 + p->window_s * i / (n - 1));
             mt_sync_measure(e, clk, ref, client, &o);
@@ -238,27 +261,61 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                 fprintf(stderr, "trace learn ref=%d client=%d i=%d t=%.9f off=%.9e rtt=%.9e\n", ref, client, i, o.timestamp,
                         o.offset, o.rtt_min);
         }
-        mt_fit_decide(p, x, y, rtt, n, lm, e->st);
+        double s1 = 0, s2 = 0;
+        int cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1);
+        if (p->slope == MT_SLOPE_AUTO) {
+            /* slope=auto keeps a slope only when a second, independent
+             * window confirms it: its own slope is significant with the
+             * same sign; the model is then fitted over both windows. A
+             * step in the offsets (the machine's load changed) looks like a
+             * slope in one window but not in the next. */
+            double again = cls != FIT_DROP;
+            mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
+            if (again != 0) {
+                double t1 = mt_clock_now(clk);
+                for (int i = 0; i < n; i++) {
+                    if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1));
+                    mt_sync_measure(e, clk, ref, client, &o);
+                    x[n + i] = o.timestamp;
+                    y[n + i] = o.offset;
+                    rtt[n + i] = o.rtt_min;
+                }
+                mt_model_t m2;
+                mt_sync_stats_t st2 = *e->st;
+                int cls2 = fit_decide_x(p, x + n, y + n, rtt + n, n, &m2, &st2, &s2);
+                ntot = 2 * n;
+                if (cls2 == FIT_KEEP && s1 * s2 > 0) {
+                    fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL);
+                } else {
+                    mt_sync_params_t pz = *p;
+                    pz.slope = MT_SLOPE_ZERO;
+                    double fs = e->st->fit_slope, fse = e->st->fit_slope_se;
+                    fit_decide_x(&pz, x, y, rtt, ntot, lm, e->st, NULL);
+                    e->st->fit_slope = fs; /* report the first window's fit */
+                    e->st->fit_slope_se = fse;
+                }
+            }
+        }
         if (p->recompute) {
             /* COMPUTE_AND_SET_INTERCEPT (Alg. 2): a fresh offset sets the
              * intercept. fit=ts uses it only when its round trip was fast
              * (see select_fast); a slow one is biased and the fitted
              * intercept stays. */
             mt_sync_measure(e, clk, ref, client, &o);
-            x[n] = o.timestamp;
-            y[n] = o.offset;
-            rtt[n] = o.rtt_min;
+            x[ntot] = o.timestamp;
+            y[ntot] = o.offset;
+            rtt[ntot] = o.rtt_min;
             int fresh_ok = 1;
             if (p->fit == MT_FIT_TS) {
                 double rmin = INFINITY;
-                for (int i = 0; i < n; i++)
+                for (int i = 0; i < ntot; i++)
                     if (rtt[i] > 0 && rtt[i] < rmin) rmin = rtt[i];
                 fresh_ok = o.rtt_min <= MT_RTT_FILTER_F * rmin + MT_RTT_FILTER_ADD_S;
             }
             if (lm->kind == MT_MODEL_LINEAR) {
                 if (fresh_ok) lm->intercept = o.offset - lm->slope * o.timestamp;
             } else if (p->fit == MT_FIT_OLS) {
-                lm->intercept = mt_median(y, n + 1); /* one more sample of the constant offset */
+                lm->intercept = mt_median(y, ntot + 1); /* one more sample of the constant offset */
             } /* fit=ts, offset-only: the median of the fast points stays */
         }
         free(x);

@@ -48,7 +48,7 @@ int main(void)
     CHECK(inside > 180 && inside < 200); /* ~95% coverage */
 
     /* ---- slope decision: no drift -> dropped; 50 ppm -> kept and right; outliers ignored ---- */
-    mt_sync_params_t p = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0};
+    mt_sync_params_t p = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS};
     mt_model_t lm;
     mt_sync_stats_t st;
     int dropped = 0;

@@ -149,3 +149,30 @@ def test_bench_sync_records_clock_in_meta(build, tmp_path):
     assert clk["duration_s"] > 0.05 and clk["levels"][0]["algorithm"] == "hca3"
     assert clk["quality"]["max_abs_offset_s"][0] < 20e-6
     assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
+
+
+def test_bench_resync_age(build, tmp_path):
+    """--resync-age: re-sync between experiments when the model is older than the limit;
+    meta.json counts the re-syncs and records every rank's slope decision."""
+    def bench(age, out):
+        cmd = [build.binary(), "--sync", "hca3:window=0.02", "--nrep", "5", "--msizes", "8,64,512",
+               "--timer-reads", "1000", "--quiet", "--outdir", str(out), "--resync-age", age,
+               "--sim-offsets", "0,0.25", "--sim-drifts", "0,10"]
+        launch = make_launch(build, 2, cmd)
+        env = dict(os.environ)
+        env.update(launch.env)
+        r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return json.loads((out / "meta.json").read_text())["clock"]
+    clk = bench("1e-6", tmp_path / "a")          # older than 1 us before every experiment but the first
+    assert clk["resyncs"] == 2 and clk["resync_age_s"] == pytest.approx(1e-6)
+    assert clk["slope_per_rank"] == ["none", "kept"]   # 10 ppm simulated drift
+    assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
+    clk = bench("3600", tmp_path / "b")
+    assert clk["resyncs"] == 0
+
+
+def test_bench_resync_age_bad_input(build, tmp_path):
+    r = subprocess.run([build.binary(), "--sync", "hca3", "--resync-age", "-1"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "invalid --resync-age '-1'" in r.stderr and r.stderr.count("\n") == 1, r.stderr
