@@ -96,3 +96,12 @@ void mt_pp_lazy_barrier(mt_pp_t *pp)
     mt_check_mpi(MPI_Ibarrier(pp->comm, &rq), "MPI_Ibarrier");
     wait_lazy(&rq);
 }
+
+void mt_lazy_barrier(MPI_Comm comm)
+{
+    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
+    if (!(sl && sl[0] == '1')) return;
+    MPI_Request rq;
+    mt_check_mpi(MPI_Ibarrier(comm, &rq), "MPI_Ibarrier");
+    wait_lazy(&rq);
+}

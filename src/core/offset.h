@@ -47,6 +47,8 @@ void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag);
 /* when pp->lazy: a barrier waited for with MPI_Test and short sleeps, so that
  * ranks that are done leave the CPU to those still measuring (no-op otherwise) */
 void mt_pp_lazy_barrier(mt_pp_t *pp);
+/* the same on any communicator, when MPITEMPO_CLOCK_SLEEP=1 */
+void mt_lazy_barrier(MPI_Comm comm);
 
 typedef struct mt_offset_alg {
     const char *name;
