@@ -164,6 +164,8 @@ def test_bench_resync_age(build, tmp_path):
         r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
         assert r.returncode == 0, r.stderr
         return json.loads((out / "meta.json").read_text())["clock"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     clk = bench("1e-6", tmp_path / "a")          # older than 1 us before every experiment but the first
     assert clk["resyncs"] == 2 and clk["resync_age_s"] == pytest.approx(1e-6)
     assert clk["slope_per_rank"] == ["none", "kept"]   # 10 ppm simulated drift
