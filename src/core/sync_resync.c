@@ -21,7 +21,9 @@ int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_ba
     mt_sync_result_t r;
     int rc = mt_sync_run(spec, comm, &in, &r, err);
     if (rc != MT_OK) return rc;
+    double d = res->duration_s; /* meta.json's duration_s stays the first sync's (max over ranks) */
     *res = r;
+    res->duration_s = d;
     *t_synced = mt_clock_now(&in);
     *did = 1;
     return MT_OK;
