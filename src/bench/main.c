@@ -32,6 +32,7 @@ typedef struct opts {
     const char *ops, *msizes, *timer, *scheme, *datatype, *redop;
     const char *outdir, *config, *launch_json, *cache, *cache_size, *delay;
     const char *sync, *sim_offsets, *sim_drifts, *sim_random;
+    double resync_age; /* --resync-age: re-sync between experiments when the model is older (s); 0 = never */
     long long nrep, warmup, inner, root, run_index, expect_np, timer_reads, seed, window_chunk, min_valid;
     int have_seed, list, timer_study, quiet, timestamps, allow_few_valid, no_rt_adapt;
     const char *rt_slack, *time_slice, *window, *barrier_skew;
@@ -71,6 +72,8 @@ static void usage(FILE *f)
             "  --sync SPEC         synchronise a global clock once before measuring (default none),\n"
             "                      e.g. hca3 or h2:hca3/prop; spec syntax in docs/clocks.md. Its spec,\n"
             "                      duration and accuracy (after sync and at the end) go to meta.json\n"
+            "  --resync-age S      with --sync: re-synchronise between experiments (never inside a timed\n"
+            "                      region) when the model is older than S seconds (default 0: never)\n"
             "  --sim-offsets LIST  SIMULATED clock: offset in s per rank (testing only; recorded)\n"
             "  --sim-drifts LIST   SIMULATED clock: drift in ppm per rank\n"
             "  --sim-random SPEC   SIMULATED clock: SEED[:MAXOFF_S[:MAXDRIFT_PPM]]\n"
@@ -176,7 +179,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     enum { O_OPS = 256, O_MSIZES, O_NREP, O_WARMUP, O_INNER, O_SCHEME, O_TIMER, O_TREADS, O_DTYPE, O_REDOP,
            O_ROOT, O_SEED, O_OUTDIR, O_CONFIG, O_RUNIDX, O_LAUNCH, O_EXPECT, O_QUIET, O_LIST, O_TSTUDY,
            O_VERSION, O_CACHE, O_CACHESIZE, O_DELAY, O_SYNC, O_SOFF, O_SDRIFT, O_SRAND,
-           O_RTSLACK, O_SLICE, O_WINDOW, O_WCHUNK, O_TSTAMPS, O_MINVALID, O_ALLOWFEW, O_BSKEW, O_NOADAPT };
+           O_RTSLACK, O_SLICE, O_WINDOW, O_WCHUNK, O_TSTAMPS, O_MINVALID, O_ALLOWFEW, O_BSKEW, O_NOADAPT, O_RESYNC };
     static const struct option lo[] = {
         {"ops", required_argument, 0, O_OPS}, {"msizes", required_argument, 0, O_MSIZES},
         {"nrep", required_argument, 0, O_NREP}, {"warmup", required_argument, 0, O_WARMUP},
@@ -190,7 +193,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         {"list", no_argument, 0, O_LIST}, {"timer-study", no_argument, 0, O_TSTUDY},
         {"version", no_argument, 0, O_VERSION}, {"cache", required_argument, 0, O_CACHE},
         {"cache-size", required_argument, 0, O_CACHESIZE}, {"delay", required_argument, 0, O_DELAY},
-        {"sync", required_argument, 0, O_SYNC},
+        {"sync", required_argument, 0, O_SYNC}, {"resync-age", required_argument, 0, O_RESYNC},
         {"sim-offsets", required_argument, 0, O_SOFF}, {"sim-drifts", required_argument, 0, O_SDRIFT},
         {"sim-random", required_argument, 0, O_SRAND}, {"rt-slack", required_argument, 0, O_RTSLACK},
         {"time-slice", required_argument, 0, O_SLICE}, {"window", required_argument, 0, O_WINDOW},
@@ -230,6 +233,13 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
         case O_CACHESIZE: o->cache_size = optarg; break;
         case O_DELAY: o->delay = optarg; break;
         case O_SYNC: o->sync = optarg; break;
+        case O_RESYNC: {
+            char *end = NULL;
+            o->resync_age = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->resync_age >= 0) || o->resync_age > 1e9)
+                return mt_fail(err, MT_EINVAL, "invalid --resync-age '%s': expected seconds >= 0", optarg);
+            break;
+        }
         case O_SOFF: o->sim_offsets = optarg; break;
         case O_SDRIFT: o->sim_drifts = optarg; break;
         case O_SRAND: o->sim_random = optarg; break;
@@ -583,6 +593,8 @@ int main(int argc, char **argv)
     }
     mt_baseclock_t base;
     mt_sync_result_t sres;
+    double t_synced = 0; /* --resync-age: base-clock time of the last sync (rank 0) */
+    int nresync = 0, *slopes = ctx.rank == 0 ? calloc((size_t)ctx.size, sizeof(int)) : NULL;
     mt_check_t chk0, chk1;
     memset(&chk0, 0, sizeof chk0);
     memset(&chk1, 0, sizeof chk1);
@@ -600,6 +612,7 @@ int main(int argc, char **argv)
         rc = mt_check_run(ctx.comm, &sres.clock, &mt_offset_skampi, 100, &w0, 1, 0, 1, &chk0, err);
         if (!all_ok(rc)) return finish_error(ctx.rank, err);
         ctx.gclock = &sres.clock;
+        t_synced = mt_clock_now(&in);
         double dmax = 0;
         mt_check_mpi(MPI_Reduce(&sres.duration_s, &dmax, 1, MPI_DOUBLE, MPI_MAX, 0, ctx.comm), "MPI_Reduce");
         sres.duration_s = dmax;
@@ -716,6 +729,12 @@ int main(int argc, char **argv)
     double *exp_median = ctx.rank == 0 ? calloc((size_t)nexp, sizeof(double)) : NULL;
     for (int k = 0; k < nexp; k++) {
         exp_t *e = &exps[order[k]];
+        if (ctx.gclock && o.resync_age > 0 && k > 0) { /* between experiments, never inside a timed region */
+            int did = 0;
+            rc = mt_sync_resync_if_old(&sspec, ctx.comm, &base, o.resync_age, &t_synced, &sres, &did, err);
+            if (!all_ok(rc)) return finish_error(ctx.rank, err);
+            nresync += did;
+        }
         mt_op_args_t a;
         memset(&a, 0, sizeof a);
         a.comm = ctx.comm;
@@ -810,6 +829,7 @@ int main(int argc, char **argv)
         double w0 = 0;
         rc = mt_check_run(ctx.comm, ctx.gclock, &mt_offset_skampi, 100, &w0, 1, 0, 1, &chk1, err);
         if (!all_ok(rc)) return finish_error(ctx.rank, err);
+        mt_sync_gather_slopes(ctx.comm, &sres, slopes);
     }
 
     /* finish the files: CSV (and timestamps) first, then meta.json (its presence marks a complete run) */
@@ -915,6 +935,9 @@ int main(int argc, char **argv)
                 mt_json_knum(&j, "max_abs_offset_s", mx);
                 mt_json_knum(&j, "median_abs_offset_s", md);
                 mt_json_obj_end(&j);
+                mt_json_knum(&j, "resync_age_s", o.resync_age);
+                mt_json_kint(&j, "resyncs", nresync);
+                mt_sync_write_slopes(&j, slopes, ctx.size);
             } else {
                 mt_json_kstr(&j, "note", "local timer only; runtimes are max over ranks of local runtimes");
             }
@@ -1011,6 +1034,7 @@ int main(int argc, char **argv)
     mt_check_free(&chk0);
     mt_check_free(&chk1);
     free(simall);
+    free(slopes);
     free(launch);
     free(recs);
     free(exp_median);

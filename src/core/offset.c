@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const mt_offset_alg_t *const mt_offset_algs[] = {&mt_offset_skampi, &mt_offset_meanrtt};
 const int mt_noffset_algs = (int)(sizeof(mt_offset_algs) / sizeof(mt_offset_algs[0]));
@@ -37,6 +38,8 @@ int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, char *err)
         return mt_fail(err, MT_ENOMEM, "out of memory");
     }
     for (int i = 0; i < pp->size; i++) pp->rtt[i] = -1.0;
+    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
+    pp->lazy = sl && sl[0] == '1';
     return MT_OK;
 }
 
@@ -62,4 +65,43 @@ void mt_pp_ssend(mt_pp_t *pp, const double *v, int n, int dest, int tag)
 void mt_pp_recv(mt_pp_t *pp, double *v, int n, int src, int tag)
 {
     mt_check_mpi(MPI_Recv(v, n, MPI_DOUBLE, src, tag, pp->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+}
+
+static void wait_lazy(MPI_Request *rq)
+{
+    int done = 0;
+    for (;;) {
+        mt_check_mpi(MPI_Test(rq, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) break;
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag)
+{
+    if (!pp->lazy) {
+        mt_pp_recv(pp, v, n, src, tag);
+        return;
+    }
+    MPI_Request rq;
+    mt_check_mpi(MPI_Irecv(v, n, MPI_DOUBLE, src, tag, pp->comm, &rq), "MPI_Irecv");
+    wait_lazy(&rq);
+}
+
+void mt_pp_lazy_barrier(mt_pp_t *pp)
+{
+    if (!pp->lazy) return;
+    MPI_Request rq;
+    mt_check_mpi(MPI_Ibarrier(pp->comm, &rq), "MPI_Ibarrier");
+    wait_lazy(&rq);
+}
+
+void mt_lazy_barrier(MPI_Comm comm)
+{
+    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
+    if (!(sl && sl[0] == '1')) return;
+    MPI_Request rq;
+    mt_check_mpi(MPI_Ibarrier(comm, &rq), "MPI_Ibarrier");
+    wait_lazy(&rq);
 }

@@ -29,6 +29,8 @@ typedef struct mt_pp {
     int rank, size;
     int64_t msgs_sent; /* point-to-point messages this rank sent (round counting in tests) */
     double *rtt;       /* Mean-RTT-Offset: RTT to each partner, <0 when not yet measured */
+    int lazy;          /* MPITEMPO_CLOCK_SLEEP=1 (oversubscribed): wait for the first message of a
+                        * measurement by polling with short sleeps, so that idle ranks leave the CPU */
 } mt_pp_t;
 
 int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, char *err);
@@ -38,6 +40,15 @@ void mt_pp_close(mt_pp_t *pp);
 void mt_pp_send(mt_pp_t *pp, const double *v, int n, int dest, int tag);
 void mt_pp_ssend(mt_pp_t *pp, const double *v, int n, int dest, int tag);
 void mt_pp_recv(mt_pp_t *pp, double *v, int n, int src, int tag);
+/* mt_pp_recv, but when pp->lazy, poll (MPI_Test) with 20 us sleeps: for the
+ * first message of a measurement, which may come much later. The ping-pongs
+ * that follow are then answered by a rank that is on the CPU. */
+void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag);
+/* when pp->lazy: a barrier waited for with MPI_Test and short sleeps, so that
+ * ranks that are done leave the CPU to those still measuring (no-op otherwise) */
+void mt_pp_lazy_barrier(mt_pp_t *pp);
+/* the same on any communicator, when MPITEMPO_CLOCK_SLEEP=1 */
+void mt_lazy_barrier(MPI_Comm comm);
 
 typedef struct mt_offset_alg {
     const char *name;

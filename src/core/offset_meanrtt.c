@@ -46,7 +46,8 @@ static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int clien
     double d = 0, sum = 0;
     if (pp->rank == ref) {
         for (int i = 0; i < npp; i++) {
-            mt_pp_recv(pp, &d, 1, client, TAG_RTT);
+            if (i == 0) mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT);
+            else mt_pp_recv(pp, &d, 1, client, TAG_RTT);
             mt_pp_send(pp, &d, 1, client, TAG_RTT);
         }
         return 0;
@@ -69,7 +70,8 @@ static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int cli
     if (pp->rank == ref) {
         double dummy, tlocal;
         for (int i = 0; i < npp; i++) {
-            mt_pp_recv(pp, &dummy, 1, client, TAG_MR);
+            if (i == 0) mt_pp_recv_lazy(pp, &dummy, 1, client, TAG_MR);
+            else mt_pp_recv(pp, &dummy, 1, client, TAG_MR);
             tlocal = mt_clock_now(clk);
             mt_pp_ssend(pp, &tlocal, 1, client, TAG_MR);
         }

@@ -33,7 +33,7 @@ void mt_sync_names(char *buf, size_t len)
 /* ---- spec parsing ---- */
 static const struct { const char *name; unsigned bit; } keys[] = {
     {"fitpts", MT_P_FITPTS}, {"pp", MT_P_PP},         {"offset", MT_P_OFFSET}, {"recompute", MT_P_RECOMPUTE},
-    {"window", MT_P_WINDOW}, {"slope", MT_P_SLOPE},   {"z", MT_P_Z},           {"tol", MT_P_TOL},
+    {"window", MT_P_WINDOW}, {"slope", MT_P_SLOPE},   {"z", MT_P_Z},           {"tol", MT_P_TOL}, {"fit", MT_P_FIT},
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 
@@ -137,6 +137,11 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
             if (!parse_num(v, &d) || d <= 0)
                 return mt_fail(err, MT_EINVAL, "invalid z '%s' in '%s': expected a number > 0", v, whole);
             p->z = d;
+            break;
+        case MT_P_FIT:
+            if (!strcmp(v, "ts")) p->fit = MT_FIT_TS;
+            else if (!strcmp(v, "ols")) p->fit = MT_FIT_OLS;
+            else return mt_fail(err, MT_EINVAL, "invalid fit '%s' in '%s': expected ts or ols", v, whole);
             break;
         case MT_P_TOL:
             if (!parse_num(v, &d) || d < 0)
@@ -270,6 +275,7 @@ static void fmt_flat(const mt_sync_alg_t *a, const mt_sync_params_t *p, char *bu
     if (a->keys & MT_P_SLOPE)
         ADD("slope=%s", p->slope == MT_SLOPE_AUTO ? "auto" : p->slope == MT_SLOPE_FIT ? "fit" : "zero");
     if (a->keys & MT_P_Z) ADD("z=%g", p->z);
+    if (a->keys & MT_P_FIT) ADD("fit=%s", p->fit == MT_FIT_OLS ? "ols" : "ts");
     if (a->keys & MT_P_TOL) ADD("tol=%g", p->tol_s);
 #undef ADD
 }

@@ -22,7 +22,10 @@ enum { MT_SLOPE_NONE = -1, MT_SLOPE_DROPPED = 0, MT_SLOPE_KEPT = 1 };
 
 /* parameter keys an algorithm accepts (bit mask) */
 enum { MT_P_FITPTS = 1, MT_P_PP = 2, MT_P_OFFSET = 4, MT_P_RECOMPUTE = 8, MT_P_WINDOW = 16, MT_P_SLOPE = 32,
-       MT_P_Z = 64, MT_P_TOL = 128 };
+       MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256 };
+
+/* how the slope is fitted */
+enum { MT_FIT_TS = 0, MT_FIT_OLS = 1 };
 
 typedef struct mt_sync_params {
     int fitpts;                    /* fit points per linear model (>= 2) */
@@ -33,6 +36,7 @@ typedef struct mt_sync_params {
     int slope;                     /* MT_SLOPE_AUTO (keep if |slope| > z * SE), FIT (always), ZERO (never) */
     double z;                      /* significance threshold of MT_SLOPE_AUTO */
     double tol_s;                  /* prop: tolerance of the same-time-source check */
+    int fit;                       /* MT_FIT_TS (RTT filter + Theil-Sen, default) or MT_FIT_OLS (Alg. 2) */
 } mt_sync_params_t;
 
 /* What one rank did during a sync (reported per rank by mpitempo-clocks). */
@@ -45,7 +49,7 @@ typedef struct mt_sync_stats {
     double fit_slope;    /* the fitted slope before the decision */
     double fit_slope_se; /* its standard error */
     double fit_window_s; /* time span covered by the fit points */
-    int fit_dropped;     /* fit points rejected as outliers (robust fit) */
+    int fit_dropped;     /* fit points rejected (slow round trips, outliers) */
 } mt_sync_stats_t;
 
 /* One sync call on one communicator. */
@@ -122,10 +126,18 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
 /* one offset measurement through the configured offset algorithm */
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o);
 double mt_median(const double *v, int n);
-int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *lo, double *hi);
-/* Decide on a fitted model: slope kept or dropped (params), intercept chosen. */
-void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, int n, mt_model_t *lm,
-                   mt_sync_stats_t *st);
+/* Theil-Sen: the median of the pairwise slopes in *est (may be NULL) and
+ * Kendall's interval at z in [*lo, *hi] */
+int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *lo, double *hi, double *est);
+/* Fit points slower than this are dropped by fit=ts (see sync_learn.c):
+ * rtt > MT_RTT_FILTER_F * min rtt + MT_RTT_FILTER_ADD_S, when at least a
+ * quarter of the points (and >= 6) remain. */
+#define MT_RTT_FILTER_F 1.5
+#define MT_RTT_FILTER_ADD_S 0.5e-6
+/* Decide on a fitted model: slope kept or dropped (params), intercept chosen.
+ * rtt (the smallest round trip of each fit point) may be NULL. */
+void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                   mt_model_t *lm, mt_sync_stats_t *st);
 
 /* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c): rank 0 gets
  * every rank's model against itself in all[p]; then scatter them */
@@ -140,6 +152,10 @@ void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine);
 int mt_same_time_source(MPI_Comm comm, const mt_baseclock_t *b, double tol, int *bad_rank, double *bad_s);
 
 /* ---- accuracy check (Alg. 6, sync_check.c) ---- */
+/* each checked offset is the one with the fastest round trip of this many
+ * measurements (each of npp ping-pongs), this far apart */
+#define MT_CHECK_TRIES 5
+#define MT_CHECK_GAP_S 5e-3
 typedef struct mt_check {
     int nwait;
     double *wait_s;      /* ascending, >= 0 */
@@ -162,6 +178,17 @@ void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *media
  * simulation settings (NULL when the simulation is off). */
 void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_baseclock_t *b, double duration_s,
                         const mt_check_t *chk, int nprocs, const double *sim);
+/* mpitempo-bench --resync-age (sync_resync.c). Collective; call only between
+ * timed regions. Rank 0 decides on the raw base clock b whether the model is
+ * older than max_age_s (age counted from *t_synced, base-clock seconds) and
+ * broadcasts; when it is, the spec runs again into *res (the global clock is
+ * replaced in place), *t_synced is updated and *did set. */
+int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, double max_age_s,
+                          double *t_synced, mt_sync_result_t *res, int *did, char *err);
+/* gather every rank's slope decision to rank 0 (states: nprocs ints on rank 0) */
+int mt_sync_gather_slopes(MPI_Comm comm, const mt_sync_result_t *res, int *states);
+/* "slope_per_rank": ["none", "kept", "dropped", ...] */
+void mt_sync_write_slopes(mt_json_t *j, const int *states, int n);
 /* JSON object of the simulation settings of every rank (sim: offset_s, drift
  * pairs per rank), or false when sim is NULL */
 void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim);

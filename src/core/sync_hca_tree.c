@@ -70,6 +70,7 @@ void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine)
             buf[3 * i + 2] = all[i].intercept;
         }
     }
+    mt_pp_lazy_barrier(&e->pp); /* oversubscribed: finished ranks sleep while others measure */
     mt_check_mpi(MPI_Scatter(buf, 3, MPI_DOUBLE, me, 3, MPI_DOUBLE, 0, e->pp.comm), "MPI_Scatter");
     mine->kind = (int)me[0];
     mine->slope = me[1];

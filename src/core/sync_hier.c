@@ -173,6 +173,8 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
             }
             add_stats(&res->st, &st);
             res->nlevels_run++;
+            /* oversubscribed: the ranks that are not leaders sleep while the leaders measure */
+            mt_lazy_barrier(cur);
             /* an error on some leaders must stop everyone in cur */
             rc = agree(rc, cur, err);
             if (cur != comm) mt_check_mpi(MPI_Comm_free(&cur), "MPI_Comm_free");

@@ -1,5 +1,6 @@
 /* clocks: fit, merge, nest, flatten round trip, offset algorithms on
  * synthetic data, slope decision, simulated-clock settings. No MPI calls. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "clock.h"
@@ -47,7 +48,7 @@ int main(void)
     CHECK(inside > 180 && inside < 200); /* ~95% coverage */
 
     /* ---- slope decision: no drift -> dropped; 50 ppm -> kept and right; outliers ignored ---- */
-    mt_sync_params_t p = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0};
+    mt_sync_params_t p = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS};
     mt_model_t lm;
     mt_sync_stats_t st;
     int dropped = 0;
@@ -56,7 +57,7 @@ int main(void)
             x[i] = 2.0 + 0.25 * i / 39.0;
             y[i] = 1e-3 + 30e-9 * gauss();
         }
-        mt_fit_decide(&p, x, y, 40, &lm, &st);
+        mt_fit_decide(&p, x, y, NULL, 40, &lm, &st);
         dropped += st.slope_state == MT_SLOPE_DROPPED;
     }
     CHECK(dropped >= 99);
@@ -68,20 +69,68 @@ int main(void)
     }
     y[7] += 20e-6; /* one fit point whose ping-pongs were all delayed */
     y[30] -= 15e-6;
-    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    mt_fit_decide(&p, x, y, NULL, 40, &lm, &st);
     CHECK(st.slope_state == MT_SLOPE_KEPT && lm.kind == MT_MODEL_LINEAR);
     CHECK_CLOSE(lm.slope, 50e-6, 0.1e-6);
     CHECK(st.fit_dropped == 2);
     p.slope = MT_SLOPE_ZERO;
-    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    mt_fit_decide(&p, x, y, NULL, 40, &lm, &st);
     CHECK(lm.slope == 0 && st.slope_state == MT_SLOPE_DROPPED);
     p.slope = MT_SLOPE_FIT;
     for (int i = 0; i < 40; i++) y[i] = 1e-3 + 30e-9 * gauss();
-    mt_fit_decide(&p, x, y, 40, &lm, &st);
+    mt_fit_decide(&p, x, y, NULL, 40, &lm, &st);
     CHECK(lm.kind == MT_MODEL_LINEAR && st.slope_state == MT_SLOPE_KEPT);
     double lo, hi;
     for (int i = 0; i < 40; i++) y[i] = -7e-6 * x[i] + 1e-9 * gauss();
-    CHECK(mt_theil_sen_ci(x, y, 40, 4.0, &lo, &hi) == MT_OK && lo < -6.9e-6 && hi > -7.1e-6 && hi < 0);
+    CHECK(mt_theil_sen_ci(x, y, 40, 4.0, &lo, &hi, NULL) == MT_OK && lo < -6.9e-6 && hi > -7.1e-6 && hi < 0);
+
+    double est;
+    CHECK(mt_theil_sen_ci(x, y, 40, 4.0, &lo, &hi, &est) == MT_OK && lo <= est && est <= hi);
+    CHECK_CLOSE(est, -7e-6, 0.05e-6);
+
+    /* fit=ts: the last quarter of the points ran while both ranks shared a
+     * core: round trips of ~10 us instead of ~2.4 us and offsets biased by
+     * +1.5 us (measured on this machine). OLS over all points sees a step
+     * and keeps a false slope; the RTT filter drops those points. */
+    {
+        double rtt[40];
+        int kept_ols = 0, kept_ts = 0;
+        for (int rep = 0; rep < 20; rep++) {
+            for (int i = 0; i < 40; i++) {
+                x[i] = 2.0 + 0.25 * i / 39.0;
+                int slow = i >= 25;
+                rtt[i] = (slow ? 9.5e-6 : 2.4e-6) + 0.1e-6 * fabs(gauss());
+                y[i] = 1e-3 + (slow ? 1.5e-6 + 300e-9 * gauss() : 100e-9 * gauss());
+            }
+            p.slope = MT_SLOPE_AUTO;
+            p.fit = MT_FIT_OLS;
+            mt_fit_decide(&p, x, y, rtt, 40, &lm, &st);
+            kept_ols += st.slope_state == MT_SLOPE_KEPT;
+            p.fit = MT_FIT_TS;
+            mt_fit_decide(&p, x, y, rtt, 40, &lm, &st);
+            kept_ts += st.slope_state == MT_SLOPE_KEPT;
+            CHECK(st.fit_dropped >= 15);
+            CHECK(lm.kind == MT_MODEL_OFFSET);
+            CHECK_CLOSE(lm.intercept, 1e-3, 100e-9); /* the slow points would add ~600 ns */
+        }
+        CHECK(kept_ols >= 10); /* the failure this guards against (about 14 of 20) */
+        CHECK(kept_ts == 0);
+        /* a true drift survives the filter; all points slow: none dropped */
+        for (int i = 0; i < 40; i++) {
+            rtt[i] = i % 3 ? 2.4e-6 : 12e-6;
+            y[i] = 20e-6 * x[i] + 0.5 + (i % 3 ? 0 : 2e-6) + 30e-9 * gauss();
+        }
+        mt_fit_decide(&p, x, y, rtt, 40, &lm, &st);
+        CHECK(st.slope_state == MT_SLOPE_KEPT && st.fit_dropped == 14);
+        CHECK_CLOSE(lm.slope, 20e-6, 0.3e-6);
+        for (int i = 0; i < 40; i++) {
+            rtt[i] = 12e-6 + 1e-6 * (i % 5);
+            y[i] = 20e-6 * x[i] + 0.5 + 30e-9 * (i % 7 - 3);
+        }
+        mt_fit_decide(&p, x, y, rtt, 40, &lm, &st);
+        CHECK(st.fit_dropped == 0 && st.slope_state == MT_SLOPE_KEPT);
+        CHECK_CLOSE(lm.slope, 20e-6, 0.5e-6);
+    }
 
     /* ---- models, nesting, merge ---- */
     mt_timer_inst_t ti;

@@ -44,9 +44,9 @@ int main(void)
     char c[1024];
     char err[MT_ERRLEN];
     CHECK(ok("hca3", c));
-    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4");
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
     CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
-    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,recompute=1,window=0.25,slope=auto,z=4");
+    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
     CHECK(ok("jk:slope=fit,window=0", c));
     CHECK(strstr(c, "slope=fit") && strstr(c, "window=0"));
     CHECK(ok("skampi", c));
@@ -54,7 +54,7 @@ int main(void)
     CHECK(ok("hoefler:pp=5", c));
     CHECK(ok("prop", c));
     CHECK(ok("h2:hca3/prop", c));
-    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4/prop:tol=1e-06");
+    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts/prop:tol=1e-06");
     CHECK(ok("h3:hca3:pp=50/jk/prop:tol=1e-5", c));
     CHECK(strncmp(c, "h[node+socket]:hca3:fitpts=40,pp=50", 35) == 0);
     CHECK(ok("h[block=4+env=MYCOLOR]:hca2/hca3/prop", c));

@@ -63,8 +63,12 @@ def test_offset_only_baseline_fails_with_drift(build):
 
 @pytest.mark.parametrize("np", [4, 8])
 def test_sim_drift_more_ranks_oversubscribed(build, np):
-    # oversubscribed ranks answer ping-pongs late: a longer fit keeps the slope error small
-    algs = ",".join(f"{a}:window=1,fitpts=80" for a in ("hca3", "jk", "hca2", "hca"))
+    # Oversubscribed ranks on a shared machine: offsets are noisy by ~1 us in
+    # bursts of tens of ms (ranks sharing one core, other jobs), which is
+    # correlated noise: the slope error falls as 1/window, not 1/sqrt(points).
+    # Measured here with fit=ts: window=1 s gave drift errors up to 2.5 ppm,
+    # window=2 s stays within 2 ppm.
+    algs = ",".join(f"{a}:window=2,fitpts=80" for a in ("hca3", "jk", "hca2", "hca"))
     rows = rows_of(clocks(build, np, ["--algorithms", algs, "--wait", "0", "--sim-offsets", SIM_OFF,
                                       "--sim-drifts", SIM_DRIFT]))
     for row in rows:
@@ -87,8 +91,8 @@ def test_hca3_rounds_are_ceil_log2_p(build):
         assert all(p["learn_client"] == 1 for p in pr[1:]), np
         assert pr[0]["learn_client"] == 0
         assert all(p["learn_ref"] + p["learn_client"] <= rounds for p in pr), np
-        # messages: (fitpts + recompute) offsets x pp ping-pongs per round on the root
-        assert pr[0]["msgs_sent"] == rounds * 3, (np, pr[0])
+        # messages: (warm-up + fitpts + recompute) offsets x pp ping-pongs per round on the root
+        assert pr[0]["msgs_sent"] == rounds * 4, (np, pr[0])
 
 
 def test_all_algorithms_any_size(build):
@@ -145,3 +149,32 @@ def test_bench_sync_records_clock_in_meta(build, tmp_path):
     assert clk["duration_s"] > 0.05 and clk["levels"][0]["algorithm"] == "hca3"
     assert clk["quality"]["max_abs_offset_s"][0] < 20e-6
     assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
+
+
+def test_bench_resync_age(build, tmp_path):
+    """--resync-age: re-sync between experiments when the model is older than the limit;
+    meta.json counts the re-syncs and records every rank's slope decision."""
+    def bench(age, out):
+        cmd = [build.binary(), "--sync", "hca3:window=0.02", "--nrep", "5", "--msizes", "8,64,512",
+               "--timer-reads", "1000", "--quiet", "--outdir", str(out), "--resync-age", age,
+               "--sim-offsets", "0,0.25", "--sim-drifts", "0,10"]
+        launch = make_launch(build, 2, cmd)
+        env = dict(os.environ)
+        env.update(launch.env)
+        r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return json.loads((out / "meta.json").read_text())["clock"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    clk = bench("1e-6", tmp_path / "a")          # older than 1 us before every experiment but the first
+    assert clk["resyncs"] == 2 and clk["resync_age_s"] == pytest.approx(1e-6)
+    assert clk["slope_per_rank"] == ["none", "kept"]   # 10 ppm simulated drift
+    assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
+    clk = bench("3600", tmp_path / "b")
+    assert clk["resyncs"] == 0
+
+
+def test_bench_resync_age_bad_input(build, tmp_path):
+    r = subprocess.run([build.binary(), "--sync", "hca3", "--resync-age", "-1"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "invalid --resync-age '-1'" in r.stderr and r.stderr.count("\n") == 1, r.stderr
