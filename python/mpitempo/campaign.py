@@ -114,6 +114,7 @@ PARAMS = {
     "min_valid": (None, _int_check(0, 10**8), "--min-valid"),
     "allow_few_valid": (False, _bool, "--allow-few-valid"),
     "barrier_skew": (None, _str, "--barrier-skew"),
+    "resync_age": (None, _positive_number(0.0), "--resync-age"),
 }
 
 CAMPAIGN_DEFAULTS = {
