@@ -30,7 +30,7 @@ from .runner import execute
                    "default to hca3.")
 @click.option("--time-slice", default=None, metavar="T", help="Round-Time: time per (op, msize), e.g. 1s (default).")
 @click.option("--rt-slack", default=None, type=float, metavar="B",
-              help="Round-Time: start = now + B x Bcast latency (default 4).")
+              help="Round-Time: start = now + B x Bcast latency (default 2).")
 @click.option("--window", default=None, metavar="T", help="Window scheme: window size (default: from a pilot).")
 @click.option("--timestamps", is_flag=True, default=None,
               help="Keep per-rank start/end times on the global clock (timestamps.csv).")

@@ -77,7 +77,7 @@ static void usage(FILE *f)
             "  --sim-offsets LIST  SIMULATED clock: offset in s per rank (testing only; recorded)\n"
             "  --sim-drifts LIST   SIMULATED clock: drift in ppm per rank\n"
             "  --sim-random SPEC   SIMULATED clock: SEED[:MAXOFF_S[:MAXDRIFT_PPM]]\n"
-            "  --rt-slack B        Round-Time: start = now + B x Bcast latency (B >= 1, default 4)\n"
+            "  --rt-slack B        Round-Time: start = now + B x Bcast latency (B >= 1, default 2)\n"
             "  --no-rt-adapt       Round-Time: keep the slack at B x latency even after late rounds\n"
             "                      (Alg. 5 exactly; by default it grows by 2 x the lateness seen)\n"
             "  --time-slice T      Round-Time: time per experiment, e.g. 1s, 200ms (default 1s);\n"
@@ -172,7 +172,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err)
     o->inner = 10;
     o->timer_reads = 1000000;
     o->sync = "none";
-    o->rt_slack = "4";
+    o->rt_slack = "2";
     o->time_slice = "1s";
     o->window_chunk = 10;
     o->min_valid = -1;

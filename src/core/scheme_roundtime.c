@@ -9,7 +9,7 @@
  * the latest rank was, and after an invalid round the slack grows by twice that
  * (at most 1000 x latency), so that a rank that always receives the start time
  * late - a remaining clock offset, an oversubscribed node - does not invalidate
- * every round. With --no-rt-adapt the slack stays B x latency (Alg. 5 exactly).
+ * every round; every valid round takes 10% of the extra slack away again. With --no-rt-adapt the slack stays B x latency (Alg. 5 exactly).
  * runtime = max(end) - min(start) over ranks on the global clock. */
 #include "mt_common.h"
 #include "scheme.h"
@@ -50,7 +50,7 @@ static int rt_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas
     int (*call)(mt_op_args_t *) = op->call;
     mt_warmup(ctx, op, a);
     double lat = mt_bcast_latency(ctx);
-    double slack = ctx->rt_slack * lat, max_slack = 1000.0 * lat;
+    double base_slack = ctx->rt_slack * lat, slack = base_slack, max_slack = 1000.0 * lat;
     int rounds = 0, nvalid = 0;
     double t_begin = mt_clock_now(g);
     for (;;) {
@@ -72,8 +72,12 @@ static int rt_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas
         if (rc != MPI_SUCCESS) mt_check_mpi(rc, "MPI_Allreduce");
         late[rounds] = out[0] > 0;
         rounds++;
-        if (out[0] == 0) nvalid++;
-        else if (ctx->rt_adapt && slack < max_slack) {
+        if (out[0] == 0) {
+            nvalid++;
+            /* back towards B x latency once rounds are on time again (a single
+             * preempted round must not slow every later round down) */
+            if (ctx->rt_adapt && slack > base_slack) slack = base_slack + 0.9 * (slack - base_slack);
+        } else if (ctx->rt_adapt && slack < max_slack) {
             slack += 2.0 * out[0];
             if (slack > max_slack) slack = max_slack;
         }
