@@ -107,6 +107,15 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
             failed.rename(rdir / f"failed-attempt-{n}.json")
         for stale in rdir.glob(".*.tmp"):
             stale.unlink()
+        # results of an attempt that did not complete (e.g. meta.json failed on a full
+        # disk after measurements.csv was renamed) are kept aside, not overwritten
+        leftovers = [f for f in ("measurements.csv", "timestamps.csv", "meta.json") if (rdir / f).exists()]
+        if leftovers:
+            n = len(list(rdir.glob("incomplete-attempt-*"))) + 1
+            keep = rdir / f"incomplete-attempt-{n}"
+            keep.mkdir()
+            for f in leftovers:
+                (rdir / f).rename(keep / f)
         cfg = next(x for x in c.configs if x.name == r.config)
         b = builds[cfg.name]
         seed = (base_seed + 7919 * planned.index(r)) % (2**62)

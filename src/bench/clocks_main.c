@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "ctx.h"
+#include "files.h"
 #include "json.h"
 #include "mt_common.h"
 #include "offset.h"
@@ -224,15 +225,7 @@ static int check_args(const opts_t *o)
     return rc == MT_OK ? 0 : 2;
 }
 
-static int finish_error(int rank, const char *err)
-{
-    if (rank == 0 && err && *err) {
-        fprintf(stderr, "mpitempo-clocks: error: %s\n", err);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return 2;
-}
+static int finish_error(int rank, const char *err) { return mt_finish_error(rank, "mpitempo-clocks", err); }
 
 static int all_ok(int rc, MPI_Comm comm)
 {

@@ -18,6 +18,7 @@
 #include "cache.h"
 #include "ctx.h"
 #include "factors.h"
+#include "files.h"
 #include "json.h"
 #include "mt_common.h"
 #include "op.h"
@@ -484,38 +485,6 @@ static int timer_study_all(long long nreads)
     return 0;
 }
 
-/* Copy a small JSON file verbatim into the writer (it is produced by the
- * Python launcher; an unreadable file is an error reported before measuring). */
-static char *slurp(const char *path, char *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        mt_fail(err, MT_EIO, "cannot read --launch-json '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    size_t r;
-    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 >= cap) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            else b = nb;
-        }
-    }
-    fclose(f);
-    if (!b) { mt_fail(err, MT_ENOMEM, "out of memory"); return NULL; }
-    b[n] = '\0';
-    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ')) b[--n] = '\0';
-    if (n == 0 || b[0] != '{') {
-        mt_fail(err, MT_EINVAL, "--launch-json '%s' does not hold a JSON object", path);
-        free(b);
-        return NULL;
-    }
-    return b;
-}
-
 /* all ranks agree on success: returns 1 when every rank had rc == MT_OK */
 static int all_ok(int rc)
 {
@@ -524,15 +493,7 @@ static int all_ok(int rc)
     return all;
 }
 
-static int finish_error(int rank, const char *err)
-{
-    if (rank == 0 && err && *err) {
-        fprintf(stderr, "mpitempo-bench: error: %s\n", err);
-        fflush(stderr);
-    }
-    MPI_Finalize();
-    return 2;
-}
+static int finish_error(int rank, const char *err) { return mt_finish_error(rank, "mpitempo-bench", err); }
 
 int main(int argc, char **argv)
 {
@@ -684,7 +645,7 @@ int main(int argc, char **argv)
             rc = mt_fail(err, MT_EIO, "--outdir '%s' already holds results; refusing to overwrite", o.outdir);
         else if (!(csv = fopen(csv_tmp, "w")))
             rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
-        if (rc == MT_OK && o.launch_json && !(launch = slurp(o.launch_json, err))) rc = MT_EIO;
+        if (rc == MT_OK && o.launch_json && !(launch = mt_read_json_object(o.launch_json, "--launch-json", err))) rc = MT_EIO;
         snprintf(ts_path, sizeof ts_path, "%s/timestamps.csv", o.outdir);
         snprintf(ts_tmp, sizeof ts_tmp, "%s/.timestamps.csv.%d.tmp", o.outdir, (int)getpid());
         if (rc == MT_OK && o.timestamps && !(tsf = fopen(ts_tmp, "w")))
@@ -693,8 +654,8 @@ int main(int argc, char **argv)
     if (rc == MT_OK && o.timestamps && !o.outdir)
         rc = mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
     if (!all_ok(rc)) {
-        if (csv) { fclose(csv); unlink(csv_tmp); }
-        if (tsf) { fclose(tsf); unlink(ts_tmp); }
+        mt_file_abort(csv, csv_tmp);
+        mt_file_abort(tsf, ts_tmp);
         return finish_error(ctx.rank, err);
     }
 
@@ -748,7 +709,7 @@ int main(int argc, char **argv)
         rc = mt_op_prepare(e->op, &a, e->msize, err);
         if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
         if (!all_ok(rc)) {
-            if (csv) { fclose(csv); unlink(csv_tmp); }
+            mt_file_abort(csv, csv_tmp);
             return finish_error(ctx.rank, err);
         }
         mt_meas_t m;
@@ -760,7 +721,7 @@ int main(int argc, char **argv)
         rc = scheme->measure(&ctx, e->op, &a, &m, err);
         double wall = mt_ticks_to_s(&ctx.timer, ctx.timer.t->now() - w0);
         if (!all_ok(rc)) {
-            if (csv) { fclose(csv); unlink(csv_tmp); }
+            mt_file_abort(csv, csv_tmp);
             return finish_error(ctx.rank, err);
         }
         if (ctx.rank == 0) {
@@ -819,8 +780,8 @@ int main(int argc, char **argv)
         mt_meas_free(&m);
         mt_op_release(&a);
         if (!all_ok(rc)) { /* e.g. the disk is full: stop now, leave nothing that looks complete */
-            if (csv) { fclose(csv); unlink(csv_tmp); }
-            if (tsf) { fclose(tsf); unlink(ts_tmp); }
+            mt_file_abort(csv, csv_tmp);
+            mt_file_abort(tsf, ts_tmp);
             return finish_error(ctx.rank, err);
         }
     }
@@ -835,30 +796,13 @@ int main(int argc, char **argv)
     /* finish the files: CSV (and timestamps) first, then meta.json (its presence marks a complete run) */
     rc = MT_OK;
     if (ctx.rank == 0 && tsf) {
-        if (fflush(tsf) != 0 || ferror(tsf) || fsync(fileno(tsf)) != 0) {
-            rc = mt_fail(err, MT_EIO, "writing %s failed: %s", ts_tmp, strerror(errno));
-            fclose(tsf);
-            unlink(ts_tmp);
-        } else if (fclose(tsf) != 0 || rename(ts_tmp, ts_path) != 0) {
-            rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", ts_path, strerror(errno));
-            unlink(ts_tmp);
-        }
-        if (rc != MT_OK && csv) {
-            fclose(csv);
-            unlink(csv_tmp);
+        rc = mt_file_commit(tsf, ts_tmp, ts_path, err);
+        if (rc != MT_OK) {
+            mt_file_abort(csv, csv_tmp);
             csv = NULL;
         }
     }
-    if (ctx.rank == 0 && csv) {
-        if (fflush(csv) != 0 || ferror(csv) || fsync(fileno(csv)) != 0) {
-            rc = mt_fail(err, MT_EIO, "writing %s failed: %s", csv_tmp, strerror(errno));
-            fclose(csv);
-            unlink(csv_tmp);
-        } else if (fclose(csv) != 0 || rename(csv_tmp, csv_path) != 0) {
-            rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", csv_path, strerror(errno));
-            unlink(csv_tmp);
-        }
-    }
+    if (ctx.rank == 0 && csv && rc == MT_OK) rc = mt_file_commit(csv, csv_tmp, csv_path, err);
     if (ctx.rank == 0 && o.outdir && rc == MT_OK) {
         FILE *mf = fopen(meta_tmp, "w");
         if (!mf) {
@@ -1021,13 +965,7 @@ int main(int argc, char **argv)
             mt_json_key(&j, "environment");
             mt_factors_write_env(&j);
             mt_json_obj_end(&j);
-            if (fflush(mf) != 0 || ferror(mf) || fsync(fileno(mf)) != 0 || fclose(mf) != 0) {
-                rc = mt_fail(err, MT_EIO, "writing %s failed: %s", meta_tmp, strerror(errno));
-                unlink(meta_tmp);
-            } else if (rename(meta_tmp, meta_path) != 0) {
-                rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", meta_path, strerror(errno));
-                unlink(meta_tmp);
-            }
+            rc = mt_file_commit(mf, meta_tmp, meta_path, err);
         }
     }
     mt_cache_free(&cache);

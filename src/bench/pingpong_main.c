@@ -20,6 +20,7 @@
 
 #include "ctx.h"
 #include "factors.h"
+#include "files.h"
 #include "json.h"
 #include "mt_common.h"
 #include "pingpong.h"
@@ -227,47 +228,8 @@ static int agree(MPI_Comm comm, int rc, char *err)
     return code;
 }
 
-static int finish_error(int rank, const char *err)
-{
-    if (rank == 0 && err && *err) {
-        fprintf(stderr, PROG ": error: %s\n", err);
-        fflush(stderr);
-    }
-    mt_check_mpi(MPI_Finalize(), "MPI_Finalize");
-    return 2;
-}
+static int finish_error(int rank, const char *err) { return mt_finish_error(rank, PROG, err); }
 
-static char *slurp_json_object(const char *path, char *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        mt_fail(err, MT_EIO, "cannot read --launch-json '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0, r;
-    char *b = malloc(cap);
-    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 >= cap) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) free(b);
-            b = nb;
-        }
-    }
-    fclose(f);
-    if (!b) {
-        mt_fail(err, MT_ENOMEM, "out of memory");
-        return NULL;
-    }
-    b[n] = '\0';
-    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ')) b[--n] = '\0';
-    if (n == 0 || b[0] != '{') {
-        mt_fail(err, MT_EINVAL, "--launch-json '%s' does not hold a JSON object", path);
-        free(b);
-        return NULL;
-    }
-    return b;
-}
 
 static void write_mpi_info(mt_json_t *j)
 {
@@ -371,20 +333,6 @@ static void csv_rows(FILE *csv, const char *kind, int64_t msize, int64_t npp, co
                 (long long)ticks[i], mt_ticks_to_s(ti, ticks[i]) / (2.0 * (double)npp));
 }
 
-static int finish_file(FILE *f, const char *tmp, const char *path, char *err)
-{
-    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
-        int rc = mt_fail(err, MT_EIO, "writing %s failed: %s", tmp, strerror(errno));
-        fclose(f);
-        unlink(tmp);
-        return rc;
-    }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return mt_fail(err, MT_EIO, "cannot complete %s: %s", path, strerror(errno));
-    }
-    return MT_OK;
-}
 
 int main(int argc, char **argv)
 {
@@ -449,7 +397,7 @@ int main(int argc, char **argv)
     } else if (is_src) {
         out = stdout;
     }
-    if (is_src && rc == MT_OK && o.launch_json && !(launch = slurp_json_object(o.launch_json, err))) rc = MT_EIO;
+    if (is_src && rc == MT_OK && o.launch_json && !(launch = mt_read_json_object(o.launch_json, "--launch-json", err))) rc = MT_EIO;
     /* agree before the collective MPI_Comm_split in mt_pp_pair_init */
     if ((rc = agree(ctx.comm, rc, err)) == MT_OK) {
         int64_t max_msize = 0;
@@ -458,7 +406,7 @@ int main(int argc, char **argv)
         rc = agree(ctx.comm, mt_pp_pair_init(&pair, ctx.comm, pp, ti, max_msize, err), err);
     }
     if (rc != MT_OK) {
-        if (csv) { fclose(csv); unlink(csv_tmp); }
+        mt_file_abort(csv, csv_tmp);
         if (out && out != stdout) { fclose(out); unlink(meta_tmp); }
         return finish_error(ctx.rank, err);
     }
@@ -652,8 +600,8 @@ int main(int argc, char **argv)
         fputc('\n', out);
         if (csv) {
             /* the CSV first: meta.json's presence marks a complete run */
-            rc = finish_file(csv, csv_tmp, csv_path, err);
-            if (rc == MT_OK) rc = finish_file(out, meta_tmp, meta_path, err);
+            rc = mt_file_commit(csv, csv_tmp, csv_path, err);
+            if (rc == MT_OK) rc = mt_file_commit(out, meta_tmp, meta_path, err);
             else { fclose(out); unlink(meta_tmp); }
         } else {
             fflush(stdout);

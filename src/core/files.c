@@ -1,0 +1,74 @@
+/* mpitempo: file helpers shared by the executables (see files.h). */
+#include "files.h"
+#include "mt_common.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int mt_file_commit(FILE *f, const char *tmp, const char *path, char *err)
+{
+    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
+        int rc = mt_fail(err, MT_EIO, "writing %s failed: %s", tmp, strerror(errno ? errno : EIO));
+        fclose(f);
+        unlink(tmp);
+        return rc;
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        int rc = mt_fail(err, MT_EIO, "cannot complete %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return rc;
+    }
+    return MT_OK;
+}
+
+void mt_file_abort(FILE *f, const char *tmp)
+{
+    if (!f) return;
+    fclose(f);
+    unlink(tmp);
+}
+
+char *mt_read_json_object(const char *path, const char *what, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        mt_fail(err, MT_EIO, "cannot read %s '%s': %s", what, path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0, r;
+    char *b = malloc(cap);
+    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 >= cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) free(b);
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (!b) {
+        mt_fail(err, MT_ENOMEM, "out of memory reading %s", path);
+        return NULL;
+    }
+    b[n] = '\0';
+    while (n > 0 && (b[n - 1] == '\n' || b[n - 1] == ' ' || b[n - 1] == '\r')) b[--n] = '\0';
+    if (n == 0 || b[0] != '{') {
+        mt_fail(err, MT_EINVAL, "%s '%s' does not hold a JSON object", what, path);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int mt_finish_error(int rank, const char *prog, const char *err)
+{
+    if (rank == 0 && err && *err) {
+        fprintf(stderr, "%s: error: %s\n", prog, err);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return 2;
+}
