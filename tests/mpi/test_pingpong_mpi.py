@@ -118,8 +118,10 @@ def test_cli_end_to_end(cli, build, tmp_path):
     assert "TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS" in stdout
     assert "COMPARISON WITH THE LOOP-AVERAGED METHOD" in stdout and "COMMUNICATION RATE CURVE" in stdout
     for name in ("meta.json", "timings.csv", "summary.txt", "full.txt", "analysis.json", "plots/rate_curve.png",
-                 "plots/hist_8B_npp1.png", "plots/hist_timer.png"):
+                 "plots/hist_timer.png"):
         assert (out / name).exists(), name
+    # one histogram per size and npp (npp is estimated: 1 with MPICH here, larger with faster libraries)
+    assert len(list((out / "plots").glob("hist_8B_npp*.png"))) == 1
     assert "FREQUENCY OF TIMES FROM THE TIMER OVERHEAD" in (out / "full.txt").read_text()
     code, stdout, err = cli("pingpong", "--from", out, "--json", "--cut-coef", "3")
     assert code == 0, err
