@@ -629,33 +629,22 @@ int main(int argc, char **argv)
     mt_shuffle_int(&rng, order, nexp);
 
     /* output files: rank 0 opens the temporary CSV before measuring */
-    FILE *csv = NULL, *tsf = NULL;
-    char csv_tmp[4096], csv_path[4096], meta_tmp[4096], meta_path[4096], ts_tmp[4096], ts_path[4096];
+    mt_outfile_t csvo = {0}, tso = {0}, metao = {0};
     char *launch = NULL;
     rc = MT_OK;
     if (ctx.rank == 0 && o.outdir) {
-        struct stat st;
-        snprintf(csv_path, sizeof csv_path, "%s/measurements.csv", o.outdir);
-        snprintf(csv_tmp, sizeof csv_tmp, "%s/.measurements.csv.%d.tmp", o.outdir, (int)getpid());
-        snprintf(meta_path, sizeof meta_path, "%s/meta.json", o.outdir);
-        snprintf(meta_tmp, sizeof meta_tmp, "%s/.meta.json.%d.tmp", o.outdir, (int)getpid());
-        if (stat(o.outdir, &st) != 0 || !S_ISDIR(st.st_mode))
-            rc = mt_fail(err, MT_EIO, "--outdir '%s' is not an existing directory", o.outdir);
-        else if (stat(csv_path, &st) == 0 || stat(meta_path, &st) == 0)
-            rc = mt_fail(err, MT_EIO, "--outdir '%s' already holds results; refusing to overwrite", o.outdir);
-        else if (!(csv = fopen(csv_tmp, "w")))
-            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
-        if (rc == MT_OK && o.launch_json && !(launch = mt_read_json_object(o.launch_json, "--launch-json", err))) rc = MT_EIO;
-        snprintf(ts_path, sizeof ts_path, "%s/timestamps.csv", o.outdir);
-        snprintf(ts_tmp, sizeof ts_tmp, "%s/.timestamps.csv.%d.tmp", o.outdir, (int)getpid());
-        if (rc == MT_OK && o.timestamps && !(tsf = fopen(ts_tmp, "w")))
-            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
+        static const char *const results[] = {"measurements.csv", "meta.json", "timestamps.csv", NULL};
+        rc = mt_outdir_check(o.outdir, results, err);
+        if (rc == MT_OK) rc = mt_outfile_open(&csvo, o.outdir, "measurements.csv", err);
+        if (rc == MT_OK && o.launch_json && !(launch = mt_read_json_object(o.launch_json, "--launch-json", err)))
+            rc = MT_EIO;
+        if (rc == MT_OK && o.timestamps) rc = mt_outfile_open(&tso, o.outdir, "timestamps.csv", err);
     }
     if (rc == MT_OK && o.timestamps && !o.outdir)
         rc = mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
     if (!all_ok(rc)) {
-        mt_file_abort(csv, csv_tmp);
-        mt_file_abort(tsf, ts_tmp);
+        mt_outfile_abort(&csvo);
+        mt_outfile_abort(&tso);
         return finish_error(ctx.rank, err);
     }
 
@@ -672,6 +661,7 @@ int main(int argc, char **argv)
     char *recs = ctx.rank == 0 ? malloc((size_t)ctx.size * MT_RANKREC_LEN) : NULL;
     MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, recs, MT_RANKREC_LEN, MPI_CHAR, 0, ctx.comm);
 
+    FILE *csv = csvo.f, *tsf = tso.f; /* NULL on ranks other than 0 and without --outdir */
     if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
     if (tsf) fprintf(tsf, "op,msize,exp,rep,rank,start_s,end_s,valid\n");
     /* per experiment, for meta.json: what the scheme observed */
@@ -709,7 +699,8 @@ int main(int argc, char **argv)
         rc = mt_op_prepare(e->op, &a, e->msize, err);
         if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
         if (!all_ok(rc)) {
-            mt_file_abort(csv, csv_tmp);
+            mt_outfile_abort(&csvo);
+            mt_outfile_abort(&tso);
             return finish_error(ctx.rank, err);
         }
         mt_meas_t m;
@@ -721,7 +712,8 @@ int main(int argc, char **argv)
         rc = scheme->measure(&ctx, e->op, &a, &m, err);
         double wall = mt_ticks_to_s(&ctx.timer, ctx.timer.t->now() - w0);
         if (!all_ok(rc)) {
-            mt_file_abort(csv, csv_tmp);
+            mt_outfile_abort(&csvo);
+            mt_outfile_abort(&tso);
             return finish_error(ctx.rank, err);
         }
         if (ctx.rank == 0) {
@@ -758,7 +750,7 @@ int main(int argc, char **argv)
                                 m.ts_start[(size_t)r * (size_t)m.n + (size_t)i],
                                 m.ts_end[(size_t)r * (size_t)m.n + (size_t)i], m.valid[i]);
                 if (ferror(tsf)) {
-                    rc = mt_fail(err, MT_EIO, "writing %s failed: %s", ts_tmp, strerror(errno));
+                    rc = mt_fail(err, MT_EIO, "writing %s failed: %s", tso.tmp, strerror(errno));
                 }
             }
             exp_median[order[k]] = median_of(m.runtime_s, m.valid, m.n);
@@ -780,8 +772,8 @@ int main(int argc, char **argv)
         mt_meas_free(&m);
         mt_op_release(&a);
         if (!all_ok(rc)) { /* e.g. the disk is full: stop now, leave nothing that looks complete */
-            mt_file_abort(csv, csv_tmp);
-            mt_file_abort(tsf, ts_tmp);
+            mt_outfile_abort(&csvo);
+            mt_outfile_abort(&tso);
             return finish_error(ctx.rank, err);
         }
     }
@@ -795,19 +787,15 @@ int main(int argc, char **argv)
 
     /* finish the files: CSV (and timestamps) first, then meta.json (its presence marks a complete run) */
     rc = MT_OK;
-    if (ctx.rank == 0 && tsf) {
-        rc = mt_file_commit(tsf, ts_tmp, ts_path, err);
-        if (rc != MT_OK) {
-            mt_file_abort(csv, csv_tmp);
-            csv = NULL;
-        }
+    if (ctx.rank == 0) {
+        rc = mt_outfile_commit(&tso, err);
+        if (rc == MT_OK) rc = mt_outfile_commit(&csvo, err);
+        else mt_outfile_abort(&csvo);
     }
-    if (ctx.rank == 0 && csv && rc == MT_OK) rc = mt_file_commit(csv, csv_tmp, csv_path, err);
     if (ctx.rank == 0 && o.outdir && rc == MT_OK) {
-        FILE *mf = fopen(meta_tmp, "w");
-        if (!mf) {
-            rc = mt_fail(err, MT_EIO, "cannot write %s: %s", meta_tmp, strerror(errno));
-        } else {
+        rc = mt_outfile_open(&metao, o.outdir, "meta.json", err);
+        FILE *mf = metao.f;
+        if (rc == MT_OK) {
             char end_iso[64], libver[MPI_MAX_LIBRARY_VERSION_STRING];
             int len = 0, vmaj = 0, vmin = 0;
             mt_iso_now(end_iso, sizeof end_iso);
@@ -965,7 +953,7 @@ int main(int argc, char **argv)
             mt_json_key(&j, "environment");
             mt_factors_write_env(&j);
             mt_json_obj_end(&j);
-            rc = mt_file_commit(mf, meta_tmp, meta_path, err);
+            rc = mt_outfile_commit(&metao, err);
         }
     }
     mt_cache_free(&cache);

@@ -377,23 +377,16 @@ int main(int argc, char **argv)
     const mt_timer_inst_t *ti = &ctx.timer;
 
     /* output: the source owns the results and writes them */
+    mt_outfile_t csvo = {0}, metao = {0};
     FILE *csv = NULL, *out = NULL;
-    char csv_tmp[4096], csv_path[4096], meta_tmp[4096], meta_path[4096];
     char *launch = NULL;
     if (is_src && o.outdir) {
-        struct stat st;
-        snprintf(csv_path, sizeof csv_path, "%s/timings.csv", o.outdir);
-        snprintf(csv_tmp, sizeof csv_tmp, "%s/.timings.csv.%d.tmp", o.outdir, (int)getpid());
-        snprintf(meta_path, sizeof meta_path, "%s/meta.json", o.outdir);
-        snprintf(meta_tmp, sizeof meta_tmp, "%s/.meta.json.%d.tmp", o.outdir, (int)getpid());
-        if (stat(o.outdir, &st) != 0 || !S_ISDIR(st.st_mode))
-            rc = mt_fail(err, MT_EIO, "--outdir '%s' is not an existing directory", o.outdir);
-        else if (stat(csv_path, &st) == 0 || stat(meta_path, &st) == 0)
-            rc = mt_fail(err, MT_EIO, "--outdir '%s' already holds results; refusing to overwrite", o.outdir);
-        else if (!(csv = fopen(csv_tmp, "w")))
-            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
-        else if (!(out = fopen(meta_tmp, "w")))
-            rc = mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", o.outdir, strerror(errno));
+        static const char *const results[] = {"timings.csv", "meta.json", NULL};
+        rc = mt_outdir_check(o.outdir, results, err);
+        if (rc == MT_OK) rc = mt_outfile_open(&csvo, o.outdir, "timings.csv", err);
+        if (rc == MT_OK) rc = mt_outfile_open(&metao, o.outdir, "meta.json", err);
+        csv = csvo.f;
+        out = metao.f;
     } else if (is_src) {
         out = stdout;
     }
@@ -406,8 +399,8 @@ int main(int argc, char **argv)
         rc = agree(ctx.comm, mt_pp_pair_init(&pair, ctx.comm, pp, ti, max_msize, err), err);
     }
     if (rc != MT_OK) {
-        mt_file_abort(csv, csv_tmp);
-        if (out && out != stdout) { fclose(out); unlink(meta_tmp); }
+        mt_outfile_abort(&csvo);
+        mt_outfile_abort(&metao);
         return finish_error(ctx.rank, err);
     }
 
@@ -600,9 +593,9 @@ int main(int argc, char **argv)
         fputc('\n', out);
         if (csv) {
             /* the CSV first: meta.json's presence marks a complete run */
-            rc = mt_file_commit(csv, csv_tmp, csv_path, err);
-            if (rc == MT_OK) rc = mt_file_commit(out, meta_tmp, meta_path, err);
-            else { fclose(out); unlink(meta_tmp); }
+            rc = mt_outfile_commit(&csvo, err);
+            if (rc == MT_OK) rc = mt_outfile_commit(&metao, err);
+            else mt_outfile_abort(&metao);
         } else {
             fflush(stdout);
         }

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int mt_file_commit(FILE *f, const char *tmp, const char *path, char *err)
@@ -22,6 +23,45 @@ int mt_file_commit(FILE *f, const char *tmp, const char *path, char *err)
         return rc;
     }
     return MT_OK;
+}
+
+int mt_outdir_check(const char *dir, const char *const *names, char *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return mt_fail(err, MT_EIO, "--outdir '%s' is not an existing directory", dir);
+    for (int i = 0; names[i]; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (stat(p, &st) == 0)
+            return mt_fail(err, MT_EIO, "--outdir '%s' already holds results (%s); refusing to overwrite", dir,
+                           names[i]);
+    }
+    return MT_OK;
+}
+
+int mt_outfile_open(mt_outfile_t *o, const char *dir, const char *name, char *err)
+{
+    snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+    snprintf(o->tmp, sizeof o->tmp, "%s/.%s.%d.tmp", dir, name, (int)getpid());
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) return mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", dir, strerror(errno));
+    return MT_OK;
+}
+
+int mt_outfile_commit(mt_outfile_t *o, char *err)
+{
+    if (!o->f) return MT_OK;
+    FILE *f = o->f;
+    o->f = NULL;
+    return mt_file_commit(f, o->tmp, o->path, err);
+}
+
+void mt_outfile_abort(mt_outfile_t *o)
+{
+    if (!o->f) return;
+    mt_file_abort(o->f, o->tmp);
+    o->f = NULL;
 }
 
 void mt_file_abort(FILE *f, const char *tmp)

@@ -5,6 +5,21 @@
 
 #include <stdio.h>
 
+/* One result file written atomically: opened as DIR/.NAME.<pid>.tmp, renamed
+ * to DIR/NAME by mt_outfile_commit; mt_outfile_abort removes it. */
+typedef struct mt_outfile {
+    FILE *f;           /* NULL when not open */
+    char tmp[4096];
+    char path[4096];
+} mt_outfile_t;
+
+/* DIR must exist and must not hold any of names[0..n) (a NULL-terminated list):
+ * results are never overwritten. */
+int mt_outdir_check(const char *dir, const char *const *names, char *err);
+int mt_outfile_open(mt_outfile_t *o, const char *dir, const char *name, char *err);
+int mt_outfile_commit(mt_outfile_t *o, char *err);
+void mt_outfile_abort(mt_outfile_t *o);
+
 /* Flush, fsync and close f (written under tmp), then rename tmp to path. On any
  * failure (a full disk, say) tmp is removed, nothing named path appears, and err
  * names the file. f is closed in every case. */
