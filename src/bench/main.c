@@ -796,11 +796,8 @@ int main(int argc, char **argv)
         rc = mt_outfile_open(&metao, o.outdir, "meta.json", err);
         FILE *mf = metao.f;
         if (rc == MT_OK) {
-            char end_iso[64], libver[MPI_MAX_LIBRARY_VERSION_STRING];
-            int len = 0, vmaj = 0, vmin = 0;
+            char end_iso[64];
             mt_iso_now(end_iso, sizeof end_iso);
-            MPI_Get_library_version(libver, &len);
-            MPI_Get_version(&vmaj, &vmin);
             mt_json_t j;
             mt_json_init(&j, mf);
             mt_json_obj_begin(&j);
@@ -818,25 +815,7 @@ int main(int argc, char **argv)
             if (launch) mt_json_raw(&j, launch);
             else mt_json_null(&j);
             mt_json_key(&j, "mpi");
-            mt_json_obj_begin(&j);
-            /* first line of the library version string is the short name */
-            char first[256];
-            size_t fl = strcspn(libver, "\n");
-            if (fl >= sizeof first) fl = sizeof first - 1;
-            /* collapse runs of blanks: "MPICH Version:      5.0.2" -> "MPICH Version: 5.0.2" */
-            size_t fo = 0;
-            for (size_t i = 0; i < fl; i++) {
-                char ch = libver[i] == '\t' ? ' ' : libver[i];
-                if (ch != ' ' || (fo > 0 && first[fo - 1] != ' ')) first[fo++] = ch;
-            }
-            while (fo > 0 && first[fo - 1] == ' ') fo--;
-            first[fo] = '\0';
-            mt_json_kstr(&j, "library", first);
-            mt_json_kstr(&j, "library_version", libver);
-            mt_json_kint(&j, "standard_version", vmaj);
-            mt_json_kint(&j, "standard_subversion", vmin);
-            mt_json_knum(&j, "wtick_s", MPI_Wtick());
-            mt_json_obj_end(&j);
+            mt_factors_write_mpi(&j);
             mt_json_kint(&j, "nprocs", ctx.size);
             mt_json_key(&j, "ranks");
             mt_json_arr_begin(&j);

@@ -231,24 +231,6 @@ static int agree(MPI_Comm comm, int rc, char *err)
 static int finish_error(int rank, const char *err) { return mt_finish_error(rank, PROG, err); }
 
 
-static void write_mpi_info(mt_json_t *j)
-{
-    char libver[MPI_MAX_LIBRARY_VERSION_STRING], first[256];
-    int len = 0, vmaj = 0, vmin = 0;
-    mt_check_mpi(MPI_Get_library_version(libver, &len), "MPI_Get_library_version");
-    mt_check_mpi(MPI_Get_version(&vmaj, &vmin), "MPI_Get_version");
-    size_t fl = strcspn(libver, "\n");
-    if (fl >= sizeof first) fl = sizeof first - 1;
-    memcpy(first, libver, fl);
-    first[fl] = '\0';
-    mt_json_obj_begin(j);
-    mt_json_kstr(j, "library", first);
-    mt_json_kstr(j, "library_version", libver);
-    mt_json_kint(j, "standard_version", vmaj);
-    mt_json_kint(j, "standard_subversion", vmin);
-    mt_json_knum(j, "wtick_s", MPI_Wtick());
-    mt_json_obj_end(j);
-}
 
 static void write_study(mt_json_t *j, const mt_timer_inst_t *ti, const mt_pp_tstudy_t *s)
 {
@@ -442,7 +424,7 @@ int main(int argc, char **argv)
         if (launch) mt_json_raw(&j, launch);
         else mt_json_null(&j);
         mt_json_key(&j, "mpi");
-        write_mpi_info(&j);
+        mt_factors_write_mpi(&j);
         mt_json_kint(&j, "nprocs", ctx.size);
         mt_json_key(&j, "ranks");
         mt_json_arr_begin(&j);

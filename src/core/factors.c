@@ -190,3 +190,27 @@ void mt_iso_now(char *out, size_t len)
     strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(out, len, "%s.%06ldZ", b, ts.tv_nsec / 1000);
 }
+
+void mt_factors_write_mpi(mt_json_t *j)
+{
+    char libver[MPI_MAX_LIBRARY_VERSION_STRING], first[256];
+    int len = 0, vmaj = 0, vmin = 0;
+    MPI_Get_library_version(libver, &len);
+    MPI_Get_version(&vmaj, &vmin);
+    /* first line, runs of blanks collapsed: "MPICH Version:      5.0.2" -> "MPICH Version: 5.0.2" */
+    size_t fl = strcspn(libver, "\n"), fo = 0;
+    if (fl >= sizeof first) fl = sizeof first - 1;
+    for (size_t i = 0; i < fl; i++) {
+        char ch = libver[i] == '\t' ? ' ' : libver[i];
+        if (ch != ' ' || (fo > 0 && first[fo - 1] != ' ')) first[fo++] = ch;
+    }
+    while (fo > 0 && first[fo - 1] == ' ') fo--;
+    first[fo] = '\0';
+    mt_json_obj_begin(j);
+    mt_json_kstr(j, "library", first);
+    mt_json_kstr(j, "library_version", libver);
+    mt_json_kint(j, "standard_version", vmaj);
+    mt_json_kint(j, "standard_subversion", vmin);
+    mt_json_knum(j, "wtick_s", MPI_Wtick());
+    mt_json_obj_end(j);
+}

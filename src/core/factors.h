@@ -20,6 +20,9 @@ void mt_format_cpulist(const unsigned char *cpus, int n, char *out, size_t len);
 void mt_factors_write_machine(mt_json_t *j);
 /* Environment variables that influence MPI libraries and launchers. */
 void mt_factors_write_env(mt_json_t *j);
+/* The MPI library: "library" (first line of MPI_Get_library_version, blanks
+ * collapsed), "library_version" (all of it), standard version, MPI_Wtick. */
+void mt_factors_write_mpi(mt_json_t *j);
 /* Build-time factors: compiler, flags, MPI headers. */
 void mt_factors_write_build(mt_json_t *j);
 /* ISO 8601 UTC time of now */

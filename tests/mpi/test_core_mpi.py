@@ -251,8 +251,10 @@ def test_delay_op_is_measured_as_the_max_delay(build, tmp_path):
                   tmp_path)
     assert r.returncode == 0, r.stderr
     v = sorted(float(x["runtime_s"]) for x in read_rows(tmp_path))
-    med = v[len(v) // 2]
-    assert 60e-6 <= med < 75e-6, med  # never below the truth; generous above (shared machine)
+    # never below the truth, and the undisturbed measurements hit it; the median only loosely,
+    # since other jobs on a shared machine may preempt a busy-waiting rank
+    assert 60e-6 <= v[0] < 62e-6, v[0]
+    assert v[len(v) // 2] < 120e-6, v[len(v) // 2]
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["operation_params"]["delay"] == "20us,60us"
 
