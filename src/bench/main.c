@@ -801,26 +801,8 @@ int main(int argc, char **argv)
             mt_json_t j;
             mt_json_init(&j, mf);
             mt_json_obj_begin(&j);
-            mt_json_kint(&j, "format_version", 1);
-            mt_json_kstr(&j, "tool", "mpitempo-bench " MT_VERSION);
-            mt_json_kstr(&j, "config", o.config);
-            mt_json_kint(&j, "run_index", o.run_index);
-            mt_json_kstr(&j, "start_time", start_iso);
-            mt_json_kstr(&j, "end_time", end_iso);
-            mt_json_key(&j, "argv");
-            mt_json_arr_begin(&j);
-            for (int i = 0; i < argc; i++) mt_json_str(&j, argv[i]);
-            mt_json_arr_end(&j);
-            mt_json_key(&j, "launch");
-            if (launch) mt_json_raw(&j, launch);
-            else mt_json_null(&j);
-            mt_json_key(&j, "mpi");
-            mt_factors_write_mpi(&j);
-            mt_json_kint(&j, "nprocs", ctx.size);
-            mt_json_key(&j, "ranks");
-            mt_json_arr_begin(&j);
-            for (int r = 0; r < ctx.size; r++) mt_json_raw(&j, recs + (size_t)r * MT_RANKREC_LEN);
-            mt_json_arr_end(&j);
+            mt_factors_write_run_header(&j, "mpitempo-bench " MT_VERSION, o.config, o.run_index, start_iso, end_iso,
+                                        argc, argv, launch, ctx.size, recs);
             mt_json_key(&j, "timer");
             mt_json_obj_begin(&j);
             mt_json_kstr(&j, "name", ctx.timer.t->name);

@@ -214,3 +214,29 @@ void mt_factors_write_mpi(mt_json_t *j)
     mt_json_knum(j, "wtick_s", MPI_Wtick());
     mt_json_obj_end(j);
 }
+
+void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *config, long long run_index,
+                                 const char *start_iso, const char *end_iso, int argc, char **argv,
+                                 const char *launch, int nprocs, const char *recs)
+{
+    mt_json_kint(j, "format_version", 1);
+    mt_json_kstr(j, "tool", tool);
+    mt_json_kstr(j, "config", config);
+    mt_json_kint(j, "run_index", run_index);
+    mt_json_kstr(j, "start_time", start_iso);
+    if (end_iso) mt_json_kstr(j, "end_time", end_iso);
+    mt_json_key(j, "argv");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < argc; i++) mt_json_str(j, argv[i]);
+    mt_json_arr_end(j);
+    mt_json_key(j, "launch");
+    if (launch) mt_json_raw(j, launch);
+    else mt_json_null(j);
+    mt_json_key(j, "mpi");
+    mt_factors_write_mpi(j);
+    mt_json_kint(j, "nprocs", nprocs);
+    mt_json_key(j, "ranks");
+    mt_json_arr_begin(j);
+    for (int r = 0; r < nprocs; r++) mt_json_raw(j, recs + (size_t)r * MT_RANKREC_LEN);
+    mt_json_arr_end(j);
+}

@@ -23,6 +23,13 @@ void mt_factors_write_env(mt_json_t *j);
 /* The MPI library: "library" (first line of MPI_Get_library_version, blanks
  * collapsed), "library_version" (all of it), standard version, MPI_Wtick. */
 void mt_factors_write_mpi(mt_json_t *j);
+/* The keys every meta.json starts with (written into an open object):
+ * format_version, tool, config, run_index, start_time, end_time (when not
+ * NULL), argv, launch (the launcher's record or null), mpi, nprocs, ranks
+ * (recs: nprocs records of MT_RANKREC_LEN bytes from mt_factors_rank_record). */
+void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *config, long long run_index,
+                                 const char *start_iso, const char *end_iso, int argc, char **argv,
+                                 const char *launch, int nprocs, const char *recs);
 /* Build-time factors: compiler, flags, MPI headers. */
 void mt_factors_write_build(mt_json_t *j);
 /* ISO 8601 UTC time of now */
