@@ -75,7 +75,16 @@ def test_h2hca_recovers_offsets_and_beats_flat_hca3(build, fake_hosts):
     assert flat["max_abs_offset_s"] <= 50e-6, flat
     # H2HCA: ceil(log2 4) = 2 HCA3 rounds between leaders + one broadcast; flat: ceil(log2 8) = 3 rounds
     assert flat["rounds_root"] == 3
-    assert h2["sync_duration_s"] < flat["sync_duration_s"], (h2["sync_duration_s"], flat["sync_duration_s"])
+    # fewer HCA3 rounds at the root is what makes H2HCA faster (durations: docs/clocks.md; a timed
+    # assertion here would be flaky: with window=1 both durations are dominated by the fit windows)
+    # what makes H2HCA faster: inside a host the clock comes by broadcast (ClockPropSync), so the
+    # second rank of every host exchanges no ping-pongs, and far fewer messages cross the network.
+    # (Durations are in docs/clocks.md; a timed assertion here would be flaky: with window=1 both
+    # durations are dominated by the fit windows.)
+    msgs = lambda row: {p["rank"]: p["msgs_sent"] for p in row["per_rank"]}  # noqa: E731
+    h2m, flatm = msgs(h2), msgs(flat)
+    assert all(h2m[r] == 0 for r in (1, 3, 5, 7)), h2m
+    assert sum(h2m.values()) < 0.6 * sum(flatm.values()), (h2m, flatm)
 
 
 def test_prop_across_hosts_is_refused(build, fake_hosts):
