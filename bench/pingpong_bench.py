@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 from mpitempo.build import ensure_build
-from mpitempo.launcher import make_launch
-from mpitempo.pingpong import analysis, data
+from mpitempo.runner.launch import make_launch
+from mpitempo.analysis import pingpong as analysis
+from mpitempo.io import pingpong as data
 
 
 def mpirun(build, args, np_=2):

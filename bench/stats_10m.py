@@ -29,9 +29,9 @@ from pathlib import Path
 PHASE1 = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from mpitempo.store import open_campaigns
+from mpitempo.analysis.store import open_campaigns
 from mpitempo.stats.outliers import Filter
-from mpitempo.stats.summary import counts_from_per_run, per_run_table
+from mpitempo.stats.describe import counts_from_per_run, per_run_table
 from mpitempo.cmd_summary import summary_rows
 t1 = time.perf_counter()
 data = open_campaigns([sys.argv[1]])
@@ -70,7 +70,7 @@ def main() -> None:
     gen_s = None
     if not (args.keep and root.exists()):
         shutil.rmtree(root, ignore_errors=True)
-        from mpitempo.synthetic import make_campaign
+        from mpitempo.io.synthetic import make_campaign
 
         t = time.perf_counter()
         make_campaign(root, {"A": 1.0, "B": 1.03}, runs=20, ops=("allreduce", "bcast", "alltoall", "reduce", "barrier"),

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 
 from mpitempo.build import ensure_build  # noqa: E402
-from mpitempo.launcher import make_launch  # noqa: E402
+from mpitempo.runner.launch import make_launch  # noqa: E402
 
 
 def main() -> int:

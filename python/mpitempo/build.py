@@ -18,7 +18,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import MtError
+from mpitempo.errors import MtError
 
 BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks")
 

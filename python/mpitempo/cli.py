@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from . import __version__
-from .errors import MtError
+from mpitempo import __version__
+from mpitempo.errors import MtError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -22,16 +22,16 @@ def cli():
 
 
 def _register():
-    from .cmd_build import build
-    from .cmd_clocks import clocks
-    from .cmd_compare import compare_cmd
-    from .cmd_imbalance import imbalance
-    from .cmd_info import info
-    from .cmd_pingpong import pingpong
-    from .cmd_report import report
-    from .cmd_run import run
-    from .cmd_store import export, ingest
-    from .cmd_summary import summary
+    from mpitempo.cmd_build import build
+    from mpitempo.cmd_clocks import clocks
+    from mpitempo.cmd_compare import compare_cmd
+    from mpitempo.cmd_imbalance import imbalance
+    from mpitempo.cmd_info import info
+    from mpitempo.cmd_pingpong import pingpong
+    from mpitempo.cmd_report import report
+    from mpitempo.cmd_run import run
+    from mpitempo.cmd_store import export, ingest
+    from mpitempo.cmd_summary import summary
 
     for cmd in (build, info, run, summary, compare_cmd, report, clocks, pingpong, imbalance, ingest, export):
         cli.add_command(cmd)

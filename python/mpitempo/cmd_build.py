@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import click
 
-from .build import ensure_build
-from .options import json_option, mpicc_option
-from .output import print_json
+from mpitempo.build import ensure_build
+from mpitempo.options import json_option, mpicc_option
+from mpitempo.present.tables import print_json
 
 
 @click.command()

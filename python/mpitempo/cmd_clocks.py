@@ -14,11 +14,11 @@ import subprocess
 
 import click
 
-from .build import ensure_build
-from .errors import MtError
-from .launcher import make_launch
-from .options import json_option, launcher_option, mpicc_option, np_option, timer_option
-from .output import console, print_json, table, us
+from mpitempo.build import ensure_build
+from mpitempo.errors import MtError
+from mpitempo.runner.launch import make_launch
+from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, timer_option
+from mpitempo.present.tables import console, print_json, table, us
 
 DEFAULT_ALGORITHMS = "skampi,hoefler,jk,hca,hca2,hca3"
 

@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from .comparison import Comparison, allowed_factors, compare
-from .errors import MtError
-from .options import filter_options, json_option, make_filter
-from .output import console, print_json, table, us
-from .sizes import format_size
-from .stats.compare import ALTERNATIVES
+from mpitempo.analysis.comparison import Comparison, allowed_factors, compare
+from mpitempo.errors import MtError
+from mpitempo.options import filter_options, json_option, make_filter
+from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.io.sizes import format_size
+from mpitempo.stats.compare import ALTERNATIVES
 
 CSV_KEYS = ["factor", "a", "b", "op", "msize", "nprocs", "runs_a", "runs_b", "median_a_s", "median_b_s",
             "iqr_pct_a", "iqr_pct_b", "delta_pct", "u", "p_value", "p_holm", "stars", "significant", "alternative"]
@@ -107,7 +107,7 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, filter_kind, tukey_k, 
     median_a_s, median_b_s, iqr_pct_a, iqr_pct_b, delta_pct, u, p_value, (p_holm), min_p, stars,
     significant, alternative, filter; notes go to stderr.
     """
-    from .store import open_campaigns
+    from mpitempo.analysis.store import open_campaigns
 
     if sum((as_json, as_markdown, as_csv)) > 1:
         raise MtError("give at most one of --json, --markdown, --csv")

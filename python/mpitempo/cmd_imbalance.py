@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from . import imbalance as imb
-from .build import ensure_build
-from .campaign import build_campaign
-from .errors import MtError
-from .options import json_option, launcher_option, mpicc_option, np_option
-from .output import console, print_json, table, us
-from .runner import execute
-from .variants import discover, parse_variants
+from mpitempo.stats import imbalance as imb
+from mpitempo.build import ensure_build
+from mpitempo.io.campaign import build_campaign
+from mpitempo.errors import MtError
+from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
+from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.runner.execute import execute
+from mpitempo.runner.variants import discover, parse_variants
 
 
 @click.command()

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import click
 
-from .build import ensure_build
-from .errors import MtError
-from .launcher import make_launch, ncores
-from .options import json_option, launcher_option, mpicc_option
-from .output import console, print_json, table
+from mpitempo.build import ensure_build
+from mpitempo.errors import MtError
+from mpitempo.runner.launch import make_launch, ncores
+from mpitempo.options import json_option, launcher_option, mpicc_option
+from mpitempo.present.tables import console, print_json, table
 
 
 def _read(path: str) -> str | None:
@@ -118,8 +118,8 @@ def _describe(run_ids: list[str], config_of: dict[str, str]) -> str:
 
 
 def show_diff(root, include_volatile: bool, as_json: bool) -> None:
-    from . import factors
-    from .store import find_runs
+    from mpitempo.analysis import factors
+    from mpitempo.analysis.store import find_runs
 
     if not (Path(root) / "runs").is_dir():
         raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import click
 
-from .errors import MtError
-from .options import json_option, launcher_option, mpicc_option, np_option, timer_option
-from .output import print_json
-from .sizes import parse_sizes
+from mpitempo.errors import MtError
+from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, timer_option
+from mpitempo.present.tables import print_json
+from mpitempo.io.sizes import parse_sizes
 
 DEFAULT_MSIZES = "0-4M"
 
@@ -84,7 +84,7 @@ def validate(np_: int, source: int | None, dest: int | None, npp, res_npp, cut_c
 
 def run_core(build, np_: int, launcher: str | None, args: list[str], rundir: Path, timeout: float) -> None:
     """One mpirun of mpitempo-pingpong writing rundir/{meta.json,timings.csv}."""
-    from .launcher import make_launch
+    from mpitempo.runner.launch import make_launch
 
     binary = build.binary("mpitempo-pingpong")
     cmd = [binary, "--outdir", str(rundir), "--expect-np", str(np_), "--launch-json", str(rundir / "launch.json"),
@@ -107,14 +107,15 @@ def run_core(build, np_: int, launcher: str | None, args: list[str], rundir: Pat
 
 
 def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> None:
-    from .pingpong import analysis, report
+    from mpitempo.analysis import pingpong as analysis
+    from mpitempo.present import pingpong as report
 
     sizes = sorted({r["msize"] for r in a["results"]})
     sweeps = [analysis.sweep_table(a["results"], m) for m in sizes
               if len({r["npp"] for r in a["results"] if r["msize"] == m}) > 1]
     summary = report.summary_text(a, sweeps)
     if outdir is not None:
-        from .pingpong import plots
+        from mpitempo.present.plots import pingpong as plots
 
         (outdir / "summary.txt").write_text(summary)
         (outdir / "full.txt").write_text(report.full_text(a, sweeps))
@@ -173,7 +174,8 @@ def pingpong(np, launcher, mpicc, source, dest, msizes, ntrial, npp, npp_sweep, 
     res_timing_s, min_ov_s, min_s, median_s, mean_s, max_s, variance_s2, std_s,
     cv, se_s, rse, rates (MB/s) and the same under "filtered" with "removed".
     """
-    from .pingpong import analysis, data
+    from mpitempo.analysis import pingpong as analysis
+    from mpitempo.io import pingpong as data
 
     np_ = 2 if np is None else np
     src, dst = validate(np_, source, dest, npp, res_npp, cut_coef, ntrial, npptrial, npp_init, bins)
@@ -196,7 +198,7 @@ def pingpong(np, launcher, mpicc, source, dest, msizes, ntrial, npp, npp_sweep, 
             if out.exists() and any(out.iterdir()):
                 raise MtError(f"--outdir '{out}' exists and is not empty; choose a new directory")
             out.mkdir(parents=True, exist_ok=True)
-        from .build import ensure_build
+        from mpitempo.build import ensure_build
 
         b = ensure_build(mpicc)
         args = ["--source", str(src), "--dest", str(dst), "--msizes", ",".join(str(s) for s in sizes),

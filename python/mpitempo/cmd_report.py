@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from .options import filter_options, json_option, make_filter
-from .output import print_json
+from mpitempo.options import filter_options, json_option, make_filter
+from mpitempo.present.tables import print_json
 
 
 @click.command()
@@ -24,8 +24,8 @@ def report(dirs, out, title, filter_kind, tukey_k, cut_coef, as_json):
 
     --json prints {"report": PATH, "bytes": N}.
     """
-    from .report import write_report
-    from .store import open_campaigns
+    from mpitempo.present.report import write_report
+    from mpitempo.analysis.store import open_campaigns
 
     data = open_campaigns(list(dirs))
     if out is None:

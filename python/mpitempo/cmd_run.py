@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .campaign import build_campaign, load_toml
-from .errors import MtError
-from .options import launcher_option, mpicc_option, np_option, timer_option
-from .runner import execute
+from mpitempo.io.campaign import build_campaign, load_toml
+from mpitempo.errors import MtError
+from mpitempo.options import launcher_option, mpicc_option, np_option, param_options
+from mpitempo.runner.execute import execute
 
 
 @click.command()
@@ -18,36 +18,12 @@ from .runner import execute
               help="Campaign directory to create (default: mpitempo-<name>-<date>-<time>).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
               help="Complete the missing or failed runs of an existing campaign directory.")
-@click.option("--ops", default=None, metavar="LIST", help="Operations, e.g. allreduce,bcast (default allreduce).")
-@click.option("--msizes", default=None, metavar="LIST", help="Message sizes in bytes: 8,64,1K or 8-1M.")
-@click.option("--nrep", type=int, default=None, help="Measurements per experiment and mpirun (default 100).")
-@click.option("--warmup", type=int, default=None, help="Untimed calls before each experiment (default 10).")
-@click.option("--inner", type=int, default=None, help="Calls per measurement of the loop scheme (default 10).")
-@click.option("--scheme", default=None,
-              help="barrier (MS1, default), loop (MS2), barrier_loop (MS3), window (MS4) or roundtime.")
-@click.option("--sync", default=None, metavar="SPEC",
-              help="Clock synchronisation, e.g. hca3 or h2:hca3/prop (docs/clocks.md); window and roundtime "
-                   "default to hca3.")
-@click.option("--time-slice", default=None, metavar="T", help="Round-Time: time per (op, msize), e.g. 1s (default).")
-@click.option("--rt-slack", default=None, type=float, metavar="B",
-              help="Round-Time: start = now + B x Bcast latency (default 2).")
-@click.option("--window", default=None, metavar="T", help="Window scheme: window size (default: from a pilot).")
-@click.option("--timestamps", is_flag=True, default=None,
-              help="Keep per-rank start/end times on the global clock (timestamps.csv).")
-@click.option("--cache", default=None, help="Cache policy: warm (default), cold or cycle.")
-@click.option("--cache-size", default=None, metavar="SIZE",
-              help="Cache size to defeat with cold/cycle (default: largest private cache in sysfs).")
-@click.option("--delay", default=None, metavar="LIST",
-              help="Per-rank busy-wait of the synthetic op 'delay', e.g. 20us or 10us,50us.")
-@timer_option
+@param_options("bench", exclude=("seed",))
 @click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration (default 10).")
 @np_option
 @launcher_option
 @mpicc_option
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random, recorded).")
-@click.option("--datatype", default=None, help="byte (default), char, int, long, int64, float, double.")
-@click.option("--redop", default=None, help="Reduction operator: sum (default), prod, max, min.")
-@click.option("--root", type=int, default=None, help="Root rank of rooted collectives (default 0).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before an mpirun is killed (600).")
 @click.option("--name", default=None, help="Campaign name.")
 @click.option("--sbatch", "use_sbatch", is_flag=True,
@@ -56,13 +32,13 @@ from .runner import execute
               help="Extra #SBATCH options for --sbatch, e.g. \"-t 2:00:00 -N 4\".")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
-def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, scheme, sync, time_slice, rt_slack, window,
-        timestamps, cache, cache_size, delay, timer, mpiruns, np,
-        launcher, mpicc, seed, datatype, redop, root, timeout_s, name, use_sbatch, sbatch_args, quiet, no_summary):
+def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, timeout_s, name, use_sbatch,
+        sbatch_args, quiet, no_summary, **params):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
     CAMPAIGN_FILE is a TOML campaign (see examples/); flags override its values.
-    Results go to OUTDIR/runs/<run-id>/{meta.json,measurements.csv}.
+    Results go to OUTDIR/runs/<run-id>/{meta.json,measurements.csv}. A campaign
+    file with `kind = "clocks"` or `kind = "pingpong"` runs that kind instead.
     """
     if resume_dir and outdir:
         raise MtError("give either -o/--outdir or --resume, not both")
@@ -77,11 +53,8 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
             spec = load_toml(spec_file)
     elif campaign_file:
         spec = load_toml(campaign_file)
-    overrides = dict(ops=ops, msizes=msizes, nrep=nrep, warmup=warmup, inner=inner, scheme=scheme, timer=timer,
-                     mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed, datatype=datatype,
-                     redop=redop, root=root, timeout_s=timeout_s, name=name, cache=cache, cache_size=cache_size,
-                     delay=delay, sync=sync, time_slice=time_slice, rt_slack=rt_slack, window=window,
-                     timestamps=timestamps)
+    overrides = dict(params, mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed,
+                     timeout_s=timeout_s, name=name)
     c = build_campaign(spec, overrides)
     if resume_dir:
         target = Path(resume_dir)
@@ -92,11 +65,9 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
             raise MtError("--sbatch starts a new campaign; to continue one in a job, submit its sbatch.sh again")
         import shlex
 
-        from .build import ensure_build, list_registry
-        from .campaign import check_against_registry
-        from .slurm import submit
-        for cfg in c.configs:  # check names now, not in the queue an hour later
-            check_against_registry(c, list_registry(ensure_build(cfg.mpicc)), [cfg])
+        from mpitempo.runner.execute import check_campaign
+        from mpitempo.runner.slurm import submit
+        check_campaign(c)  # check names now, not in the queue an hour later
         job = submit(c, target, shlex.split(sbatch_args))
         click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
                    f"when it is done: mpitempo summary {target}", err=True)
@@ -106,7 +77,7 @@ def run(campaign_file, outdir, resume_dir, ops, msizes, nrep, warmup, inner, sch
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)
     if not no_summary and counts["ok"] + counts["skipped"] > 0:
-        from .cmd_summary import print_summary
+        from mpitempo.cmd_summary import print_summary
         print_summary(target)
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {target} (continue with: mpitempo run --resume {target})",

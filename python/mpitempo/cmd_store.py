@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from .options import json_option
-from .output import console, print_json, table
+from mpitempo.options import json_option
+from mpitempo.present.tables import console, print_json, table
 
 
 @click.command()
@@ -20,7 +20,7 @@ def ingest(dirs, db, as_json):
     --json prints a list of objects: campaign, path, name, ingested_at, runs, failed, incomplete,
     measurements, replaced.
     """
-    from .store import ingest as do_ingest
+    from mpitempo.analysis.store import ingest as do_ingest
 
     recs = do_ingest(db, dirs)
     if as_json:
@@ -37,7 +37,7 @@ def ingest(dirs, db, as_json):
 def osu_text(rows: list[dict], title: str) -> str:
     """The summary in the layout of the OSU Micro-Benchmarks: '#' comment lines, size in bytes
     first, latencies in µs; one block per (campaign, config, op, nprocs)."""
-    from . import __version__
+    from mpitempo import __version__
 
     blocks: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -66,8 +66,8 @@ def export(dirs, out, osu, as_json):
     """Export campaign directories (or a store) as Parquet: measurements.parquet (every raw
     measurement with campaign, run_id, config, run_index) and runs.parquet (factors per mpirun);
     or (--osu) the summary in the text layout OSU Micro-Benchmarks users already read and plot."""
-    from .errors import MtError
-    from .store import export_parquet, open_campaigns, summarize
+    from mpitempo.errors import MtError
+    from mpitempo.analysis.store import export_parquet, open_campaigns, summarize
 
     if not out and not osu:
         raise MtError("give --parquet OUTDIR and/or --osu FILE")

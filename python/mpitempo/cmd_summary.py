@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import click
 
-from .options import filter_options, json_option, make_filter
-from .output import console, print_json, table, us
-from .sizes import format_size
-from .stats.outliers import Filter, outlier_line
-from .stats.summary import counts_from_per_run, group_table, per_run_table
-from .store import open_campaigns, summarize
+from mpitempo.options import filter_options, json_option, make_filter
+from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.io.sizes import format_size
+from mpitempo.stats.outliers import Filter, outlier_line
+from mpitempo.stats.describe import counts_from_per_run, group_table, per_run_table
+from mpitempo.analysis.store import open_campaigns, summarize
 
 
 def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
@@ -95,7 +95,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
-    from . import factors
+    from mpitempo.analysis import factors
     for cfg, keys in factors.within_group_differences(factors.load(root)).items():
         shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
         notes.append(f"warning: the runs of config '{cfg}' differ in {shown}; they are summarised together "

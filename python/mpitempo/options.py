@@ -1,6 +1,8 @@
 """Options shared by every command, so that each keeps one name everywhere."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 np_option = click.option("-n", "--np", "np", type=click.IntRange(min=1), default=None,
@@ -31,6 +33,41 @@ def filter_options(f):
 
 
 def make_filter(filter_kind, tukey_k, cut_coef):
-    from .stats.outliers import Filter
+    from mpitempo.stats.outliers import Filter
 
     return Filter(filter_kind, tukey_k, cut_coef)
+
+
+def _param_help(p) -> str:
+    if p.type == "BOOL":
+        return p.help[:1].upper() + p.help[1:] + "."
+    dflt = f" (default {p.default}{' ' + p.unit if p.unit and p.type not in ('DURATION', 'SIZE') else ''})" \
+        if p.default is not None else ""
+    return p.help[:1].upper() + p.help[1:] + dflt + "."
+
+
+_METAVAR = {"INT": "N", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
+
+
+def param_options(app: str, only=None, exclude=(), defaults: dict | None = None):
+    """click options generated from the rows of params/params.def for one executable: the flag, type,
+    help and default come from the table (``defaults`` overrides the default a command shows).
+    Every option defaults to None, so that a campaign file or the kind's default fills it."""
+    from mpitempo.io import params as ptable
+
+    rows = [p for name, p in ptable.for_app(app).items()
+            if name not in exclude and (only is None or name in only)]
+
+    def deco(f):
+        for p in reversed(rows):
+            if defaults and p.name in defaults:
+                p = replace(p, default=str(defaults[p.name]))
+            if p.type == "BOOL":
+                opt = click.option(p.flag, p.name, is_flag=True, default=None, help=_param_help(p))
+            else:
+                typ = {"INT": click.INT, "FLOAT": click.FLOAT}.get(p.type, click.STRING)
+                opt = click.option(p.flag, p.name, type=typ, default=None, metavar=_METAVAR[p.type],
+                                   help=_param_help(p))
+            f = opt(f)
+        return f
+    return deco

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mpitempo.campaign import build_campaign, load_toml
+from mpitempo.io.campaign import build_campaign, load_toml
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
 

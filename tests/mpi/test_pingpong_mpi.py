@@ -11,8 +11,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from mpitempo.launcher import make_launch
-from mpitempo.pingpong import analysis, data
+from mpitempo.runner.launch import make_launch
+from mpitempo.analysis import pingpong as analysis
+from mpitempo.io import pingpong as data
 
 pytestmark = pytest.mark.mpi
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from mpitempo.launcher import make_launch
+from mpitempo.runner.launch import make_launch
 
 pytestmark = pytest.mark.mpi
 

@@ -5,7 +5,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from mpitempo.synthetic import make_campaign, write_run
+from mpitempo.io.synthetic import make_campaign, write_run
 
 SUMMARY_KEYS = {"config", "op", "msize", "nprocs", "runs", "median_s", "mean_s", "min_s", "max_s", "spread_pct",
                 "measurements", "invalid"}

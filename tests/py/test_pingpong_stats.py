@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sst
 
-from mpitempo.pingpong import stats
-from mpitempo.pingpong.report import fe
+from mpitempo.stats import pingpong as stats
+from mpitempo.present.pingpong import fe
 
 finite_times = st.lists(st.floats(min_value=1e-9, max_value=1e-2, allow_nan=False), min_size=1, max_size=200)
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as sps
 
 from mpitempo.stats.diagnostics import clt_means, mpirun_factor, normalized
-from mpitempo.synthetic import make_campaign
+from mpitempo.io.synthetic import make_campaign
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -3,10 +3,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpitempo.campaign import build_campaign, check_against_registry
+from mpitempo.io.campaign import build_campaign
+from mpitempo.kinds.bench import check_against_registry
 from mpitempo.errors import MtError
-from mpitempo.runner import plan
-from mpitempo.sizes import format_size, parse_size, parse_sizes
+from mpitempo.runner.execute import plan
+from mpitempo.io.sizes import format_size, parse_size, parse_sizes
 
 
 def test_sizes_basic():

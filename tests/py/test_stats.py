@@ -9,10 +9,9 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from mpitempo.stats.compare import compare_samples, holm, mann_whitney, min_p, min_runs_for, stars
-from mpitempo.stats.outliers import (Filter, cutcoef_keep, filtered_view, outlier_line, tukey_classify,
-                                     tukey_fences, tukey_keep)
-from mpitempo.stats.summary import describe, mean_ci, median_ci, median_ci_ranks, runs_needed
-from mpitempo.synthetic import sample_runtimes
+from mpitempo.stats.outliers import (Filter, cutcoef_keep, filtered_view, outlier_line, tukey_classify, tukey_fences, tukey_keep)
+from mpitempo.stats.describe import describe, mean_ci, median_ci, median_ci_ranks, runs_needed
+from mpitempo.io.synthetic import sample_runtimes
 
 X = [1.0, 2.0, 3.0, 4.0, 100.0]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
-from .summary import mean_ci
+from mpitempo.stats.describe import mean_ci
 
 
 def clt_means(x, sizes=(10, 50, 100, 500), nboot: int = 1000, seed: int = 1) -> dict[int, dict]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import MtError
+from mpitempo.errors import MtError
 
 FILTERS = ("tukey", "cutcoef", "none")
 GROUP = ("run_no", "op", "msize", "nprocs")   # run_no: one mpirun of one campaign

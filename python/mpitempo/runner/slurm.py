@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from .campaign import Campaign
-from .errors import MtError
+from mpitempo.io.campaign import Campaign
+from mpitempo.errors import MtError
 
 
 def batch_script(c: Campaign, outdir: Path, sbatch_args: list[str]) -> str:

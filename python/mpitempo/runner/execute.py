@@ -1,6 +1,7 @@
-"""Run a campaign: n mpiruns per (configuration, process count), interleaved.
+"""Run a campaign of any kind: n mpiruns per (configuration, process count), interleaved.
 
-Each mpirun writes runs/<run-id>/{meta.json,measurements.csv} (the C core
+Each mpirun writes runs/<run-id>/meta.json and the data files of its kind
+(measurements.csv for bench, clocks.json, timings.csv for pingpong; the C core
 writes them under temporary names and renames them when complete). A failed,
 hung or killed mpirun leaves a runs/<run-id>/failed.json with its exit status
 and stderr tail; the other runs are kept and `--resume` reruns only what is
@@ -18,11 +19,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import Build, ensure_build, list_registry
-from .campaign import Campaign, check_against_registry
-from .errors import MtError
-from .launcher import make_launch
-from .progress import Progress
+from mpitempo.build import Build, ensure_build
+from mpitempo.io.campaign import Campaign
+from mpitempo.errors import MtError
+from mpitempo.io import params as ptable
+from mpitempo.runner.launch import make_launch
+from mpitempo.runner.progress import Progress
 
 
 @dataclass
@@ -47,8 +49,10 @@ def plan(c: Campaign) -> list[PlannedRun]:
     return runs
 
 
-def run_complete(d: Path) -> bool:
-    return (d / "meta.json").exists() and (d / "measurements.csv").exists()
+def run_complete(d: Path, kind=None) -> bool:
+    from mpitempo import kinds
+
+    return (kind or kinds.get("bench")).complete(d)
 
 
 def _log(msg: str) -> None:
@@ -57,10 +61,8 @@ def _log(msg: str) -> None:
 
 def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False) -> dict:
     """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs."""
-    builds: dict[str, Build] = {}
-    for cfg in c.configs:
-        builds[cfg.name] = ensure_build(cfg.mpicc)
-        check_against_registry(c, list_registry(builds[cfg.name]), [cfg])
+    kind = c.kind_obj
+    builds = check_campaign(c)
 
     runs_dir = outdir / "runs"
     if resume:
@@ -83,21 +85,32 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     if not order_path.exists():
         order_path.write_text(json.dumps([r.run_id for r in planned], indent=1) + "\n")
     base_seed = c.seed if c.seed is not None else random.SystemRandom().randrange(2**62)
-    todo = [r for r in planned if not run_complete(runs_dir / r.run_id)]
+    todo = [r for r in planned if not kind.complete(runs_dir / r.run_id)]
     counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
     if resume and not quiet:
         _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
     progress = Progress(len(planned), counts["skipped"], quiet=quiet)
     interrupted = False
     try:
-        interrupted = _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress)
+        interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress)
     finally:
         progress.close()
     counts["interrupted"] = interrupted
     return counts
 
 
-def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progress) -> bool:
+def check_campaign(c: Campaign) -> dict[str, Build]:
+    """Build (or find) the core of every configuration and check the campaign against it, before
+    anything is created; returns the builds by configuration name."""
+    builds: dict[str, Build] = {}
+    for cfg in c.configs:
+        builds[cfg.name] = ensure_build(cfg.mpicc)
+        c.kind_obj.check(c, builds[cfg.name], [cfg])
+    return builds
+
+
+def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress) -> bool:
+    takes_seed = "seed" in ptable.for_app(kind.app)
     for r in todo:
         rdir = runs_dir / r.run_id
         rdir.mkdir(exist_ok=True)
@@ -109,7 +122,7 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
             stale.unlink()
         # results of an attempt that did not complete (e.g. meta.json failed on a full
         # disk after measurements.csv was renamed) are kept aside, not overwritten
-        leftovers = [f for f in ("measurements.csv", "timestamps.csv", "meta.json") if (rdir / f).exists()]
+        leftovers = [f for f in (*kind.data_files, *kind.optional_files, "meta.json") if (rdir / f).exists()]
         if leftovers:
             n = len(list(rdir.glob("incomplete-attempt-*"))) + 1
             keep = rdir / f"incomplete-attempt-{n}"
@@ -119,9 +132,9 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
         cfg = next(x for x in c.configs if x.name == r.config)
         b = builds[cfg.name]
         seed = (base_seed + 7919 * planned.index(r)) % (2**62)
-        cmd = [b.binary(), "--outdir", str(rdir), "--config", cfg.name, "--run-index", str(r.run_index),
-               *c.core_args(cfg), "--seed", str(seed), "--expect-np", str(r.np),
-               "--launch-json", str(rdir / "launch.json"), "--quiet"]
+        cmd = [b.binary(kind.executable), "--outdir", str(rdir), "--config", cfg.name, "--run-index",
+               str(r.run_index), *c.core_args(cfg), *(["--seed", str(seed)] if takes_seed else []),
+               "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json"), "--quiet"]
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
@@ -133,10 +146,11 @@ def _execute_runs(c, todo, planned, builds, runs_dir, base_seed, counts, progres
         progress.start(r.run_id, cfg.name, r.np)
         status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir)
         dt = time.monotonic() - t0
-        if status == "ok" and not run_complete(rdir):
+        complete = kind.complete(rdir)
+        if status == "ok" and not complete:
             status = "incomplete"
-        if status == "failed" and rc == 3 and run_complete(rdir):
-            status = "few_valid"   # complete, but some experiment had too few valid measurements
+        if status == "failed":
+            status = kind.status(rc, complete) or status
         with open(runs_dir.parent / "runlog.jsonl", "a") as log:  # one line per attempt, for timing studies
             log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
                                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),

@@ -13,8 +13,8 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 
-from .build import Build
-from .errors import MtError
+from mpitempo.build import Build
+from mpitempo.errors import MtError
 
 # Environment for oversubscribed MPICH (ENVIRONMENT.md): ranks yield instead of busy-polling.
 MPICH_THROTTLE = {

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from ..cmd_summary import summary_rows
-from ..comparison import compare, sample_arrays
-from ..errors import MtError
-from ..sizes import format_size
-from ..stats.diagnostics import mpirun_factor
-from ..stats.outliers import Filter, filtered_view, outlier_line
-from ..stats.summary import counts_from_per_run, per_run_table
+from mpitempo import __version__
+from mpitempo.cmd_summary import summary_rows
+from mpitempo.analysis.comparison import compare, sample_arrays
+from mpitempo.errors import MtError
+from mpitempo.io.sizes import format_size
+from mpitempo.stats.diagnostics import mpirun_factor
+from mpitempo.stats.outliers import Filter, filtered_view, outlier_line
+from mpitempo.stats.describe import counts_from_per_run, per_run_table
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}
@@ -32,7 +32,7 @@ def esc(x) -> str:
 
 
 def us(x) -> str:
-    from ..output import us as fmt
+    from mpitempo.present.tables import us as fmt
 
     return fmt(x)
 
@@ -68,7 +68,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     rows = summary_rows(data, filt, per_run=per_run)
     if not rows:
         raise MtError("nothing to report: no measurements")
-    from .. import plots
+    from mpitempo.present import plots
 
     parts: list[str] = []
     src = ", ".join(str(r) for r in data.roots)

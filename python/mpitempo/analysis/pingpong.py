@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from . import stats
-from .data import Run
+from mpitempo.stats import pingpong as stats
+from mpitempo.io.pingpong import Run
 
 
 def _stats_block(msize: int, t: np.ndarray) -> dict:

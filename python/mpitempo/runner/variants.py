@@ -13,8 +13,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .build import Build
-from .errors import MtError
+from mpitempo.build import Build
+from mpitempo.errors import MtError
 
 
 @dataclass

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from scipy import stats as sps
 
-from .outliers import Filter, filtered_view
+from mpitempo.stats.outliers import Filter, filtered_view
 
 STAT_KEYS = ("n", "min_s", "q1_s", "median_s", "mean_s", "q3_s", "max_s", "std_s", "cv", "se_s", "rse")
 
@@ -124,7 +124,7 @@ def per_run_table(con, filt: Filter | None) -> list[dict]:
 
 def counts_from_per_run(per_run: list[dict], filt: Filter | None) -> dict:
     """outlier_counts() from the per-run rows (no extra pass over the measurements)."""
-    from .outliers import NONE
+    from mpitempo.stats.outliers import NONE
 
     tot = {k: sum(r[k] for r in per_run) for k in ("outliers", "mild", "severe", "low", "high")}
     return {"measurements": sum(r["n"] + r["outliers"] for r in per_run), **tot, "filter": (filt or NONE).settings()}

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import MtError
-from .sizes import format_size
-from .stats.compare import ALPHA, compare_samples, holm, min_runs_for, stars
-from .stats.outliers import Filter, filtered_view
-from .store import FACTORS, CampaignData
+from mpitempo.errors import MtError
+from mpitempo.io.sizes import format_size
+from mpitempo.stats.compare import ALPHA, compare_samples, holm, min_runs_for, stars
+from mpitempo.stats.outliers import Filter, filtered_view
+from mpitempo.analysis.store import FACTORS, CampaignData
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
                 "cache_policy", "clock_sync")

@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
-from ..sizes import format_size  # noqa: E402
-from ..stats.diagnostics import clt_means, mpirun_factor, normalized  # noqa: E402
+from mpitempo.io.sizes import format_size  # noqa: E402
+from mpitempo.stats.diagnostics import clt_means, mpirun_factor, normalized  # noqa: E402
 
 US = 1e6
 

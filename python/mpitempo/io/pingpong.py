@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import MtError
+from mpitempo.errors import MtError
 
 
 @dataclass

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import MtError
+from mpitempo.errors import MtError
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)

@@ -1,0 +1,36 @@
+"""The kinds of run of the one pipeline: a new kind is a new module plus one line here."""
+from __future__ import annotations
+
+from mpitempo.errors import MtError
+from mpitempo.kinds.base import Kind
+
+_MODULES = {
+    "bench": "mpitempo.kinds.bench",
+    "imbalance": "mpitempo.kinds.imbalance",
+    "clocks": "mpitempo.kinds.clocks",
+    "pingpong": "mpitempo.kinds.pingpong",
+}
+NAMES = tuple(_MODULES)
+
+
+def get(name: str) -> Kind:
+    import importlib
+
+    if name not in _MODULES:
+        raise MtError(f"unknown kind '{name}' (allowed: {', '.join(NAMES)})")
+    return importlib.import_module(_MODULES[name]).KIND
+
+
+def of_campaign(root) -> Kind:
+    """The kind of a campaign directory, from its campaign.toml (bench when absent)."""
+    from pathlib import Path
+
+    spec = Path(root) / "campaign.toml"
+    name = "bench"
+    if spec.exists():
+        for line in spec.read_text(errors="replace").splitlines():
+            k, _, v = line.partition("=")
+            if k.strip() == "kind":
+                name = v.strip().strip('"')
+                break
+    return get(name)

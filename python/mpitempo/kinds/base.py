@@ -1,0 +1,84 @@
+"""What every kind of run has in common.
+
+A kind of run names the executable of the C core it launches, the parameters
+it passes (rows of ``params/params.def`` for that executable, with the kind's
+own defaults), the files a complete run leaves beside meta.json, and how to
+read them. The runner (`mpitempo.runner.execute`) does the rest for every kind
+alike: campaign directory, mpiruns, interleaving, resume, timeouts, progress,
+failure records.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpitempo.io import params as ptable
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str                                # recorded in campaign.toml as `kind`
+    app: str                                 # the executable's column in params.def
+    executable: str                          # binary of the C core
+    data_files: tuple[str, ...]              # result files beside meta.json of a complete run
+    optional_files: tuple[str, ...] = ()     # further result files (kept aside with an incomplete attempt)
+    defaults: dict = field(default_factory=dict)   # the kind's defaults, over the table's
+    runner_owned: tuple[str, ...] = ("seed",)      # parameters the runner sets per mpirun
+    list_keys: tuple[str, ...] = ()          # LIST parameters kept as Python lists (written as TOML arrays)
+    description: str = ""
+
+    # -- parameters ------------------------------------------------------------------------------
+    def params(self) -> dict[str, ptable.Param]:
+        return {k: p for k, p in ptable.for_app(self.app).items() if k not in self.runner_owned}
+
+    def default(self, key: str):
+        if key in self.defaults:
+            return self.defaults[key]
+        p = self.params()[key]
+        if p.default is None:
+            return None
+        if p.type == "BOOL":
+            return p.default in ("1", "true")
+        return p.default
+
+    def normalise(self, key: str, value, where: str = ""):
+        """Check one parameter value (TOML or flag) and return it in its canonical form."""
+        p = self.params()[key]
+        if key in self.list_keys:
+            items = value if isinstance(value, list) else str(value).split(",")
+            items = [str(x).strip() for x in items]
+            if not items or any(not x for x in items):
+                from mpitempo.errors import MtError
+                raise MtError(f"invalid {key}{where} '{value}': expected a non-empty comma-separated list")
+            return items
+        if isinstance(value, list) and p.type == "LIST":
+            value = ",".join(str(x) for x in value)
+        return p.check(value, where)
+
+    def core_args(self, values: dict) -> list[str]:
+        """The core's flags for these parameter values (None and False are not passed)."""
+        ps = self.params()
+        args: list[str] = []
+        for key, val in values.items():
+            if val is None or val is False or key not in ps:
+                continue
+            flag = ps[key].flag
+            if val is True:
+                args.append(flag)
+            elif isinstance(val, (list, tuple)):
+                args += [flag, ",".join(str(x) for x in val)]
+            else:
+                args += [flag, str(val)]
+        return args
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def check(self, campaign, build, configs) -> None:
+        """Checks against the built core (its registries, or a dry run of its option parser) before
+        anything is created or launched; raises MtError with a one-line reason."""
+
+    def complete(self, rundir: Path) -> bool:
+        return (rundir / "meta.json").exists() and all((rundir / f).exists() for f in self.data_files)
+
+    def status(self, returncode: int | None, complete: bool) -> str | None:
+        """A kind-specific status for a finished mpirun (None: the runner's own)."""
+        return None

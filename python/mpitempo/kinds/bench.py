@@ -1,0 +1,61 @@
+"""Kind `bench`: MPI operations x message sizes with one measurement scheme (mpitempo-bench).
+
+Files of a run: meta.json, measurements.csv (one row per measurement) and, with
+--timestamps, timestamps.csv (docs/file-formats.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mpitempo.errors import MtError
+from mpitempo.kinds.base import Kind
+
+
+@dataclass(frozen=True)
+class BenchKind(Kind):
+    def normalise(self, key, value, where=""):
+        if key == "msizes":
+            from mpitempo.io.sizes import parse_sizes
+
+            return parse_sizes(value)
+        return super().normalise(key, value, where)
+
+    def check(self, campaign, build, configs=None) -> None:
+        from mpitempo.build import list_registry
+
+        check_against_registry(campaign, list_registry(build), configs)
+
+    def status(self, returncode, complete):
+        # complete, but some experiment had too few valid measurements
+        return "few_valid" if returncode == 3 and complete else None
+
+
+def check_against_registry(c, reg: dict, configs=None) -> None:
+    """Names the C core does not know, and ops that need more ranks than given."""
+    def allowed(key):
+        return [x["name"] if isinstance(x, dict) else x for x in reg[key]]
+
+    ops = {o["name"]: o for o in reg["ops"]}
+    for cfg in configs if configs is not None else c.configs:
+        p = c.params_for(cfg)
+        where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
+        for op in p["ops"]:
+            if op not in ops:
+                raise MtError(f"unknown op '{op}'{where} (allowed: {', '.join(allowed('ops'))})")
+            for np in c.np:
+                if np < ops[op]["min_procs"]:
+                    raise MtError(f"op '{op}' needs at least {ops[op]['min_procs']} ranks, but np is {np}")
+        if len(set(p["ops"])) != len(p["ops"]):
+            raise MtError(f"an op is listed twice in ops {p['ops']}")
+        for key, val in (("schemes", p["scheme"]), ("timers", p["timer"]), ("datatypes", p["datatype"]),
+                         ("redops", p["redop"])):
+            if val not in allowed(key):
+                raise MtError(f"unknown {key[:-1]} '{val}'{where} (allowed: {', '.join(allowed(key))})")
+        for np in c.np:
+            if p["root"] >= np:
+                raise MtError(f"invalid root {p['root']}{where}: the job has {np} ranks (allowed: 0..{np - 1})")
+
+
+KIND = BenchKind(name="bench", app="bench", executable="mpitempo-bench", data_files=("measurements.csv",),
+                 optional_files=("timestamps.csv",), list_keys=("ops",),
+                 description="MPI operations x message sizes, one measurement scheme")
