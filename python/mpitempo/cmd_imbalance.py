@@ -54,12 +54,11 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
     else:
         vs = parse_variants(variants)
     spec = {"name": f"imbalance-{op}", "np": np, "mpiruns": mpiruns, "ops": [op], "msizes": msize, "nrep": nrep,
-            "scheme": "roundtime", "sync": sync, "time_slice": time_slice, "timestamps": True,
-            "allow_few_valid": False, "config": [{"name": v.name, "env": v.env, "mpicc": mpicc, "launcher": launcher}
-                                                 for v in vs]}
+            "sync": sync, "time_slice": time_slice,
+            "config": [{"name": v.name, "env": v.env, "mpicc": mpicc, "launcher": launcher} for v in vs]}
     if seed is not None:
         spec["seed"] = seed
-    c = build_campaign(spec)
+    c = build_campaign(spec, kind="imbalance")
     target = Path(outdir) if outdir else Path(f"mpitempo-imbalance-{op}-{time.strftime('%Y%m%d-%H%M%S')}")
     counts = execute(c, target, quiet=quiet)
     results = []

@@ -14,7 +14,7 @@ def test_unknown_command(cli):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--nrep", "0"], "invalid nrep 0"),
+    (["--nrep", "0"], "invalid --nrep 0"),
     (["--msizes", "0"], "invalid size '0'"),
     (["--msizes", "-5"], "invalid size '-5'"),
     (["--msizes", "lots"], "invalid size 'lots'"),

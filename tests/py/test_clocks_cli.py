@@ -3,7 +3,8 @@ import pytest
 from click.testing import CliRunner
 
 from mpitempo.cli import cli, main
-from mpitempo.cmd_clocks import parse_waits, summarise
+from mpitempo.analysis.clocks import summarise
+from mpitempo.kinds.clocks import parse_waits
 
 
 def test_parse_waits():

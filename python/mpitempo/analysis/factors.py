@@ -54,13 +54,10 @@ def is_volatile(key: str) -> bool:
 
 def load(root: str | Path) -> dict[str, dict[str, str]]:
     """run_id -> flattened meta.json, for the complete runs of a campaign."""
-    out = {}
-    runs = Path(root) / "runs"
-    for d in sorted(runs.iterdir()) if runs.is_dir() else []:
-        m = d / "meta.json"
-        if m.exists() and (d / "measurements.csv").exists():
-            out[d.name] = flatten(json.loads(m.read_text()))
-    return out
+    from mpitempo.io.rundir import find_runs, load_meta
+
+    complete, _, _ = find_runs(Path(root))
+    return {d.name: flatten(load_meta(d / "meta.json")) for d in complete}
 
 
 def differing(runs: dict[str, dict[str, str]], include_volatile: bool = False,

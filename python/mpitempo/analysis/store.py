@@ -29,43 +29,10 @@ from pathlib import Path
 import duckdb
 
 from mpitempo.errors import MtError
+from mpitempo.io.rundir import FACTORS, campaign_name as _campaign_name, check_root as _check_root, find_runs, load_meta
 
 SCHEMA_VERSION = 1
 
-CSV_COLUMNS = {
-    "op": "VARCHAR", "msize": "BIGINT", "nprocs": "INTEGER", "scheme": "VARCHAR", "exp": "INTEGER",
-    "rep": "INTEGER", "runtime_s": "DOUBLE", "valid": "INTEGER", "local_max_s": "DOUBLE",
-}
-
-
-def _get(meta: dict, *path, default=""):
-    cur = meta
-    for p in path:
-        if not isinstance(cur, dict) or p not in cur:
-            return default
-        cur = cur[p]
-    return "" if cur is None else cur
-
-
-def _hosts(meta: dict) -> str:
-    ranks = meta.get("ranks") or []
-    return ",".join(sorted({str(r.get("host", "")) for r in ranks if isinstance(r, dict)}))
-
-
-# Experimental factors of one mpirun, from its meta.json: the column name in `runs`
-# and how it is read. `compare --by` accepts these and `campaign`.
-FACTORS = {
-    "config": lambda m: str(m.get("config", "default")),
-    "nprocs": lambda m: int(m.get("nprocs", 0) or 0),
-    "library": lambda m: str(_get(m, "mpi", "library")),
-    "timer": lambda m: str(_get(m, "timer", "name")),
-    "scheme": lambda m: str(_get(m, "scheme", "name")),
-    "compiler": lambda m: str(_get(m, "build", "compiler")),
-    "host": _hosts,
-    "governor": lambda m: str(_get(m, "machine", "frequency_governor")),
-    "cache_policy": lambda m: str(m.get("cache_policy", "") or ""),
-    "clock_sync": lambda m: str(_get(m, "clock", "sync")),
-}
 RUN_COLUMNS = (["run_no", "campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
                 "compiler", "host", "governor", "cache_policy", "clock_sync", "start_time", "file"])
 RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (run_no INTEGER, campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
@@ -100,45 +67,16 @@ class CampaignData:
     labels: list[str] = field(default_factory=list)   # campaign label of each root
 
 
-def find_runs(root: Path) -> tuple[list[Path], list[dict], list[str]]:
-    runs_dir = root / "runs"
-    complete, failed, incomplete = [], [], []
-    for d in sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.is_dir() else []:
-        if (d / "meta.json").exists() and (d / "measurements.csv").exists():
-            complete.append(d)
-        elif (d / "failed.json").exists():
-            try:
-                failed.append(json.loads((d / "failed.json").read_text()))
-            except (OSError, json.JSONDecodeError):
-                failed.append({"run_id": d.name, "status": "failed"})
-        else:
-            incomplete.append(d.name)
-    return complete, failed, incomplete
-
-
-def _check_root(root: Path) -> None:
-    if not root.exists():
-        raise MtError(f"'{root}' does not exist")
-    if not root.is_dir():
-        raise MtError(f"'{root}' is not a directory")
-    if not (root / "runs").is_dir():
-        raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
-
-
-def _campaign_name(root: Path) -> str:
-    spec = root / "campaign.toml"
-    if spec.exists():
-        for line in spec.read_text(errors="replace").splitlines():
-            k, _, v = line.partition("=")
-            if k.strip() == "name":
-                return v.strip().strip('"').strip("'")
-    return root.name
-
-
 def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
     """Append one campaign to runs and meas_raw (new run_no values). Returns (metas, failed, incomplete)."""
+    from mpitempo import kinds
+
     _check_root(root)
-    complete, failed, incomplete = find_runs(root)
+    kind = kinds.of_campaign(root)
+    if not kind.has_measurements:
+        raise MtError(f"'{root}' is a campaign of kind '{kind.name}', which has no measurement table; "
+                      f"see `mpitempo summary {root}`")
+    complete, failed, incomplete = find_runs(root, kind)
     if not complete:
         extra = f" ({len(failed)} failed, {len(incomplete)} incomplete)" if failed or incomplete else ""
         raise MtError(f"campaign '{root}' has no complete runs{extra}")
@@ -146,27 +84,21 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
     rows = []
     first = int(con.execute("SELECT coalesce(max(run_no) + 1, 0) FROM runs").fetchone()[0])
     for d in complete:
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-        except json.JSONDecodeError as e:
-            raise MtError(f"'{d / 'meta.json'}' is not valid JSON: {e}") from None
-        if not isinstance(meta, dict):
-            raise MtError(f"'{d / 'meta.json'}' is not a JSON object")
+        meta = load_meta(d / "meta.json")
         metas[d.name] = meta
         f = FACTORS
         rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
                      f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
-                     str(meta.get("start_time", "") or ""), str((d / "measurements.csv").resolve())))
+                     str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
     con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
     con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
-    cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
-    file_list = "[" + ", ".join("'" + r[-1].replace("'", "''") + "'" for r in rows) + "]"
+    source = kind.meas_sql([(r[-1], metas[r[2]]) for r in rows])
     try:
         con.execute(f"""INSERT INTO meas_raw
             SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s, m.valid::BOOLEAN,
                    m.local_max_s
-            FROM read_csv({file_list}, header=true, columns={{{cols}}}, filename=true) m
+            FROM ({source}) m
             JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
         raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None

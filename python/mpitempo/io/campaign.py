@@ -192,8 +192,11 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
 
     params = {}
     for key in pnames:
-        v = overrides.get(key, raw.get(key, k.default(key)))
-        params[key] = None if v is None else k.normalise(key, v)
+        if key in overrides:   # a flag: errors name the flag the user typed
+            params[key] = k.normalise(key, overrides[key], label="--" + key.replace("_", "-"))
+        else:
+            v = raw.get(key, k.default(key))
+            params[key] = None if v is None else k.normalise(key, v)
 
     check_np = _int_check(1, 1 << 20)
     np_raw = d["np"] if isinstance(d["np"], list) else [d["np"]]

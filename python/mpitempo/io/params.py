@@ -44,9 +44,10 @@ class Param:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
-    def check(self, value, where: str = ""):
-        """Validate a value from TOML or a flag; returns it normalised (int, float, bool or str)."""
-        key = f"{self.name}{where}"
+    def check(self, value, where: str = "", label: str | None = None):
+        """Validate a value from TOML or a flag; returns it normalised (int, float, bool or str).
+        Errors name ``label`` (e.g. the flag the user typed) or the TOML key."""
+        key = f"{label or self.name}{where}"
         if self.type == "BOOL":
             if not isinstance(value, bool):
                 raise MtError(f"invalid {key} '{value}': expected true or false")
@@ -67,9 +68,11 @@ class Param:
             try:
                 v = float(value)
             except ValueError:
-                v = float("nan")
+                raise MtError(f"invalid {key} '{value}': expected a number") from None
             if not (math.isfinite(v) and self.min <= v <= self.max):
-                raise MtError(f"invalid {key} '{value}': expected a number >= {self.min:g}"
+                if 0 < self.min <= 1e-6:
+                    raise MtError(f"invalid {key} {v:g}: must be > 0" + (f" and <= {self.max:g}" if self.max < 1e9 else ""))
+                raise MtError(f"invalid {key} {v:g}: must be a number >= {self.min:g}"
                               + (f" and <= {self.max:g}" if self.max < 1e9 else ""))
             return v
         if self.type == "DURATION":

@@ -26,6 +26,7 @@ class Kind:
     runner_owned: tuple[str, ...] = ("seed",)      # parameters the runner sets per mpirun
     list_keys: tuple[str, ...] = ()          # LIST parameters kept as Python lists (written as TOML arrays)
     description: str = ""
+    has_measurements: bool = True            # its runs feed the common measurement table (meas_sql)
 
     # -- parameters ------------------------------------------------------------------------------
     def params(self) -> dict[str, ptable.Param]:
@@ -41,19 +42,20 @@ class Kind:
             return p.default in ("1", "true")
         return p.default
 
-    def normalise(self, key: str, value, where: str = ""):
-        """Check one parameter value (TOML or flag) and return it in its canonical form."""
+    def normalise(self, key: str, value, where: str = "", label: str | None = None):
+        """Check one parameter value (TOML or flag) and return it in its canonical form; errors name
+        ``label`` (the flag) or the key."""
         p = self.params()[key]
         if key in self.list_keys:
             items = value if isinstance(value, list) else str(value).split(",")
             items = [str(x).strip() for x in items]
             if not items or any(not x for x in items):
                 from mpitempo.errors import MtError
-                raise MtError(f"invalid {key}{where} '{value}': expected a non-empty comma-separated list")
+                raise MtError(f"invalid {label or key}{where} '{value}': expected a non-empty comma-separated list")
             return items
         if isinstance(value, list) and p.type == "LIST":
             value = ",".join(str(x) for x in value)
-        return p.check(value, where)
+        return p.check(value, where, label)
 
     def core_args(self, values: dict) -> list[str]:
         """The core's flags for these parameter values (None and False are not passed)."""
@@ -82,3 +84,17 @@ class Kind:
     def status(self, returncode: int | None, complete: bool) -> str | None:
         """A kind-specific status for a finished mpirun (None: the runner's own)."""
         return None
+
+    def meas_sql(self, files: list[tuple[str, dict]]) -> str:
+        """A DuckDB query over the data files of complete runs ((path, meta.json) pairs) with the
+        columns of the common measurement table: filename, op, msize, nprocs, scheme, exp, rep,
+        runtime_s, valid, local_max_s (docs/file-formats.md)."""
+        raise NotImplementedError
+
+
+def sql_str(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def sql_list(paths) -> str:
+    return "[" + ", ".join(sql_str(p) for p in paths) + "]"

@@ -8,22 +8,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mpitempo.errors import MtError
-from mpitempo.kinds.base import Kind
+from mpitempo.kinds.base import Kind, sql_list
+
+CSV_COLUMNS = {
+    "op": "VARCHAR", "msize": "BIGINT", "nprocs": "INTEGER", "scheme": "VARCHAR", "exp": "INTEGER",
+    "rep": "INTEGER", "runtime_s": "DOUBLE", "valid": "INTEGER", "local_max_s": "DOUBLE",
+}
 
 
 @dataclass(frozen=True)
 class BenchKind(Kind):
-    def normalise(self, key, value, where=""):
+    def normalise(self, key, value, where="", label=None):
         if key == "msizes":
             from mpitempo.io.sizes import parse_sizes
 
             return parse_sizes(value)
-        return super().normalise(key, value, where)
+        return super().normalise(key, value, where, label)
 
     def check(self, campaign, build, configs=None) -> None:
         from mpitempo.build import list_registry
 
         check_against_registry(campaign, list_registry(build), configs)
+
+    def meas_sql(self, files):
+        cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
+        return (f"SELECT filename, op, msize, nprocs, scheme, exp, rep, runtime_s, valid, local_max_s "
+                f"FROM read_csv({sql_list(f for f, _ in files)}, header=true, columns={{{cols}}}, filename=true)")
 
     def status(self, returncode, complete):
         # complete, but some experiment had too few valid measurements

@@ -73,10 +73,13 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
             raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from the spec given; "
                           "resume without changing the campaign")
     else:
-        try:
-            outdir.mkdir(parents=True, exist_ok=False)
-        except FileExistsError:
-            raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
+        if outdir.is_dir() and not any(outdir.iterdir()):
+            pass   # an empty directory made for us is fine
+        else:
+            try:
+                outdir.mkdir(parents=True, exist_ok=False)
+            except FileExistsError:
+                raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
         (outdir / "campaign.toml").write_text(c.to_toml())
     runs_dir.mkdir(exist_ok=True)
 

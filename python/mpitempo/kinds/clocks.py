@@ -1,0 +1,79 @@
+"""Kind `clocks`: evaluation of clock-synchronisation algorithms (mpitempo-clocks).
+
+Every mpirun synchronises with each spec in turn and measures every rank's
+offset to rank 0 right after sync and after each wait time (Hunold and
+Carpen-Amarie 2018, Algorithm 6 and Fig. 3). Files of a run: meta.json and
+clocks.json (one object per spec x wait time: sync_duration_s,
+max_abs_offset_s, median_abs_offset_s, per_rank offsets and drifts; see
+docs/clocks.md). The core checks the spec syntax (`--check-args`), so there is
+one parser of it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpitempo.errors import MtError
+from mpitempo.kinds.base import Kind
+
+
+def parse_waits(text) -> list[float]:
+    """'0,1,10' -> [0.0, 1.0, 10.0]; one-line error for anything else."""
+    items = text if isinstance(text, list) else str(text).split(",")
+    out = []
+    for item in items:
+        item = str(item).strip()
+        try:
+            v = float(item)
+        except ValueError:
+            raise MtError(f"invalid --wait '{text}': '{item}' is not a number of seconds") from None
+        if v != v or v < 0 or v == float("inf"):
+            raise MtError(f"invalid --wait '{text}': wait times must be >= 0 and finite (got {item})")
+        out.append(v)
+    return sorted(set(out))
+
+
+def check_args(binary: str, args: list[str]) -> dict:
+    """The core's dry run of its option parser: the normalised options, or its one-line error."""
+    r = subprocess.run([binary, "--check-args", *args], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "invalid arguments"
+        raise MtError(msg.split(": error: ", 1)[-1])
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {}
+
+
+@dataclass(frozen=True)
+class ClocksKind(Kind):
+    def normalise(self, key, value, where="", label=None):
+        if key == "wait":
+            return ",".join(f"{w:g}" for w in parse_waits(value))
+        return super().normalise(key, value, where, label)
+
+    def check(self, campaign, build, configs=None) -> None:
+        for cfg in configs if configs is not None else campaign.configs:
+            check_args(build.binary(self.executable), campaign.core_args(cfg))
+
+
+def load_rows(run_dirs: list[Path]) -> list[dict]:
+    """The clocks.json rows of complete runs, with run_id and config added."""
+    rows = []
+    for d in run_dirs:
+        try:
+            doc = json.loads((d / "clocks.json").read_text())
+            meta = json.loads((d / "meta.json").read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise MtError(f"cannot read the clock results of run '{d.name}': {e}") from None
+        if not isinstance(doc, list):
+            raise MtError(f"'{d / 'clocks.json'}' is not a JSON array")
+        for r in doc:
+            rows.append(dict(r, run_id=d.name, config=str(meta.get("config", "default"))))
+    return rows
+
+
+KIND = ClocksKind(name="clocks", app="clocks", executable="mpitempo-clocks", data_files=("clocks.json",),
+                  has_measurements=False, description="clock-synchronisation accuracy and cost")
