@@ -19,7 +19,8 @@ from mpitempo.errors import MtError
 from mpitempo.analysis.clocks import summarise
 from mpitempo.kinds.clocks import load_rows, parse_waits  # noqa: F401 (parse_waits: tests)
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, param_options
-from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.present.clocks import clocks_table
+from mpitempo.present.tables import console, print_json
 
 @click.command()
 @np_option
@@ -100,12 +101,4 @@ def _first_failure(out: Path) -> str:
 
 
 def print_table(rows: list[dict], np: int, mpiruns: int) -> None:
-    con = console()
-    t = table(f"clock sync on {np} ranks, {mpiruns} mpirun(s), medians over mpiruns",
-              [("algorithm", "left"), ("wait [s]", "right"), ("sync [ms]", "right"),
-               ("max |offset| [µs]", "right"), ("worst [µs]", "right"), ("median |offset| [µs]", "right"),
-               ("max |drift| [ppm]", "right")])
-    for s in summarise(rows):
-        t.add_row(s["algorithm"], f"{s['wait_s']:g}", f"{s['sync_duration_s'] * 1e3:.1f}", us(s["max_abs_offset_s"]),
-                  us(s["worst_max_abs_offset_s"]), us(s["median_abs_offset_s"]), f"{s['max_abs_drift_ppm']:.3f}")
-    con.print(t)
+    clocks_table(summarise(rows), f"clock sync on {np} ranks, {mpiruns} mpirun(s), medians over mpiruns")

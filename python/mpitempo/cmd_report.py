@@ -24,15 +24,46 @@ def report(dirs, out, title, filter_kind, tukey_k, cut_coef, as_json):
 
     --json prints {"report": PATH, "bytes": N}.
     """
-    from mpitempo.present.report import write_report
+    from mpitempo import kinds
     from mpitempo.analysis.store import open_campaigns
+    from mpitempo.present.report import write_report
 
-    data = open_campaigns(list(dirs))
+    first = Path(dirs[0])
     if out is None:
-        first = Path(dirs[0])
         out = (first if first.is_dir() else first.parent) / "report.html"
-    path = write_report(data, out, make_filter(filter_kind, tukey_k, cut_coef), title)
+    if first.is_dir() and (first / "runs").is_dir() and not kinds.of_campaign(first).has_measurements:
+        path = _clocks_report(first, Path(out), title)
+    else:
+        data = open_campaigns(list(dirs))
+        path = write_report(data, out, make_filter(filter_kind, tukey_k, cut_coef), title)
     if as_json:
         print_json({"report": str(path), "bytes": path.stat().st_size})
     else:
         click.echo(f"mpitempo: wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+def _clocks_report(root: Path, out: Path, title: str | None) -> Path:
+    import tempfile
+
+    from mpitempo.analysis.clocks import summarise
+    from mpitempo.errors import MtError
+    from mpitempo.io.rundir import find_runs
+    from mpitempo.kinds.clocks import load_rows
+    from mpitempo.present.clocks import clocks_html
+    from mpitempo.present.plots.clocks import duration_vs_offset
+
+    complete, _, _ = find_runs(root)
+    if not complete:
+        raise MtError(f"campaign '{root}' has no complete runs")
+    rows = load_rows(complete)
+    with tempfile.TemporaryDirectory() as d:
+        png = Path(d) / "clocks.png"
+        duration_vs_offset(rows, str(png))
+        html = clocks_html(summarise(rows), png.read_bytes(), title or f"mpitempo clock sync: {root.name}")
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        tmp.write_text(html)
+        tmp.replace(out)
+    except OSError as e:
+        raise MtError(f"cannot write '{out}': {e.strerror}") from None
+    return out

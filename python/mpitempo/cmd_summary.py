@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from mpitempo.errors import MtError
+
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table, us
 from mpitempo.io.sizes import format_size
@@ -35,6 +37,12 @@ def _ci_cell(r) -> str:
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
                   roots=None) -> list[dict]:
     filt = filt or Filter()
+    from pathlib import Path
+
+    from mpitempo import kinds
+
+    if Path(root).is_dir() and (Path(root) / "runs").is_dir() and not kinds.of_campaign(root).has_measurements:
+        return _summary_without_measurements(Path(root), as_json)
     data = open_campaigns(roots or [root])
     pr = per_run_table(data.con, filt)
     counts = counts_from_per_run(pr, filt)
@@ -106,6 +114,27 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         notes.append(f"{len(data.incomplete)} incomplete run(s) not included: " + ", ".join(data.incomplete))
     for n in notes:
         con.print(n if n.startswith("warning:") else f"note: {n}")
+    return rows
+
+
+def _summary_without_measurements(root, as_json: bool) -> list[dict]:
+    """Campaigns whose kind has no measurement table (clocks): the kind's own summary."""
+    from mpitempo.analysis.clocks import summarise
+    from mpitempo.io.rundir import find_runs
+    from mpitempo.kinds.clocks import load_rows
+
+    complete, failed, incomplete = find_runs(root)
+    if not complete:
+        raise MtError(f"campaign '{root}' has no complete runs ({len(failed)} failed, {len(incomplete)} incomplete)")
+    rows = summarise(load_rows(complete))
+    if as_json:
+        print_json(rows)
+        return rows
+    from mpitempo.present.clocks import clocks_table
+
+    clocks_table(rows, f"mpitempo summary of {root}: clock sync, {len(complete)} mpirun(s)")
+    if failed or incomplete:
+        console().print(f"note: {len(failed)} failed and {len(incomplete)} incomplete run(s) not included")
     return rows
 
 
