@@ -29,9 +29,16 @@ int mt_parse_size_list(const char *s, int64_t **out, int *n, char *err);
  * defined on 0-byte messages); a range from 0 goes 0, 1, 2, 4, ... */
 int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err);
 int mt_parse_size_list_ex(const char *s, int allow_zero, int64_t **out, int *n, char *err);
+/* The same, with the message naming the option: "invalid --cache-size '0': ..." */
+int mt_parse_size_as(const char *s, const char *name, int allow_zero, int64_t *out, char *err);
 
 /* Parse a duration "20us", "1.5ms", "2e-6" (seconds), "100ns", "1s" into seconds (>= 0). */
 int mt_parse_duration(const char *s, double *out, char *err);
+/* The same, with the message naming the option: "invalid --time-slice '1x': ..." */
+int mt_parse_duration_as(const char *s, const char *name, double *out, char *err);
+
+/* Parse a finite number: "invalid NAME 'S': expected a number" otherwise. */
+int mt_parse_double(const char *s, const char *name, double *out, char *err);
 
 /* Parse a non-negative integer with bounds; name is used in the message. */
 int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
@@ -41,6 +48,9 @@ int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
  * array of malloc'ed strings. */
 int mt_split_list(const char *s, char ***items, int *n, char *err);
 void mt_free_list(char **items, int n);
+
+/* Append name to a comma-separated list of names in buf (registries' "allowed: ..." texts). */
+void mt_names_add(char *buf, size_t len, const char *name);
 
 /* ---- deterministic PRNG (splitmix64), used for the shuffle ---- */
 typedef struct { uint64_t s; } mt_rng_t;

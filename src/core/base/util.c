@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,30 +25,26 @@ int mt_parse_size(const char *s, int64_t *out, char *err)
     return mt_parse_size_ex(s, 0, out, err);
 }
 
-int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err)
+/* why s is not a size (NULL: it is one, in *out) */
+static const char *size_reason(const char *s, int allow_zero, int64_t *out)
 {
     const char *what = allow_zero ? "expected a non-negative number of bytes, optionally with K, M or G"
                                   : "expected a positive number of bytes, optionally with K, M or G";
-    const char *p = s;
+    const char *p = s ? s : "";
     while (isspace((unsigned char)*p)) p++;
-    if (*p == '-' && isdigit((unsigned char)p[1]))
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': sizes cannot be negative", s);
-    if (*p == '\0' || *p == '-' || *p == '+')
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
+    if (*p == '-' && isdigit((unsigned char)p[1])) return "sizes cannot be negative";
+    if (*p == '\0' || *p == '-' || *p == '+') return what;
     errno = 0;
     char *end = NULL;
     unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || errno == ERANGE)
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
+    if (end == p || errno == ERANGE) return what;
     unsigned long long mul = 1;
     if (*end) {
         switch (toupper((unsigned char)*end)) {
         case 'K': mul = 1ULL << 10; break;
         case 'M': mul = 1ULL << 20; break;
         case 'G': mul = 1ULL << 30; break;
-        default:
-            return mt_fail(err, MT_EINVAL,
-                           "invalid size '%s': %s", s, what);
+        default: return what;
         }
         end++;
         if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I') {
@@ -57,14 +54,22 @@ int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err)
         }
     }
     while (isspace((unsigned char)*end)) end++;
-    if (*end)
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': %s", s, what);
-    if (v == 0 && !allow_zero)
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': sizes must be at least 1 byte", s);
-    if (v > (unsigned long long)INT64_MAX / mul)
-        return mt_fail(err, MT_EINVAL, "invalid size '%s': too large", s);
+    if (*end) return what;
+    if (v == 0 && !allow_zero) return "sizes must be at least 1 byte";
+    if (v > (unsigned long long)INT64_MAX / mul) return "too large";
     *out = (int64_t)(v * mul);
-    return MT_OK;
+    return NULL;
+}
+
+int mt_parse_size_as(const char *s, const char *name, int allow_zero, int64_t *out, char *err)
+{
+    const char *why = size_reason(s, allow_zero, out);
+    return why ? mt_fail(err, MT_EINVAL, "invalid %s '%s': %s", name, s ? s : "", why) : MT_OK;
+}
+
+int mt_parse_size_ex(const char *s, int allow_zero, int64_t *out, char *err)
+{
+    return mt_parse_size_as(s, "size", allow_zero, out, err);
 }
 
 int mt_split_list(const char *s, char ***items, int *n, char *err)
@@ -217,21 +222,40 @@ void mt_shuffle_int(mt_rng_t *r, int *a, int n)
     }
 }
 
-int mt_parse_duration(const char *s, double *out, char *err)
+int mt_parse_duration_as(const char *s, const char *name, double *out, char *err)
 {
-    if (!s || !*s) return mt_fail(err, MT_EINVAL, "invalid duration '': expected e.g. 20us, 1.5ms, 2e-6");
+    if (!s || !*s) return mt_fail(err, MT_EINVAL, "invalid %s '': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", name);
     errno = 0;
     char *end = NULL;
     double v = strtod(s, &end);
-    if (end == s || errno == ERANGE || v != v)
-        return mt_fail(err, MT_EINVAL, "invalid duration '%s': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", s);
+    if (end == s || errno == ERANGE || v != v || isinf(v))
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", name, s);
     double mul = 1.0;
     if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) mul = 1.0;
     else if (strcmp(end, "ms") == 0) mul = 1e-3;
     else if (strcmp(end, "us") == 0) mul = 1e-6;
     else if (strcmp(end, "ns") == 0) mul = 1e-9;
-    else return mt_fail(err, MT_EINVAL, "invalid duration '%s': the unit must be s, ms, us or ns", s);
-    if (v < 0) return mt_fail(err, MT_EINVAL, "invalid duration '%s': must not be negative", s);
+    else return mt_fail(err, MT_EINVAL, "invalid %s '%s': the unit must be s, ms, us or ns", name, s);
+    if (v < 0) return mt_fail(err, MT_EINVAL, "invalid %s '%s': must not be negative", name, s);
     *out = v * mul;
     return MT_OK;
+}
+
+int mt_parse_duration(const char *s, double *out, char *err) { return mt_parse_duration_as(s, "duration", out, err); }
+
+int mt_parse_double(const char *s, const char *name, double *out, char *err)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || end == s || *end || errno == ERANGE || !isfinite(v))
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected a number", name, s ? s : "");
+    *out = v;
+    return MT_OK;
+}
+
+void mt_names_add(char *buf, size_t len, const char *name)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
 }
