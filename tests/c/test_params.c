@@ -7,7 +7,7 @@
 #include "base/mt_common.h"
 #include "mt_test.h"
 #include "run/cli.h"
-#include "run/params.h"
+#include "base/params.h"
 
 static const mt_app_t bench = {"mpitempo-bench", MT_APP_BENCH, "bench", "About.", "write DIR/x", NULL, NULL,
                                NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};

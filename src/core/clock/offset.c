@@ -26,7 +26,7 @@ void mt_offset_names(char *buf, size_t len)
     }
 }
 
-int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, char *err)
+int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, int lazy, char *err)
 {
     memset(pp, 0, sizeof *pp);
     if (MPI_Comm_dup(comm, &pp->comm) != MPI_SUCCESS) return mt_fail(err, MT_EMPI, "MPI_Comm_dup failed");
@@ -38,8 +38,7 @@ int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, char *err)
         return mt_fail(err, MT_ENOMEM, "out of memory");
     }
     for (int i = 0; i < pp->size; i++) pp->rtt[i] = -1.0;
-    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
-    pp->lazy = sl && sl[0] == '1';
+    pp->lazy = lazy;
     return MT_OK;
 }
 
@@ -97,10 +96,9 @@ void mt_pp_lazy_barrier(mt_pp_t *pp)
     wait_lazy(&rq);
 }
 
-void mt_lazy_barrier(MPI_Comm comm)
+void mt_lazy_barrier(MPI_Comm comm, int lazy)
 {
-    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
-    if (!(sl && sl[0] == '1')) return;
+    if (!lazy) return;
     MPI_Request rq;
     mt_check_mpi(MPI_Ibarrier(comm, &rq), "MPI_Ibarrier");
     wait_lazy(&rq);

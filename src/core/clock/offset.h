@@ -29,11 +29,12 @@ typedef struct mt_pp {
     int rank, size;
     int64_t msgs_sent; /* point-to-point messages this rank sent (round counting in tests) */
     double *rtt;       /* Mean-RTT-Offset: RTT to each partner, <0 when not yet measured */
-    int lazy;          /* MPITEMPO_CLOCK_SLEEP=1 (oversubscribed): wait for the first message of a
-                        * measurement by polling with short sleeps, so that idle ranks leave the CPU */
+    int lazy;          /* ranks share CPUs (oversubscribed): wait for the first message of a measurement
+                        * by polling with short sleeps, so that idle ranks leave the CPU */
 } mt_pp_t;
 
-int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, char *err);
+/* lazy: the job is oversubscribed (the run driver decides, see run/run.c) */
+int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, int lazy, char *err);
 void mt_pp_close(mt_pp_t *pp);
 
 /* checked point-to-point helpers (abort the job on MPI errors, like mt_check_mpi) */
@@ -47,8 +48,8 @@ void mt_pp_recv_lazy(mt_pp_t *pp, double *v, int n, int src, int tag);
 /* when pp->lazy: a barrier waited for with MPI_Test and short sleeps, so that
  * ranks that are done leave the CPU to those still measuring (no-op otherwise) */
 void mt_pp_lazy_barrier(mt_pp_t *pp);
-/* the same on any communicator, when MPITEMPO_CLOCK_SLEEP=1 */
-void mt_lazy_barrier(MPI_Comm comm);
+/* the same on any communicator, when lazy (no-op otherwise) */
+void mt_lazy_barrier(MPI_Comm comm, int lazy);
 
 typedef struct mt_offset_alg {
     const char *name;

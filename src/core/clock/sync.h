@@ -113,10 +113,12 @@ typedef struct mt_sync_result {
 } mt_sync_result_t;
 
 /* Collective over comm. Returns MT_OK, or an error (the same on all ranks:
- * e.g. ClockPropSync across different time sources). */
-int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in, mt_sync_result_t *res, char *err);
+ * e.g. ClockPropSync across different time sources). lazy: ranks share CPUs
+ * (an oversubscribed job): ranks that wait sleep instead of spinning. */
+int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in, int lazy, mt_sync_result_t *res,
+                char *err);
 /* One algorithm on one communicator (used by mt_sync_run and the hierarchy). */
-int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in,
+int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in, int lazy,
                 mt_clock_t *out, mt_sync_stats_t *st, char *err);
 
 /* ---- building blocks shared by the algorithms (sync_learn.c) ---- */
@@ -168,7 +170,7 @@ typedef struct mt_check {
  * sample_n <= 0 checks every rank; otherwise a seeded random sample of that
  * many ranks. Collective over comm. */
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
-                 int nwait, int sample_n, uint64_t seed, mt_check_t *out, char *err);
+                 int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err);
 void mt_check_free(mt_check_t *c);
 /* max and median |offset| over the sample for wait index w (rank 0) */
 void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs);
@@ -183,8 +185,8 @@ void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_basec
  * older than max_age_s (age counted from *t_synced, base-clock seconds) and
  * broadcasts; when it is, the spec runs again into *res (the global clock is
  * replaced in place), *t_synced is updated and *did set. */
-int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, double max_age_s,
-                          double *t_synced, mt_sync_result_t *res, int *did, char *err);
+int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, int lazy,
+                          double max_age_s, double *t_synced, mt_sync_result_t *res, int *did, char *err);
 /* gather every rank's slope decision to rank 0 (states: nprocs ints on rank 0) */
 int mt_sync_gather_slopes(MPI_Comm comm, const mt_sync_result_t *res, int *states);
 /* "slope_per_rank": ["none", "kept", "dropped", ...] */

@@ -46,7 +46,7 @@ void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *media
 }
 
 /* wait on g until its time reaches target: busy (Alg. 6), or sleep in chunks
- * and spin the last ms (MPITEMPO_CLOCK_SLEEP=1, for oversubscribed runs) */
+ * and spin the last ms (lazy: oversubscribed runs) */
 static void wait_until(const mt_clock_t *g, double target, int busy)
 {
     for (;;) {
@@ -63,11 +63,11 @@ static void wait_until(const mt_clock_t *g, double target, int busy)
 }
 
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
-                 int nwait, int sample_n, uint64_t seed, mt_check_t *out, char *err)
+                 int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err)
 {
     memset(out, 0, sizeof *out);
     mt_pp_t pp;
-    int rc = mt_pp_open(&pp, comm, err);
+    int rc = mt_pp_open(&pp, comm, lazy, err);
     if (rc != MT_OK) return rc;
     int p = pp.size, r = pp.rank;
     for (int i = 0; i < nwait; i++)
@@ -96,8 +96,7 @@ int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg
         mt_shuffle_int(&rng, perm, p - 1);
         qsort(perm, (size_t)ns, sizeof(int), cmp_int);
     }
-    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
-    int busy = !(sl && sl[0] == '1');
+    int busy = !lazy;
     double t_start = r == 0 ? mt_clock_now(g) : 0;
     for (int w = 0; w < nwait; w++) {
         if (r == 0) wait_until(g, t_start + wait_s[w], busy);

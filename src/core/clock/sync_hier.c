@@ -133,7 +133,8 @@ static int agree(int rc, MPI_Comm comm, char *err)
     return code;
 }
 
-int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in, mt_sync_result_t *res, char *err)
+int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in, int lazy, mt_sync_result_t *res,
+                char *err)
 {
     memset(res, 0, sizeof *res);
     stats_init(&res->st);
@@ -146,7 +147,7 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
     } else if (spec->nlevels == 0) {
         mt_sync_stats_t st;
         stats_init(&st);
-        rc = mt_sync_one(spec->alg[0], &spec->params[0], comm, in, &res->clock, &st, err);
+        rc = mt_sync_one(spec->alg[0], &spec->params[0], comm, in, lazy, &res->clock, &st, err);
         add_stats(&res->st, &st);
         res->nlevels_run = 1;
     } else {
@@ -165,16 +166,16 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
                 mt_check_mpi(MPI_Comm_rank(cur, &crank), "MPI_Comm_rank");
                 mt_check_mpi(MPI_Comm_split(cur, srank == 0 ? 0 : MPI_UNDEFINED, crank, &lead), "MPI_Comm_split");
                 if (lead != MPI_COMM_NULL) {
-                    rc = mt_sync_one(spec->alg[l], &spec->params[l], lead, &clk, &clk, &st, err);
+                    rc = mt_sync_one(spec->alg[l], &spec->params[l], lead, &clk, lazy, &clk, &st, err);
                     mt_check_mpi(MPI_Comm_free(&lead), "MPI_Comm_free");
                 }
             } else {
-                rc = mt_sync_one(spec->alg[l], &spec->params[l], cur, &clk, &clk, &st, err);
+                rc = mt_sync_one(spec->alg[l], &spec->params[l], cur, &clk, lazy, &clk, &st, err);
             }
             add_stats(&res->st, &st);
             res->nlevels_run++;
             /* oversubscribed: the ranks that are not leaders sleep while the leaders measure */
-            mt_lazy_barrier(cur);
+            mt_lazy_barrier(cur, lazy);
             /* an error on some leaders must stop everyone in cur */
             rc = agree(rc, cur, err);
             if (cur != comm) mt_check_mpi(MPI_Comm_free(&cur), "MPI_Comm_free");

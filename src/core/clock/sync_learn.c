@@ -202,12 +202,11 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
 }
 
 /* wait between fit points: busy by default (a sleeping CPU answers the next
- * ping-pongs late and skews them); MPITEMPO_CLOCK_SLEEP=1 sleeps instead,
- * which oversubscribed runs need */
-static void wait_s(const mt_clock_t *clk, double target)
+ * ping-pongs late and skews them); lazy (oversubscribed runs) sleeps instead,
+ * so that the ranks sharing the CPU can measure */
+static void wait_s(const mt_clock_t *clk, double target, int lazy)
 {
-    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
-    if (!(sl && sl[0] == '1')) {
+    if (!lazy) {
         while (mt_clock_now(clk) < target) {
         }
         return;
@@ -252,7 +251,7 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         double t0 = mt_clock_now(clk);
         int ntot = n;
         for (int i = 0; i < n; i++) {
-            if (i > 0 && p->window_s > 0) wait_s(clk, t0 + p->window_s * i / (n - 1));
+            if (i > 0 && p->window_s > 0) wait_s(clk, t0 + p->window_s * i / (n - 1), e->pp.lazy);
             mt_sync_measure(e, clk, ref, client, &o);
             x[i] = o.timestamp;
             y[i] = o.offset;
@@ -274,7 +273,7 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
             if (again != 0) {
                 double t1 = mt_clock_now(clk);
                 for (int i = 0; i < n; i++) {
-                    if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1));
+                    if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
                     mt_sync_measure(e, clk, ref, client, &o);
                     x[n + i] = o.timestamp;
                     y[n + i] = o.offset;
@@ -322,11 +321,11 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
     }
 }
 
-int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in,
+int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in, int lazy,
                 mt_clock_t *out, mt_sync_stats_t *st, char *err)
 {
     mt_sync_env_t e;
-    int rc = mt_pp_open(&e.pp, comm, err);
+    int rc = mt_pp_open(&e.pp, comm, lazy, err);
     if (rc != MT_OK) return rc;
     e.p = p;
     e.st = st;

@@ -7,8 +7,8 @@
 
 #include <stdlib.h>
 
-int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, double max_age_s,
-                          double *t_synced, mt_sync_result_t *res, int *did, char *err)
+int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, int lazy,
+                          double max_age_s, double *t_synced, mt_sync_result_t *res, int *did, char *err)
 {
     int rank, go = 0;
     *did = 0;
@@ -19,7 +19,7 @@ int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_ba
     mt_check_mpi(MPI_Bcast(&go, 1, MPI_INT, 0, comm), "MPI_Bcast");
     if (!go) return MT_OK;
     mt_sync_result_t r;
-    int rc = mt_sync_run(spec, comm, &in, &r, err);
+    int rc = mt_sync_run(spec, comm, &in, lazy, &r, err);
     if (rc != MT_OK) return rc;
     double d = res->duration_s; /* meta.json's duration_s stays the first sync's (max over ranks) */
     *res = r;

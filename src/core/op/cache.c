@@ -18,6 +18,12 @@ int mt_cache_policy(const char *name)
 
 const char *mt_cache_policy_name(int policy) { return policy >= 0 && policy < 3 ? names[policy] : "?"; }
 
+void mt_cache_policy_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < 3; i++) mt_names_add(buf, len, names[i]);
+}
+
 static int read_str(const char *path, char *out, size_t len)
 {
     FILE *f = fopen(path, "r");

@@ -25,6 +25,8 @@ typedef struct mt_cache {
 /* policy name -> code; -1 if unknown */
 int mt_cache_policy(const char *name);
 const char *mt_cache_policy_name(int policy);
+/* "warm, cold, cycle" */
+void mt_cache_policy_names(char *buf, size_t len);
 /* Size of the largest cache private to one CPU of cpu0 from sysfs (0 if unknown);
  * level is set to its level. Exposed for tests: root may point to a fake sysfs tree. */
 size_t mt_cache_detect(const char *sysfs_cpu0_cache, int *level);

@@ -55,26 +55,50 @@ const mt_redop_t *mt_redop_find(const char *name)
     return NULL;
 }
 
-static void join(char *buf, size_t len, const char *s)
+void mt_op_write_list(mt_json_t *j)
 {
-    if (*buf) strncat(buf, ", ", len - strlen(buf) - 1);
-    strncat(buf, s, len - strlen(buf) - 1);
+    mt_json_key(j, "ops");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_nops; i++) {
+        const mt_op_t *op = mt_ops[i];
+        mt_json_obj_begin(j);
+        mt_json_kstr(j, "name", op->name);
+        mt_json_kstr(j, "mpi_name", op->mpi_name);
+        mt_json_kint(j, "min_procs", op->min_procs);
+        mt_json_kbool(j, "rooted", (op->flags & MT_OP_ROOTED) != 0);
+        mt_json_kbool(j, "reduction", (op->flags & MT_OP_REDUCTION) != 0);
+        mt_json_kbool(j, "sizeless", (op->flags & MT_OP_NOSIZE) != 0);
+        mt_json_obj_end(j);
+    }
+    mt_json_arr_end(j);
+}
+
+void mt_dtype_write_list(mt_json_t *j)
+{
+    mt_json_key(j, "datatypes");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_ndtypes; i++) mt_json_str(j, mt_dtypes[i].name);
+    mt_json_arr_end(j);
+    mt_json_key(j, "redops");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_nredops; i++) mt_json_str(j, mt_redops[i].name);
+    mt_json_arr_end(j);
 }
 
 void mt_op_names(char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int i = 0; i < mt_nops; i++) join(buf, len, mt_ops[i]->name);
+    for (int i = 0; i < mt_nops; i++) mt_names_add(buf, len, mt_ops[i]->name);
 }
 void mt_dtype_names(char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int i = 0; i < mt_ndtypes; i++) join(buf, len, mt_dtypes[i].name);
+    for (int i = 0; i < mt_ndtypes; i++) mt_names_add(buf, len, mt_dtypes[i].name);
 }
 void mt_redop_names(char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int i = 0; i < mt_nredops; i++) join(buf, len, mt_redops[i].name);
+    for (int i = 0; i < mt_nredops; i++) mt_names_add(buf, len, mt_redops[i].name);
 }
 
 int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/json.h"
+
 enum {
     MT_OP_ROOTED = 1,     /* has a root (Bcast, Reduce, Gather, ...) */
     MT_OP_REDUCTION = 2,  /* uses a reduction operator: needs a numeric type */
@@ -67,10 +69,27 @@ extern const int mt_nredops;
 const mt_op_t *mt_op_find(const char *name);
 const mt_dtype_t *mt_dtype_find(const char *name);
 const mt_redop_t *mt_redop_find(const char *name);
+/* --list: the "ops" key, and the "datatypes" and "redops" keys (into an open object) */
+void mt_op_write_list(mt_json_t *j);
+void mt_dtype_write_list(mt_json_t *j);
 /* comma-separated names for error messages */
 void mt_op_names(char *buf, size_t len);
 void mt_dtype_names(char *buf, size_t len);
 void mt_redop_names(char *buf, size_t len);
+
+/* --delay "20us" or "10us,50us": the busy-wait of the synthetic op "delay" for
+ * rank (item rank mod n); every item must be a duration (op_delay.c) */
+int mt_op_delay_for_rank(const char *list, int rank, double *out, char *err);
+
+/* ---- the experiments of a run: op x message size (exp.c) ---- */
+typedef struct mt_exp {
+    const mt_op_t *op;
+    int64_t msize;        /* 0 for ops without data (barrier) */
+} mt_exp_t;
+/* Check the op names and sizes (lists as in --ops, --msizes) and build the
+ * experiments in canonical order; nprocs > 0 also checks each op's minimum
+ * number of ranks. *out is malloc'ed. */
+int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out, int *nexp, char *err);
 
 /* Allocate and fill buffers for (op, msize); a->comm, rank, size, root,
  * dtype, redop must be set. Returns MT_OK or an error naming the problem

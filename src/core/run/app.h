@@ -24,6 +24,12 @@ typedef struct mt_cli_flag {
     int alias;            /* >= 0: another spelling of this shared option (MT_OPT_*), else -1 */
 } mt_cli_flag_t;
 
+/* A result file in --outdir. */
+typedef struct mt_result_file {
+    const char *name;     /* NULL ends the list */
+    int optional;         /* opened by the app when needed (mt_run_open_file), else by the driver */
+} mt_result_file_t;
+
 typedef struct mt_app {
     const char *prog;              /* "mpitempo-bench": messages and meta.json "tool" */
     unsigned id;                   /* MT_APP_* (params.def) */
@@ -32,8 +38,8 @@ typedef struct mt_app {
     const char *output;            /* what --outdir receives, for the usage text */
     const mt_choices_t *choices;   /* its registry-valued parameters (besides timer) */
     const mt_cli_flag_t *flags;    /* its own flags, or NULL */
-    const char *const *files;      /* result files in --outdir, data first, "meta.json" last; NULL-terminated */
-    int timer_study;               /* the driver studies the timer on every rank (meta.json "timer") */
+    const mt_result_file_t *files; /* result files in --outdir: data first, "meta.json" last */
+    int timer_study;               /* with a meta.json, the driver studies the timer on every rank (its "timer") */
     int meta_on_stdout;            /* without --outdir, the meta.json document goes to stdout */
     /* its registries for --list (keys written into the open object) */
     void (*list)(mt_json_t *j);

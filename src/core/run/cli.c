@@ -170,12 +170,6 @@ static const char *metavar(const mt_param_def_t *d, int has_choices)
     return "";
 }
 
-static void timer_names(char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (int i = 0; i < mt_ntimers; i++) mt_names_add(buf, len, mt_timers[i]->name);
-}
-
 void mt_cli_usage(FILE *f, const mt_app_t *app)
 {
     fprintf(f, "usage: mpirun -n N %s [options]\n\n%s\n\nParameters (campaign keys: the names with '_' for '-'):\n",
@@ -183,7 +177,7 @@ void mt_cli_usage(FILE *f, const mt_app_t *app)
     for (int i = 0; i < mt_nparam_defs; i++) {
         const mt_param_def_t *d = &mt_param_defs[i];
         if (!(d->apps & app->id)) continue;
-        void (*names)(char *, size_t) = d->id == MTP_timer ? timer_names : NULL;
+        void (*names)(char *, size_t) = d->id == MTP_timer ? mt_timer_names : NULL;
         for (int k = 0; app->choices && app->choices[k].id >= 0; k++)
             if (app->choices[k].id == d->id) names = app->choices[k].names;
         char left[96], text[2048], reg[1024] = "";

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "run/app.h"
-#include "run/params.h"
+#include "base/params.h"
 
 /* the shared run options */
 enum { MT_OPT_OUTDIR, MT_OPT_CONFIG, MT_OPT_RUN_INDEX, MT_OPT_LAUNCH_JSON, MT_OPT_EXPECT_NP, MT_OPT_QUIET,

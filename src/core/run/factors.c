@@ -215,12 +215,14 @@ void mt_factors_write_mpi(mt_json_t *j)
     mt_json_obj_end(j);
 }
 
-void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *config, long long run_index,
+void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *kind, const char *config,
+                                 long long run_index,
                                  const char *start_iso, const char *end_iso, int argc, char **argv,
                                  const char *launch, int nprocs, const char *recs)
 {
     mt_json_kint(j, "format_version", 1);
     mt_json_kstr(j, "tool", tool);
+    mt_json_kstr(j, "kind", kind);
     mt_json_kstr(j, "config", config);
     mt_json_kint(j, "run_index", run_index);
     mt_json_kstr(j, "start_time", start_iso);

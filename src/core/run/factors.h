@@ -1,5 +1,5 @@
 /* mpitempo: experimental factors of the machine, the process and the MPI
- * library (paper 001, section 4), written into meta.json. */
+ * library (Hunold and Carpen-Amarie 2016, section 4), written into meta.json. */
 #ifndef MT_FACTORS_H
 #define MT_FACTORS_H
 
@@ -24,10 +24,11 @@ void mt_factors_write_env(mt_json_t *j);
  * collapsed), "library_version" (all of it), standard version, MPI_Wtick. */
 void mt_factors_write_mpi(mt_json_t *j);
 /* The keys every meta.json starts with (written into an open object):
- * format_version, tool, config, run_index, start_time, end_time (when not
+ * format_version, tool, kind, config, run_index, start_time, end_time (when not
  * NULL), argv, launch (the launcher's record or null), mpi, nprocs, ranks
  * (recs: nprocs records of MT_RANKREC_LEN bytes from mt_factors_rank_record). */
-void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *config, long long run_index,
+void mt_factors_write_run_header(mt_json_t *j, const char *tool, const char *kind, const char *config,
+                                 long long run_index,
                                  const char *start_iso, const char *end_iso, int argc, char **argv,
                                  const char *launch, int nprocs, const char *recs);
 /* Build-time factors: compiler, flags, MPI headers. */

@@ -20,10 +20,58 @@ const mt_scheme_t *mt_scheme_find(const char *name)
 void mt_scheme_names(char *buf, size_t len)
 {
     buf[0] = '\0';
+    for (int i = 0; i < mt_nschemes; i++) mt_names_add(buf, len, mt_schemes[i]->name);
+}
+
+void mt_scheme_write_list(mt_json_t *j)
+{
+    mt_json_key(j, "schemes");
+    mt_json_arr_begin(j);
     for (int i = 0; i < mt_nschemes; i++) {
-        if (i) strncat(buf, ", ", len - strlen(buf) - 1);
-        strncat(buf, mt_schemes[i]->name, len - strlen(buf) - 1);
+        const mt_scheme_t *s = mt_schemes[i];
+        mt_json_obj_begin(j);
+        mt_json_kstr(j, "name", s->name);
+        mt_json_kstr(j, "desc", s->desc);
+        mt_json_kbool(j, "needs_global_clock", s->needs_global_clock);
+        mt_json_key(j, "params");
+        mt_json_arr_begin(j);
+        for (int k = 0; s->params && s->params[k] >= 0; k++) {
+            const mt_param_def_t *d = mt_param_def(s->params[k], MT_APP_BENCH);
+            if (d) mt_json_str(j, d->name);
+        }
+        mt_json_arr_end(j);
+        mt_json_obj_end(j);
     }
+    mt_json_arr_end(j);
+}
+
+void mt_scheme_clock_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < mt_nschemes; i++)
+        if (mt_schemes[i]->needs_global_clock) mt_names_add(buf, len, mt_schemes[i]->name);
+}
+
+int mt_scheme_open(const char *name, const mt_params_t *p, mt_scheme_inst_t *si, char *err)
+{
+    memset(si, 0, sizeof *si);
+    const mt_scheme_t *s = mt_scheme_find(name);
+    if (!s) {
+        char allowed[256];
+        mt_scheme_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown scheme '%s' (allowed: %s)", name, allowed);
+    }
+    si->s = s;
+    if (s->cfg_size && !(si->cfg = calloc(1, s->cfg_size))) return mt_fail(err, MT_ENOMEM, "out of memory");
+    int rc = s->configure ? s->configure(p, si->cfg, err) : MT_OK;
+    if (rc != MT_OK) mt_scheme_close(si);
+    return rc;
+}
+
+void mt_scheme_close(mt_scheme_inst_t *si)
+{
+    free(si->cfg);
+    si->cfg = NULL;
 }
 
 int mt_meas_alloc(mt_meas_t *m, int n)
@@ -54,8 +102,11 @@ void mt_meas_free(mt_meas_t *m)
 
 int mt_meas_realloc(mt_meas_t *m, int n)
 {
+    mt_meas_info_t keep = m->info;
     mt_meas_free(m);
-    return mt_meas_alloc(m, n);
+    int rc = mt_meas_alloc(m, n);
+    m->info = keep;
+    return rc;
 }
 
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)

@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 /* mpitempo: building blocks of the schemes that time on the global clock
  * (window, Round-Time): Bcast latency estimate, waiting for a start time, and
- * turning per-rank start/end times into runtimes (paper 000 section V-A). */
+ * turning per-rank start/end times into runtimes (Hunold and Carpen-Amarie
+ * 2018, section V-A). */
 #include "op/cache.h"
 #include "base/mt_common.h"
 #include "scheme/scheme.h"
@@ -68,12 +69,7 @@ int mt_wait_until(const mt_clock_t *g, double t, int yield)
 int mt_global_finish(mt_ctx_t *ctx, const double *ls, const double *le, const int *late, int n, mt_meas_t *m,
                      char *err)
 {
-    double keep[4] = {m->lat_s, m->window_s, m->elapsed_s, m->pilot_s};
     if (mt_meas_realloc(m, n) != MT_OK) return mt_fail(err, MT_ENOMEM, "out of memory for %d measurements", n);
-    m->lat_s = keep[0];
-    m->window_s = keep[1];
-    m->elapsed_s = keep[2];
-    m->pilot_s = keep[3];
     if (n == 0) return MT_OK;
     double *dur = malloc(sizeof(double) * (size_t)n), *minst = malloc(sizeof(double) * (size_t)n),
            *maxen = malloc(sizeof(double) * (size_t)n);
@@ -101,7 +97,7 @@ int mt_global_finish(mt_ctx_t *ctx, const double *ls, const double *le, const in
             m->ts_start = malloc(sizeof(double) * tot);
             m->ts_end = malloc(sizeof(double) * tot);
             if (!m->ts_start || !m->ts_end) {
-                fprintf(stderr, "mpitempo-bench: error: out of memory for %zu timestamps\n", tot);
+                fprintf(stderr, "%s: error: out of memory for %zu timestamps\n", mt_prog(), tot);
                 MPI_Abort(ctx->comm, 5);
             }
         }
@@ -114,4 +110,10 @@ int mt_global_finish(mt_ctx_t *ctx, const double *ls, const double *le, const in
     free(maxen);
     free(anylate);
     return MT_OK;
+}
+
+void mt_global_write_exp_meta(mt_json_t *j, const mt_meas_info_t *m)
+{
+    mt_json_knum(j, "bcast_latency_s", m->lat_s);
+    mt_json_knum(j, "elapsed_s", m->elapsed_s);
 }

@@ -1,5 +1,5 @@
-/* mpitempo: the local-timer schemes MS1-MS3 (paper 001, Table 3) share one
- * measuring loop: barrier, t0, `calls` calls (each followed by a barrier in
+/* mpitempo: the local-timer schemes MS1-MS3 (Hunold and Carpen-Amarie 2016,
+ * Table 3) share one measuring loop: barrier, t0, `calls` calls (each followed by a barrier in
  * MS3), t1; local runtime = (t1 - t0) / calls; runtime = max over ranks,
  * reduced to rank 0 after the experiment. The cache policy acts between
  * measurements, outside the timed region. */
@@ -7,7 +7,9 @@
 #include "base/mt_common.h"
 #include "scheme/scheme.h"
 
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_t *m, int calls, int barrier_each,
                      char *err)
@@ -62,5 +64,39 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
         }
     free(ticks);
     free(local);
+    return MT_OK;
+}
+
+const int mt_inner_params[] = {MTP_inner, -1};
+
+int mt_inner_configure(const mt_params_t *p, void *cfg, char *err)
+{
+    (void)err;
+    ((mt_inner_cfg_t *)cfg)->inner = (int)mt_p_int(p, MTP_inner);
+    return MT_OK;
+}
+
+void mt_inner_write_meta(mt_json_t *j, const void *cfg, const mt_ctx_t *ctx)
+{
+    (void)ctx;
+    mt_json_kint(j, "inner", ((const mt_inner_cfg_t *)cfg)->inner);
+}
+
+int mt_barrier_skew_parse(const char *s, int np, int *rank, double *t, char *err)
+{
+    const char *colon = strchr(s, ':');
+    long long r;
+    char rs[32];
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof rs)
+        return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': expected RANK:TIME, e.g. 1:20us", s);
+    memcpy(rs, s, (size_t)(colon - s));
+    rs[colon - s] = '\0';
+    if (mt_parse_int(rs, "--barrier-skew rank", 0, INT_MAX, &r, err) != MT_OK) return MT_EINVAL;
+    if (mt_parse_duration(colon + 1, t, err) != MT_OK)
+        return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': expected RANK:TIME, e.g. 1:20us", s);
+    if (np > 0 && r >= np)
+        return mt_fail(err, MT_EINVAL, "invalid --barrier-skew '%s': rank %lld is not in the job (0..%d)", s, r,
+                       np - 1);
+    *rank = (int)r;
     return MT_OK;
 }

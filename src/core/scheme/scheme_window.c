@@ -1,4 +1,5 @@
-/* mpitempo: MS4, window-based (SKaMPI/NBCBench style, paper 001 Table 3).
+/* mpitempo: MS4, window-based (SKaMPI/NBCBench style; Hunold and Carpen-Amarie
+ * 2016, Table 3).
  * After clock sync, rank 0 decides a start time and a window size (given, or
  * 3 x the median of a 20-call pilot + 2 x the Bcast latency, at least 2 us);
  * measurement i starts at start + i x window on the global clock. A rank that
@@ -9,6 +10,7 @@
 #include "base/mt_common.h"
 #include "scheme/scheme.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static int cmp_double(const void *a, const void *b)
@@ -18,6 +20,23 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* median over 20 calls of max-over-ranks local runtime, barrier before each */
+typedef struct win_cfg {
+    double window_s; /* 0: from a pilot */
+    int chunk;       /* measurements per grid anchor (a miss pollutes at most its chunk) */
+} win_cfg_t;
+
+static const int win_params[] = {MTP_window, MTP_window_chunk, -1};
+
+static int win_configure(const mt_params_t *p, void *cfg, char *err)
+{
+    win_cfg_t *c = cfg;
+    c->window_s = mt_p_set(p, MTP_window) ? mt_p_num(p, MTP_window) : 0;
+    if (mt_p_set(p, MTP_window) && !(c->window_s > 0))
+        return mt_fail(err, MT_EINVAL, "invalid --window '%s': the window size must be > 0", mt_p_raw(p, MTP_window));
+    c->chunk = (int)mt_p_int(p, MTP_window_chunk);
+    return MT_OK;
+}
+
 static double pilot(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
 {
     enum { N = 20 };
@@ -33,8 +52,9 @@ static double pilot(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
     return 0.5 * (mx[N / 2 - 1] + mx[N / 2]);
 }
 
-static int win_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_t *m, char *err)
+static int win_measure(mt_ctx_t *ctx, const void *cfg, const mt_op_t *op, mt_op_args_t *a, mt_meas_t *m, char *err)
 {
+    const win_cfg_t *c = cfg;
     const mt_clock_t *g = ctx->gclock;
     int n = ctx->nrep;
     double *ls = malloc(sizeof(double) * (size_t)n), *le = malloc(sizeof(double) * (size_t)n);
@@ -48,17 +68,17 @@ static int win_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_mea
     int (*call)(mt_op_args_t *) = op->call;
     mt_warmup(ctx, op, a);
     double lat = mt_bcast_latency(ctx);
-    double win = ctx->window_s;
-    m->pilot_s = 0;
+    double win = c->window_s;
+    m->info.pilot_s = 0;
     if (win <= 0) {
-        m->pilot_s = pilot(ctx, op, a);
-        win = 3.0 * m->pilot_s + 2.0 * lat;
+        m->info.pilot_s = pilot(ctx, op, a);
+        win = 3.0 * m->info.pilot_s + 2.0 * lat;
         if (win < 2e-6) win = 2e-6;
     }
     /* enough lead time for the broadcast to arrive everywhere */
     double lead = 20.0 * lat + 50e-6;
     double t_begin = mt_clock_now(g);
-    int chunk = ctx->window_chunk > 0 ? ctx->window_chunk : n;
+    int chunk = c->chunk > 0 ? c->chunk : n;
     for (int c0 = 0; c0 < n; c0 += chunk) {
         double start = 0;
         if (c0 == 0) {
@@ -86,9 +106,9 @@ static int win_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_mea
             mt_cache_next_any(ctx, a);
         }
     }
-    m->elapsed_s = mt_clock_now(g) - t_begin;
-    m->lat_s = lat;
-    m->window_s = win;
+    m->info.elapsed_s = mt_clock_now(g) - t_begin;
+    m->info.lat_s = lat;
+    m->info.window_s = win;
     int rc = mt_global_finish(ctx, ls, le, late, n, m, err);
     free(ls);
     free(le);
@@ -96,8 +116,43 @@ static int win_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_mea
     return rc;
 }
 
+static void win_write_meta(mt_json_t *j, const void *cfg, const mt_ctx_t *ctx)
+{
+    const win_cfg_t *c = cfg;
+    (void)ctx;
+    mt_json_knum(j, "window_s", c->window_s);
+    mt_json_kstr(j, "window_source", c->window_s > 0 ? "given" : "pilot: 3 x median + 2 x Bcast latency");
+    mt_json_kint(j, "window_chunk", c->chunk);
+}
+
+static void win_write_exp_meta(mt_json_t *j, const mt_meas_info_t *m)
+{
+    mt_global_write_exp_meta(j, m);
+    mt_json_knum(j, "window_s", m->window_s);
+    mt_json_knum(j, "pilot_s", m->pilot_s);
+}
+
+/* a window that lost more than a tenth of the measurements: say what would lose fewer */
+static int win_note(const void *cfg, const mt_meas_info_t *m, int nvalid, int n, char *buf, size_t len)
+{
+    (void)cfg;
+    if (!(nvalid < 0.9 * n)) return 0;
+    snprintf(buf, len, "window %.3f us kept %d of %d measurements; a window of %.3f us would lose fewer",
+             m->window_s * 1e6, nvalid, n, 2e6 * m->window_s);
+    return 1;
+}
+
 const mt_scheme_t mt_scheme_window = {
-    "window",
-    "MS4 window: start times on a grid of the global clock (window given or from a pilot); late starts are "
-    "invalid; runtime = max(end) - min(start)",
-    1, win_measure};
+    .name = "window",
+    .desc = "MS4 window: start times on a grid of the global clock (window given or from a pilot); late starts are "
+            "invalid; runtime = max(end) - min(start)",
+    .needs_global_clock = 1,
+    .params = win_params,
+    .cfg_size = sizeof(win_cfg_t),
+    .configure = win_configure,
+    .measure = win_measure,
+    .write_meta = win_write_meta,
+    .write_exp_meta = win_write_exp_meta,
+    .few_valid_advice = "; try a larger --window",
+    .exp_note = win_note,
+};

@@ -1,5 +1,6 @@
 /* mpitempo: the timer registry and the resolution/overhead study. */
 #include "timer/timer.h"
+#include "base/json.h"
 #include "base/mt_common.h"
 
 #include <stdio.h>
@@ -19,17 +20,24 @@ const mt_timer_t *mt_timer_find(const char *name)
     return NULL;
 }
 
+void mt_timer_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < mt_ntimers; i++) mt_names_add(buf, len, mt_timers[i]->name);
+}
+
+int mt_timer_check_name(const char *name, char *err)
+{
+    if (mt_timer_find(name)) return MT_OK;
+    char allowed[256];
+    mt_timer_names(allowed, sizeof allowed);
+    return mt_fail(err, MT_EINVAL, "unknown timer '%s' (allowed: %s)", name, allowed);
+}
+
 int mt_timer_open(const char *name, mt_timer_inst_t *ti, char *err)
 {
     const mt_timer_t *t = mt_timer_find(name);
-    if (!t) {
-        char allowed[256] = "";
-        for (int i = 0; i < mt_ntimers; i++) {
-            if (i) strncat(allowed, ", ", sizeof(allowed) - strlen(allowed) - 1);
-            strncat(allowed, mt_timers[i]->name, sizeof(allowed) - strlen(allowed) - 1);
-        }
-        return mt_fail(err, MT_EINVAL, "unknown timer '%s' (allowed: %s)", name, allowed);
-    }
+    if (!t) return mt_timer_check_name(name, err);
     double f = 0;
     int rc = t->init(&f, err);
     if (rc != MT_OK) return rc;
@@ -73,4 +81,32 @@ void mt_timer_study_hist(const mt_timer_inst_t *ti, int64_t nreads, mt_timer_qua
 void mt_timer_study(const mt_timer_inst_t *ti, int64_t nreads, mt_timer_quality_t *q)
 {
     mt_timer_study_hist(ti, nreads, q, NULL, 0);
+}
+
+void mt_timer_study_all(FILE *f, int64_t nreads)
+{
+    mt_json_t j;
+    mt_json_init(&j, f);
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_ntimers; i++) {
+        mt_timer_inst_t ti = {NULL, 0, 0};
+        char err[MT_ERRLEN];
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "timer", mt_timers[i]->name);
+        if (mt_timer_open(mt_timers[i]->name, &ti, err) != MT_OK) {
+            mt_json_kbool(&j, "available", 0);
+            mt_json_kstr(&j, "error", err);
+        } else {
+            mt_timer_quality_t q;
+            mt_timer_study(&ti, nreads, &q);
+            mt_json_kbool(&j, "available", 1);
+            mt_json_knum(&j, "ticks_per_s", ti.ticks_per_s);
+            mt_json_kint(&j, "nreads", q.nreads);
+            mt_json_knum(&j, "resolution_s", q.res_s);
+            mt_json_knum(&j, "min_overhead_s", q.min_ov_s);
+            mt_json_knum(&j, "mean_read_s", q.mean_read_s);
+        }
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
 }

@@ -4,7 +4,9 @@
 #ifndef MT_TIMER_H
 #define MT_TIMER_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct mt_timer {
     const char *name;   /* command-line name, e.g. "monotonic" */
@@ -36,6 +38,10 @@ extern const mt_timer_t *const mt_timers[];
 extern const int mt_ntimers;
 
 const mt_timer_t *mt_timer_find(const char *name);
+/* "monotonic, monotonic_raw, ..." */
+void mt_timer_names(char *buf, size_t len);
+/* MT_OK for a registered name, else "unknown timer 'x' (allowed: ...)" (no init: no MPI needed) */
+int mt_timer_check_name(const char *name, char *err);
 /* Find and initialise; on error, err names the timer and the allowed ones. */
 int mt_timer_open(const char *name, mt_timer_inst_t *ti, char *err);
 /* Back-to-back study of nreads reads. */
@@ -44,6 +50,10 @@ void mt_timer_study(const mt_timer_inst_t *ti, int64_t nreads, mt_timer_quality_
  * last bin collects everything >= nbins-1. hist may be NULL. */
 void mt_timer_study_hist(const mt_timer_inst_t *ti, int64_t nreads, mt_timer_quality_t *q,
                          int64_t *hist, int nbins);
+
+/* --timer-study: a JSON array on f, one object per registered timer:
+ * available, resolution and overhead from nreads back-to-back reads */
+void mt_timer_study_all(FILE *f, int64_t nreads);
 
 static inline double mt_ticks_to_s(const mt_timer_inst_t *ti, int64_t dt)
 {

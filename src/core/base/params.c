@@ -1,5 +1,5 @@
 /* mpitempo: the parameter table and its values (see params.h). */
-#include "run/params.h"
+#include "base/params.h"
 #include "base/mt_common.h"
 
 #include <limits.h>
@@ -156,6 +156,7 @@ const char *mt_p_str(const mt_params_t *p, int id)
     const mt_pval_t *v = get(p, id, T(STR) | T(LIST));
     return v->set ? v->raw : NULL;
 }
+const char *mt_p_raw(const mt_params_t *p, int id) { return get(p, id, ~0u)->raw; }
 #undef T
 
 void mt_params_write_list(mt_json_t *j, unsigned app)

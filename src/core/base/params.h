@@ -71,6 +71,8 @@ double mt_p_num(const mt_params_t *p, int id);   /* FLOAT, DURATION (s) */
 int64_t mt_p_size(const mt_params_t *p, int id);
 int mt_p_bool(const mt_params_t *p, int id);
 const char *mt_p_str(const mt_params_t *p, int id); /* STR, LIST: NULL when unset */
+/* the text of any value as given or defaulted (NULL when unset), for messages */
+const char *mt_p_raw(const mt_params_t *p, int id);
 
 /* --list: the "params" array of app: name, type, default (or null), unit, min, max, help */
 void mt_params_write_list(mt_json_t *j, unsigned app);
