@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "cache.h"
-#include "mt_common.h"
+#include "op/cache.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
 
 static void put(const char *dir, int idx, const char *file, const char *val)

@@ -3,11 +3,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "clock.h"
-#include "mt_common.h"
+#include "clock/clock.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
-#include "offset.h"
-#include "sync.h"
+#include "clock/offset.h"
+#include "clock/sync.h"
 
 static mt_rng_t rng;
 static double gauss(void)

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "factors.h"
+#include "run/factors.h"
 #include "mt_test.h"
 
 int main(void)

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "mt_test.h"
 
 int main(void)

@@ -1,9 +1,9 @@
 /* Unit tests of the pure parts of the ping-pong method (paper 004). */
 #include <stdlib.h>
 
-#include "mt_common.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
-#include "pingpong.h"
+#include "pingpong/pingpong.h"
 
 static mt_pp_cfg_t cfg(int src, int dst)
 {

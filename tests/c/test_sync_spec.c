@@ -1,9 +1,9 @@
 /* clock-sync spec parsing, formatting and list splitting (good and bad). */
 #include <stdlib.h>
 
-#include "mt_common.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
-#include "sync.h"
+#include "clock/sync.h"
 
 static int ok(const char *s, char *canon)
 {

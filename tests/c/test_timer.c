@@ -1,9 +1,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mt_common.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
-#include "timer.h"
+#include "timer/timer.h"
 
 int main(void)
 {

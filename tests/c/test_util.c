@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "mt_common.h"
+#include "base/mt_common.h"
 #include "mt_test.h"
 
 int main(void)

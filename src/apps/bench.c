@@ -1,0 +1,394 @@
+/* mpitempo-bench: the measurement executable. Run it under mpirun/srun.
+ * It measures a shuffled list of experiments (operation x message size) with
+ * one scheme and writes measurements.csv and meta.json (see docs/file-formats.md),
+ * or prints a table when no --outdir is given. The run itself (options, MPI,
+ * files, meta.json's common parts) belongs to the run driver (run/run.c). */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/mt_common.h"
+#include "clock/session.h"
+#include "op/cache.h"
+#include "op/op.h"
+#include "run/run.h"
+#include "scheme/scheme.h"
+
+/* the sync used when a clock-based scheme is chosen without --sync */
+#define MT_DEFAULT_SYNC "hca3"
+
+typedef struct exp_result {
+    mt_meas_info_t info;  /* what the scheme observed */
+    int n, nvalid;
+    double wall_s, median_s;
+} exp_result_t;
+
+typedef struct bench {
+    mt_exp_t *exps;
+    int nexp;
+    mt_scheme_inst_t scheme;
+    mt_sync_spec_t sync;
+    int sync_defaulted;
+    const mt_dtype_t *dtype;
+    const mt_redop_t *redop;
+    int cache_policy;
+    long long min_valid;
+    uint64_t seed;
+    exp_result_t *res;     /* rank 0, per experiment (canonical order) */
+    int few_valid;
+    long long invalid;
+} bench_t;
+
+static int check(mt_run_t *r, int np, char *err)
+{
+    const mt_params_t *p = &r->cli.p;
+    char allowed[1024];
+    double d;
+    bench_t *b = r->state = calloc(1, sizeof *b);
+    if (!b) return mt_fail(err, MT_ENOMEM, "out of memory");
+    int rc = mt_scheme_open(mt_p_str(p, MTP_scheme), p, &b->scheme, err);
+    if (rc != MT_OK) return rc;
+    if (!(b->dtype = mt_dtype_find(mt_p_str(p, MTP_datatype)))) {
+        mt_dtype_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown datatype '%s' (allowed: %s)", mt_p_str(p, MTP_datatype), allowed);
+    }
+    if (!(b->redop = mt_redop_find(mt_p_str(p, MTP_redop)))) {
+        mt_redop_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown reduction op '%s' (allowed: %s)", mt_p_str(p, MTP_redop), allowed);
+    }
+    if ((b->cache_policy = mt_cache_policy(mt_p_str(p, MTP_cache))) < 0) {
+        mt_cache_policy_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "unknown cache policy '%s' (allowed: %s)", mt_p_str(p, MTP_cache), allowed);
+    }
+    if ((rc = mt_op_delay_for_rank(mt_p_str(p, MTP_delay), 0, &d, err)) != MT_OK) return rc;
+    if ((rc = mt_sync_spec_parse(mt_p_str(p, MTP_sync), &b->sync, err)) != MT_OK) return rc;
+    if (b->sync.none && b->scheme.s->needs_global_clock) { /* a clock-based scheme needs a global clock */
+        mt_sync_spec_parse(MT_DEFAULT_SYNC, &b->sync, err);
+        b->sync_defaulted = 1;
+    }
+    int skew_rank;
+    if (mt_p_set(p, MTP_barrier_skew) &&
+        (rc = mt_barrier_skew_parse(mt_p_str(p, MTP_barrier_skew), np, &skew_rank, &d, err)) != MT_OK)
+        return rc;
+    if (mt_p_bool(p, MTP_timestamps) && !b->scheme.s->needs_global_clock) {
+        mt_scheme_clock_names(allowed, sizeof allowed);
+        return mt_fail(err, MT_EINVAL, "--timestamps needs a scheme that times on the global clock (%s), not '%s'",
+                       allowed, b->scheme.s->name);
+    }
+    if (mt_p_bool(p, MTP_timestamps) && !r->cli.outdir)
+        return mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
+    long long root = mt_p_int(p, MTP_root);
+    if (np > 0 && root >= np)
+        return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", root, np, np - 1);
+    long long nrep = mt_p_int(p, MTP_nrep);
+    b->min_valid = mt_p_set(p, MTP_min_valid) ? mt_p_int(p, MTP_min_valid) : (nrep < 10 ? nrep : 10);
+    free(b->exps);
+    return mt_exp_build(mt_p_str(p, MTP_ops), mt_p_str(p, MTP_msizes), np, &b->exps, &b->nexp, err);
+}
+
+static void check_json(mt_run_t *r, mt_json_t *j)
+{
+    bench_t *b = r->state;
+    char spec[1024];
+    mt_sync_spec_format(&b->sync, spec, sizeof spec);
+    mt_json_kstr(j, "scheme", b->scheme.s->name);
+    mt_json_kstr(j, "sync", b->sync.none ? "none" : spec);
+    mt_json_kbool(j, "sync_defaulted", b->sync_defaulted);
+    mt_json_kint(j, "min_valid", b->min_valid);
+    mt_json_key(j, "experiments");
+    mt_json_arr_begin(j);
+    for (int k = 0; k < b->nexp; k++) {
+        mt_json_obj_begin(j);
+        mt_json_kstr(j, "op", b->exps[k].op->name);
+        mt_json_kint(j, "msize", b->exps[k].msize);
+        mt_json_obj_end(j);
+    }
+    mt_json_arr_end(j);
+}
+
+static void list(mt_json_t *j)
+{
+    mt_op_write_list(j);
+    mt_scheme_write_list(j);
+    mt_dtype_write_list(j);
+}
+
+static int early(mt_run_t *r)
+{
+    if (!r->cli.flag[0]) return -1; /* --timer-study */
+    if (r->ctx.rank == 0) mt_timer_study_all(stdout, mt_p_int(&r->cli.p, MTP_timer_reads));
+    return 0;
+}
+
+static double median_valid(const double *v, const int *valid, int n)
+{
+    double *c = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (valid[i]) c[m++] = v[i];
+    double med = NAN;
+    if (m > 0) { /* insertion sort: for the table and meta.json only */
+        for (int i = 1; i < m; i++) {
+            double x = c[i];
+            int k = i - 1;
+            while (k >= 0 && c[k] > x) { c[k + 1] = c[k]; k--; }
+            c[k + 1] = x;
+        }
+        med = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
+    }
+    free(c);
+    return med;
+}
+
+/* rank 0 after experiment k (number `done` in the shuffled order): CSV rows, checks, table or progress */
+static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_meas_t *m, double wall, char *err)
+{
+    bench_t *b = r->state;
+    const mt_scheme_t *s = b->scheme.s;
+    const mt_exp_t *e = &b->exps[k];
+    exp_result_t *x = &b->res[k];
+    FILE *csv = mt_run_file(r, "measurements.csv"), *tsf = mt_run_file(r, "timestamps.csv");
+    x->info = m->info;
+    x->n = m->n;
+    x->wall_s = wall;
+    for (int i = 0; i < m->n; i++) {
+        x->nvalid += m->valid[i];
+        if (csv)
+            fprintf(csv, "%s,%lld,%d,%s,%d,%d,%.10g,%d,%.10g\n", e->op->name, (long long)a->msize, r->ctx.size,
+                    s->name, done, i, m->runtime_s[i], m->valid[i], m->local_max_s[i]);
+    }
+    b->invalid += m->n - x->nvalid;
+    int allow = mt_p_bool(&r->cli.p, MTP_allow_few_valid);
+    char note[512];
+    if (x->nvalid < b->min_valid) {
+        b->few_valid++;
+        fprintf(stderr, "%s: %s: %s %lld B: only %d of %d measurements are valid (minimum %lld)%s\n", r->app->prog,
+                allow ? "warning" : "error", e->op->name, (long long)a->msize, x->nvalid, m->n, b->min_valid,
+                s->few_valid_advice ? s->few_valid_advice : "");
+    } else if (s->exp_note && !r->cli.quiet && s->exp_note(b->scheme.cfg, &m->info, x->nvalid, m->n, note, sizeof note)) {
+        fprintf(stderr, "%s: note: %s %lld B: %s\n", r->app->prog, e->op->name, (long long)a->msize, note);
+    }
+    if (tsf && m->ts_start) {
+        for (int i = 0; i < m->n; i++)
+            for (int q = 0; q < r->ctx.size; q++)
+                fprintf(tsf, "%s,%lld,%d,%d,%d,%.12g,%.12g,%d\n", e->op->name, (long long)a->msize, done, i, q,
+                        m->ts_start[(size_t)q * (size_t)m->n + (size_t)i], m->ts_end[(size_t)q * (size_t)m->n + (size_t)i],
+                        m->valid[i]);
+        if (ferror(tsf)) return mt_fail(err, MT_EIO, "writing timestamps.csv failed");
+    }
+    x->median_s = median_valid(m->runtime_s, m->valid, m->n);
+    if (!r->cli.outdir) {
+        double mn = INFINITY, mx = -INFINITY;
+        for (int i = 0; i < m->n; i++)
+            if (m->valid[i]) {
+                mn = m->runtime_s[i] < mn ? m->runtime_s[i] : mn;
+                mx = m->runtime_s[i] > mx ? m->runtime_s[i] : mx;
+            }
+        printf("%-22s %10lld %6d %12.3f %12.3f %12.3f\n", e->op->name, (long long)a->msize, x->nvalid, mn * 1e6,
+               x->median_s * 1e6, mx * 1e6);
+        fflush(stdout);
+    } else if (mt_run_progress(r)) {
+        fprintf(stderr, "%s: [%d/%d] %s %lld B: median %.3f us (%d/%d valid)\n", r->app->prog, done + 1, b->nexp,
+                e->op->name, (long long)a->msize, x->median_s * 1e6, x->nvalid, m->n);
+    }
+    return MT_OK;
+}
+
+static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const mt_cache_t *cache, const int *order)
+{
+    bench_t *b = r->state;
+    const mt_params_t *p = &r->cli.p;
+    const mt_scheme_t *s = b->scheme.s;
+    mt_json_key(j, "timer");
+    mt_run_write_timer(r, j);
+    mt_json_key(j, "clock");
+    mt_json_obj_begin(j);
+    mt_gclock_write_meta(gc, j, b->sync_defaulted, mt_p_num(p, MTP_resync_age));
+    mt_json_obj_end(j);
+    mt_json_key(j, "scheme");
+    mt_json_obj_begin(j);
+    mt_json_kstr(j, "name", s->name);
+    mt_json_kstr(j, "desc", s->desc);
+    mt_json_kint(j, "nrep", r->ctx.nrep);
+    mt_json_kint(j, "warmup", r->ctx.warmup);
+    if (s->write_meta) s->write_meta(j, b->scheme.cfg, &r->ctx);
+    mt_json_kbool(j, "timestamps", r->ctx.want_timestamps);
+    mt_json_kbool(j, "oversubscribed", r->ctx.oversubscribed);
+    if (mt_p_set(p, MTP_barrier_skew)) mt_json_kstr(j, "barrier_skew", mt_p_str(p, MTP_barrier_skew));
+    mt_json_kint(j, "min_valid", b->min_valid);
+    mt_json_kint(j, "experiments_with_too_few_valid", b->few_valid);
+    mt_json_obj_end(j);
+    mt_json_key(j, "operation_params");
+    mt_json_obj_begin(j);
+    mt_json_kstr(j, "datatype", b->dtype->name);
+    mt_json_kint(j, "datatype_size", b->dtype->size);
+    mt_json_kstr(j, "redop", b->redop->name);
+    mt_json_kint(j, "root", mt_p_int(p, MTP_root));
+    mt_json_kstr(j, "delay", mt_p_str(p, MTP_delay));
+    mt_json_obj_end(j);
+    mt_json_kstr(j, "cache_policy", mt_cache_policy_name(cache->policy));
+    mt_json_key(j, "cache");
+    mt_json_obj_begin(j);
+    mt_json_kstr(j, "policy", mt_cache_policy_name(cache->policy));
+    if (cache->policy != MT_CACHE_WARM) {
+        mt_json_kint(j, "size_bytes", (int64_t)cache->size);
+        mt_json_kstr(j, "size_source", cache->size_src);
+    }
+    mt_json_obj_end(j);
+    mt_json_kint(j, "seed", (int64_t)b->seed);
+    mt_json_key(j, "experiments");
+    mt_json_arr_begin(j);
+    for (int k = 0; k < b->nexp; k++) {
+        const mt_exp_t *e = &b->exps[order[k]];
+        const exp_result_t *x = &b->res[order[k]];
+        int cnt = e->msize ? (int)(e->msize / b->dtype->size) : 0;
+        mt_json_obj_begin(j);
+        mt_json_kint(j, "exp", k);
+        mt_json_kstr(j, "op", e->op->name);
+        mt_json_kstr(j, "mpi_name", e->op->mpi_name);
+        mt_json_kint(j, "msize", e->msize);
+        mt_json_kint(j, "count", cnt);
+        mt_json_kint(j, "effective_bytes", (int64_t)cnt * b->dtype->size);
+        mt_json_knum(j, "median_s", x->median_s);
+        mt_json_kint(j, "measurements", x->n);
+        mt_json_kint(j, "valid", x->nvalid);
+        mt_json_kbool(j, "too_few_valid", x->nvalid < b->min_valid);
+        mt_json_knum(j, "wall_s", x->wall_s);
+        if (s->write_exp_meta) s->write_exp_meta(j, &x->info);
+        mt_json_obj_end(j);
+    }
+    mt_json_arr_end(j);
+    mt_json_kint(j, "invalid_measurements", b->invalid);
+}
+
+/* the experiment order: a shuffle with the seed given, or drawn by rank 0 and broadcast */
+static int *shuffled(mt_run_t *r)
+{
+    bench_t *b = r->state;
+    const mt_params_t *p = &r->cli.p;
+    b->seed = (uint64_t)mt_p_int(p, MTP_seed);
+    if (!mt_p_set(p, MTP_seed)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        b->seed = (((uint64_t)ts.tv_sec * 1000003ULL) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20)) & LLONG_MAX;
+    }
+    mt_check_mpi(MPI_Bcast(&b->seed, 1, MPI_UINT64_T, 0, r->ctx.comm), "MPI_Bcast");
+    int *order = malloc(sizeof(int) * (size_t)(b->nexp + 1));
+    if (!order) mt_check_mpi(MPI_ERR_NO_MEM, "experiment order");
+    for (int i = 0; i < b->nexp; i++) order[i] = i;
+    mt_rng_t rng;
+    mt_rng_seed(&rng, b->seed);
+    mt_shuffle_int(&rng, order, b->nexp);
+    return order;
+}
+
+static int run(mt_run_t *r, char *err)
+{
+    bench_t *b = r->state;
+    mt_ctx_t *ctx = &r->ctx;
+    const mt_params_t *p = &r->cli.p;
+    if (b->sync_defaulted && ctx->rank == 0)
+        fprintf(stderr, "%s: note: scheme '%s' needs a global clock; synchronising with '%s' (choose with --sync)\n",
+                r->app->prog, b->scheme.s->name, MT_DEFAULT_SYNC);
+    /* global clock: sync once per mpirun (re-syncing before every experiment
+     * costs far more than it gains); checked now and after the last experiment */
+    mt_gclock_t gc;
+    int rc = mt_gclock_init(&gc, ctx->comm, &ctx->timer, mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts),
+                            mt_p_str(p, MTP_sim_random), ctx->lazy, err);
+    if (rc == MT_OK) rc = mt_gclock_sync(&gc, &b->sync, err);
+    if (rc != MT_OK) return rc;
+    ctx->gclock = mt_gclock_clock(&gc);
+    ctx->nrep = (int)mt_p_int(p, MTP_nrep);
+    ctx->warmup = (int)mt_p_int(p, MTP_warmup);
+    ctx->want_timestamps = mt_p_bool(p, MTP_timestamps);
+    if (mt_p_set(p, MTP_barrier_skew)) mt_barrier_skew_parse(mt_p_str(p, MTP_barrier_skew), 0, &ctx->skew_rank, &ctx->skew_s, err);
+    mt_cache_t cache;
+    rc = mt_cache_init(&cache, b->cache_policy, mt_p_set(p, MTP_cache_size) ? (size_t)mt_p_size(p, MTP_cache_size) : 0, err);
+    if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
+    ctx->cache = &cache;
+    double my_delay = 0;
+    mt_op_delay_for_rank(mt_p_str(p, MTP_delay), ctx->rank, &my_delay, err);
+    int *order = shuffled(r);
+    if (ctx->want_timestamps) rc = mt_run_open_file(r, "timestamps.csv", err);
+    if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
+    FILE *csv = mt_run_file(r, "measurements.csv"), *tsf = mt_run_file(r, "timestamps.csv");
+    if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
+    if (tsf) fprintf(tsf, "op,msize,exp,rep,rank,start_s,end_s,valid\n");
+    if (ctx->rank == 0 && !(b->res = calloc((size_t)b->nexp + 1, sizeof *b->res))) mt_check_mpi(MPI_ERR_NO_MEM, "results");
+    if (ctx->rank == 0 && !r->cli.outdir)
+        printf("# %s %s: %d ranks, scheme %s, timer %s, nrep %d, seed %llu\n%-22s %10s %6s %12s %12s %12s\n",
+               r->app->prog, MT_VERSION, ctx->size, b->scheme.s->name, ctx->timer.t->name, ctx->nrep,
+               (unsigned long long)b->seed, "op", "bytes", "valid", "min[us]", "median[us]", "max[us]");
+    for (int k = 0; k < b->nexp && rc == MT_OK; k++) {
+        const mt_exp_t *e = &b->exps[order[k]];
+        if (k > 0 && (rc = mt_gclock_resync_if_old(&gc, mt_p_num(p, MTP_resync_age), err)) != MT_OK) break;
+        mt_op_args_t a = {.comm = ctx->comm, .rank = ctx->rank, .size = ctx->size, .root = (int)mt_p_int(p, MTP_root),
+                          .dtype = b->dtype, .redop = b->redop->op, .timer = &ctx->timer, .delay_s = my_delay};
+        rc = mt_op_prepare(e->op, &a, e->msize, err);
+        if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
+        if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) break;
+        mt_meas_t m;
+        if (mt_meas_alloc(&m, ctx->nrep) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
+        int64_t w0 = ctx->timer.t->now();
+        rc = b->scheme.s->measure(ctx, b->scheme.cfg, e->op, &a, &m, err);
+        double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
+        if ((rc = mt_agree(ctx->comm, rc, err)) == MT_OK && ctx->rank == 0) rc = record(r, order[k], k, &a, &m, wall, err);
+        mt_meas_free(&m);
+        mt_op_release(&a);
+        rc = mt_agree(ctx->comm, rc, err); /* e.g. the disk is full: stop now, leave nothing that looks complete */
+    }
+    if (rc == MT_OK) rc = mt_gclock_finish(&gc, err);
+    mt_json_t *j = rc == MT_OK ? mt_run_meta_begin(r, 1) : NULL;
+    if (j) write_meta(r, j, &gc, &cache, order);
+    /* the files are complete; too few valid measurements is still a failure unless allowed */
+    if (b->few_valid && !mt_p_bool(p, MTP_allow_few_valid)) r->exit_code = 3;
+    mt_check_mpi(MPI_Bcast(&r->exit_code, 1, MPI_INT, 0, ctx->comm), "MPI_Bcast");
+    mt_cache_free(&cache);
+    mt_gclock_free(&gc);
+    free(order);
+    return rc;
+}
+
+static void done(mt_run_t *r)
+{
+    bench_t *b = r->state;
+    if (!b) return;
+    mt_scheme_close(&b->scheme);
+    free(b->exps);
+    free(b->res);
+    free(b);
+    r->state = NULL;
+}
+
+static const mt_choices_t choices[] = {{MTP_ops, mt_op_names}, {MTP_scheme, mt_scheme_names},
+                                       {MTP_datatype, mt_dtype_names}, {MTP_redop, mt_redop_names},
+                                       {MTP_cache, mt_cache_policy_names}, {MTP_sync, mt_sync_names}, {-1, NULL}};
+static const mt_cli_flag_t flags[] = {
+    {"timer-study", NULL, "print resolution and overhead of every timer as JSON", -1}, {NULL, NULL, NULL, -1}};
+static const mt_result_file_t files[] = {
+    {"measurements.csv", 0}, {"timestamps.csv", 1}, {"meta.json", 0}, {NULL, 0}};
+
+static const mt_app_t bench_app = {
+    .prog = "mpitempo-bench",
+    .id = MT_APP_BENCH,
+    .kind = "bench",
+    .about = "Measures MPI operations (op x message size, shuffled) with one measurement scheme.",
+    .output = "write DIR/measurements.csv and DIR/meta.json (atomically; with --timestamps also "
+              "DIR/timestamps.csv); without it a table goes to stdout",
+    .choices = choices,
+    .flags = flags,
+    .files = files,
+    .timer_study = 1,
+    .list = list,
+    .check = check,
+    .check_json = check_json,
+    .early = early,
+    .run = run,
+    .done = done,
+};
+
+int main(int argc, char **argv) { return mt_run_main(&bench_app, argc, argv); }

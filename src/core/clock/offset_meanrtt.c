@@ -1,0 +1,95 @@
+/* mpitempo: Mean-RTT-Offset of Jones and Koenig (paper 000, Algorithm 8):
+ * the RTT to a partner is measured once (mean over npp ping-pongs), then the
+ * offset is the median of local - ref - rtt/2 over npp synchronous exchanges. */
+#include "clock/offset.h"
+#include "base/mt_mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_RTT 801
+#define TAG_MR 802
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double mt_offset_meanrtt_core(const double *local, const double *ref, int n, double rtt, double *ts)
+{
+    double *v = malloc(sizeof(double) * (size_t)n), *s = malloc(sizeof(double) * (size_t)n);
+    if (!v || !s) {
+        free(v);
+        free(s);
+        *ts = local[n - 1];
+        return local[n - 1] - ref[n - 1] - 0.5 * rtt;
+    }
+    for (int i = 0; i < n; i++) s[i] = v[i] = local[i] - ref[i] - 0.5 * rtt;
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    double med = s[(n - 1) / 2];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] == med) {
+            k = i;
+            break;
+        }
+    *ts = local[k];
+    free(v);
+    free(s);
+    return med;
+}
+
+/* mean RTT over npp ping-pongs, as seen by the client; the reference echoes */
+static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp)
+{
+    double d = 0, sum = 0;
+    if (pp->rank == ref) {
+        for (int i = 0; i < npp; i++) {
+            if (i == 0) mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT);
+            else mt_pp_recv(pp, &d, 1, client, TAG_RTT);
+            mt_pp_send(pp, &d, 1, client, TAG_RTT);
+        }
+        return 0;
+    }
+    for (int i = 0; i < npp; i++) {
+        double t0 = mt_clock_now(clk);
+        mt_pp_send(pp, &d, 1, ref, TAG_RTT);
+        mt_pp_recv(pp, &d, 1, ref, TAG_RTT);
+        sum += mt_clock_now(clk) - t0;
+    }
+    return sum / npp;
+}
+
+static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp, mt_offset_res_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int other = pp->rank == ref ? client : ref;
+    /* both sides take part in the RTT measurement once per partner (have_rtt) */
+    if (pp->rtt[other] < 0) pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
+    if (pp->rank == ref) {
+        double dummy, tlocal;
+        for (int i = 0; i < npp; i++) {
+            if (i == 0) mt_pp_recv_lazy(pp, &dummy, 1, client, TAG_MR);
+            else mt_pp_recv(pp, &dummy, 1, client, TAG_MR);
+            tlocal = mt_clock_now(clk);
+            mt_pp_ssend(pp, &tlocal, 1, client, TAG_MR);
+        }
+    } else if (pp->rank == client) {
+        double *local = malloc(sizeof(double) * 2 * (size_t)npp);
+        if (!local) mt_check_mpi(MPI_ERR_NO_MEM, "Mean-RTT-Offset buffer");
+        double *reft = local + npp, dummy = 0;
+        for (int i = 0; i < npp; i++) {
+            mt_pp_ssend(pp, &dummy, 1, ref, TAG_MR);
+            mt_pp_recv(pp, &reft[i], 1, ref, TAG_MR);
+            local[i] = mt_clock_now(clk);
+        }
+        out->rtt_min = pp->rtt[other];
+        out->offset = mt_offset_meanrtt_core(local, reft, npp, pp->rtt[other], &out->timestamp);
+        free(local);
+    }
+}
+
+const mt_offset_alg_t mt_offset_meanrtt = {
+    "meanrtt", "Mean-RTT-Offset (Jones & Koenig): median of local - ref - meanRTT/2 over the ping-pongs",
+    meanrtt_measure};

@@ -1,0 +1,45 @@
+/* mpitempo: the global clock of one run, as the executables use it: the base
+ * clock (timer, common epoch, optional simulated offset and drift), a sync
+ * checked right after it (Hunold and Carpen-Amarie 2018, Alg. 6), re-syncs by
+ * age between timed regions, and the check at the end. */
+#ifndef MT_SESSION_H
+#define MT_SESSION_H
+
+#include <mpi.h>
+
+#include "base/json.h"
+#include "clock/sync.h"
+
+typedef struct mt_gclock {
+    MPI_Comm comm;
+    int rank, size;
+    int lazy;                /* ranks share CPUs: waits sleep (see mt_sync_run) */
+    mt_sim_t sim;            /* this rank's simulation settings */
+    double *simall;          /* rank 0: offset_s, drift of every rank */
+    mt_baseclock_t base;
+    mt_sync_spec_t spec;     /* "none" until mt_gclock_sync */
+    mt_sync_result_t res;    /* res.clock: the global clock; duration_s: max over ranks of the first sync */
+    mt_check_t chk0, chk1;   /* accuracy right after the sync and at the end */
+    double t_synced;         /* rank 0: base-clock time of the last sync */
+    int nresync;
+    int *slopes;             /* rank 0: slope decision of every rank (after mt_gclock_finish) */
+    int synced, finished;
+} mt_gclock_t;
+
+/* Simulation settings (arguments, else MPITEMPO_SIM_*), then the base clock on
+ * timer t; collective, errors agreed by every rank. Rank 0 notes a simulation on stderr. */
+int mt_gclock_init(mt_gclock_t *g, MPI_Comm comm, const mt_timer_inst_t *t, const char *sim_offsets,
+                   const char *sim_drifts, const char *sim_random, int lazy, char *err);
+/* Synchronise with spec (a no-op for "none") and check the result. Collective. */
+int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err);
+/* The global clock, or NULL when not synchronised. */
+const mt_clock_t *mt_gclock_clock(const mt_gclock_t *g);
+/* Between timed regions: re-synchronise when the model is older than max_age_s (0: never). */
+int mt_gclock_resync_if_old(mt_gclock_t *g, double max_age_s, char *err);
+/* After the measurements: the accuracy check at the end and the slope decisions. */
+int mt_gclock_finish(mt_gclock_t *g, char *err);
+/* meta.json's "clock" section body (keys into an open object, rank 0). */
+void mt_gclock_write_meta(const mt_gclock_t *g, mt_json_t *j, int defaulted, double resync_age_s);
+void mt_gclock_free(mt_gclock_t *g);
+
+#endif

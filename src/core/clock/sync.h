@@ -1,0 +1,198 @@
+/* mpitempo: clock synchronisation algorithms (paper 000 sections III-IV,
+ * paper 001 section 3.1). A sync algorithm takes a communicator and an input
+ * clock and returns a clock: rank 0 of the communicator is the reference and
+ * keeps its input clock; every other rank gets its input clock with one more
+ * model on top. Algorithms are registered in sync.c (one file each); a
+ * hierarchical configuration applies one algorithm per level (sync_hier.c).
+ * The spec syntax is documented in docs/clocks.md. */
+#ifndef MT_SYNC_H
+#define MT_SYNC_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "clock/clock.h"
+#include "base/json.h"
+#include "clock/offset.h"
+
+enum { MT_SLOPE_AUTO = 0, MT_SLOPE_FIT = 1, MT_SLOPE_ZERO = 2 };
+
+/* what the fit of one linear model decided */
+enum { MT_SLOPE_NONE = -1, MT_SLOPE_DROPPED = 0, MT_SLOPE_KEPT = 1 };
+
+/* parameter keys an algorithm accepts (bit mask) */
+enum { MT_P_FITPTS = 1, MT_P_PP = 2, MT_P_OFFSET = 4, MT_P_RECOMPUTE = 8, MT_P_WINDOW = 16, MT_P_SLOPE = 32,
+       MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256 };
+
+/* how the slope is fitted */
+enum { MT_FIT_TS = 0, MT_FIT_OLS = 1 };
+
+typedef struct mt_sync_params {
+    int fitpts;                    /* fit points per linear model (>= 2) */
+    int pp;                        /* ping-pongs per offset measurement (>= 1) */
+    const mt_offset_alg_t *offset; /* offset algorithm */
+    int recompute;                 /* HCA3/Alg. 2: recompute the intercept after the fit */
+    double window_s;               /* fit points are spread over at least this time span */
+    int slope;                     /* MT_SLOPE_AUTO (keep if |slope| > z * SE), FIT (always), ZERO (never) */
+    double z;                      /* significance threshold of MT_SLOPE_AUTO */
+    double tol_s;                  /* prop: tolerance of the same-time-source check */
+    int fit;                       /* MT_FIT_TS (RTT filter + Theil-Sen, default) or MT_FIT_OLS (Alg. 2) */
+} mt_sync_params_t;
+
+/* What one rank did during a sync (reported per rank by mpitempo-clocks). */
+typedef struct mt_sync_stats {
+    int64_t msgs_sent;   /* point-to-point messages sent by this rank */
+    int learn_ref;       /* LEARN_CLOCK_MODEL calls as the reference */
+    int learn_client;    /* ... as the client */
+    int offsets;         /* offset measurements taken part in */
+    int slope_state;     /* MT_SLOPE_NONE / DROPPED / KEPT for the last model this rank learned */
+    double fit_slope;    /* the fitted slope before the decision */
+    double fit_slope_se; /* its standard error */
+    double fit_window_s; /* time span covered by the fit points */
+    int fit_dropped;     /* fit points rejected (slow round trips, outliers) */
+} mt_sync_stats_t;
+
+/* One sync call on one communicator. */
+typedef struct mt_sync_env {
+    mt_pp_t pp;
+    const mt_sync_params_t *p;
+    mt_sync_stats_t *st;
+} mt_sync_env_t;
+
+typedef struct mt_sync_alg {
+    const char *name;
+    const char *desc;
+    unsigned keys;              /* MT_P_* accepted in the spec */
+    mt_sync_params_t defaults;  /* offset == NULL means skampi */
+    int (*sync)(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err);
+} mt_sync_alg_t;
+
+extern const mt_sync_alg_t *const mt_sync_algs[];
+extern const int mt_nsync_algs;
+const mt_sync_alg_t *mt_sync_find(const char *name);
+void mt_sync_names(char *buf, size_t len);
+
+extern const mt_sync_alg_t mt_sync_skampi, mt_sync_hoefler, mt_sync_jk, mt_sync_hca, mt_sync_hca2, mt_sync_hca3,
+    mt_sync_prop;
+
+/* ---- specs ---- */
+#define MT_SYNC_MAXLEVELS 4
+enum { MT_LEVEL_NODE = 1, MT_LEVEL_SOCKET, MT_LEVEL_BLOCK, MT_LEVEL_ENV };
+
+typedef struct mt_level {
+    int kind;
+    int block;       /* MT_LEVEL_BLOCK: ranks r / block (within the enclosing group) share a group */
+    char env[64];    /* MT_LEVEL_ENV: integer colour from this environment variable */
+} mt_level_t;
+
+typedef struct mt_sync_spec {
+    int none;                               /* "none": no synchronisation */
+    int nlevels;                            /* 0: flat */
+    mt_level_t level[MT_SYNC_MAXLEVELS];
+    const mt_sync_alg_t *alg[MT_SYNC_MAXLEVELS + 1];
+    mt_sync_params_t params[MT_SYNC_MAXLEVELS + 1];
+    unsigned given[MT_SYNC_MAXLEVELS + 1];  /* keys set explicitly */
+} mt_sync_spec_t;
+
+/* Parse a spec (pure). Errors are one line naming the bad part. */
+int mt_sync_spec_parse(const char *s, mt_sync_spec_t *out, char *err);
+/* Canonical form with every parameter spelled out, e.g.
+ * "hca3:fitpts=50,pp=20,offset=skampi,recompute=1,window=0.25,slope=auto,z=4". */
+void mt_sync_spec_format(const mt_sync_spec_t *s, char *buf, size_t len);
+/* Split a comma-separated list of specs: an item of the form key=value (no ':'
+ * and no '/' before the '=') continues the previous spec, so
+ * "hca3:fitpts=20,pp=10,jk" is two specs. Allocates like mt_split_list. */
+int mt_sync_spec_split(const char *list, char ***items, int *n, char *err);
+
+/* ---- running ---- */
+typedef struct mt_sync_result {
+    mt_clock_t clock;         /* the global clock of this rank */
+    double duration_s;        /* local wall time of the sync on this rank */
+    mt_sync_stats_t st;       /* summed over levels */
+    int nlevels_run;
+} mt_sync_result_t;
+
+/* Collective over comm. Returns MT_OK, or an error (the same on all ranks:
+ * e.g. ClockPropSync across different time sources). lazy: ranks share CPUs
+ * (an oversubscribed job): ranks that wait sleep instead of spinning. */
+int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in, int lazy, mt_sync_result_t *res,
+                char *err);
+/* One algorithm on one communicator (used by mt_sync_run and the hierarchy). */
+int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in, int lazy,
+                mt_clock_t *out, mt_sync_stats_t *st, char *err);
+
+/* ---- building blocks shared by the algorithms (sync_learn.c) ---- */
+/* LEARN_CLOCK_MODEL (Alg. 2) between ref and client reading clk; the client
+ * gets the model of clk against ref's clock in *lm (others: zero model). */
+void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm);
+/* one offset measurement through the configured offset algorithm */
+void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o);
+double mt_median(const double *v, int n);
+/* Theil-Sen: the median of the pairwise slopes in *est (may be NULL) and
+ * Kendall's interval at z in [*lo, *hi] */
+int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *lo, double *hi, double *est);
+/* Fit points slower than this are dropped by fit=ts (see sync_learn.c):
+ * rtt > MT_RTT_FILTER_F * min rtt + MT_RTT_FILTER_ADD_S, when at least a
+ * quarter of the points (and >= 6) remain. */
+#define MT_RTT_FILTER_F 1.5
+#define MT_RTT_FILTER_ADD_S 0.5e-6
+/* Decide on a fitted model: slope kept or dropped (params), intercept chosen.
+ * rtt (the smallest round trip of each fit point) may be NULL. */
+void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                   mt_model_t *lm, mt_sync_stats_t *st);
+
+/* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c): rank 0 gets
+ * every rank's model against itself in all[p]; then scatter them */
+int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, char *err);
+void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine);
+
+/* ---- time source check (sync_prop.c) ----
+ * Collective over comm: 1 when every rank's base clock reads the same time as
+ * rank 0's within tol (checked causally with ping-pongs on the raw base clock)
+ * and the simulation settings are equal; 0 otherwise, with the worst rank and
+ * its distance in *bad_rank / *bad_s. */
+int mt_same_time_source(MPI_Comm comm, const mt_baseclock_t *b, double tol, int *bad_rank, double *bad_s);
+
+/* ---- accuracy check (Alg. 6, sync_check.c) ---- */
+/* each checked offset is the one with the fastest round trip of this many
+ * measurements (each of npp ping-pongs), this far apart */
+#define MT_CHECK_TRIES 5
+#define MT_CHECK_GAP_S 5e-3
+typedef struct mt_check {
+    int nwait;
+    double *wait_s;      /* ascending, >= 0 */
+    int nsample;         /* ranks checked (all but the root when sampling is off) */
+    int *sample;         /* their ranks */
+    double *offset_s;    /* [nwait][nsample]: client global - root global, on rank 0 */
+} mt_check_t;
+/* Measure the offset of each sampled rank to rank 0 on clock g right away and
+ * after each wait time (measured on rank 0's global clock from the start).
+ * sample_n <= 0 checks every rank; otherwise a seeded random sample of that
+ * many ranks. Collective over comm. */
+int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
+                 int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err);
+void mt_check_free(mt_check_t *c);
+/* max and median |offset| over the sample for wait index w (rank 0) */
+void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs);
+
+/* meta.json "clock" section body (keys written into an open object): spec,
+ * parameters, duration and quality (chk may be NULL); sim holds every rank's
+ * simulation settings (NULL when the simulation is off). */
+void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_baseclock_t *b, double duration_s,
+                        const mt_check_t *chk, int nprocs, const double *sim);
+/* mpitempo-bench --resync-age (sync_resync.c). Collective; call only between
+ * timed regions. Rank 0 decides on the raw base clock b whether the model is
+ * older than max_age_s (age counted from *t_synced, base-clock seconds) and
+ * broadcasts; when it is, the spec runs again into *res (the global clock is
+ * replaced in place), *t_synced is updated and *did set. */
+int mt_sync_resync_if_old(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_baseclock_t *b, int lazy,
+                          double max_age_s, double *t_synced, mt_sync_result_t *res, int *did, char *err);
+/* gather every rank's slope decision to rank 0 (states: nprocs ints on rank 0) */
+int mt_sync_gather_slopes(MPI_Comm comm, const mt_sync_result_t *res, int *states);
+/* "slope_per_rank": ["none", "kept", "dropped", ...] */
+void mt_sync_write_slopes(mt_json_t *j, const int *states, int n);
+/* JSON object of the simulation settings of every rank (sim: offset_s, drift
+ * pairs per rank), or false when sim is NULL */
+void mt_sim_write_json(mt_json_t *j, int nprocs, const double *sim);
+
+#endif

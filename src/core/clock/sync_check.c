@@ -1,0 +1,133 @@
+/* mpitempo: Check-Global-Clock (paper 000, Algorithm 6): offsets of the
+ * global clocks to rank 0's right after sync and after each wait time, with an
+ * optional seeded random sample of ranks for large jobs. */
+#define _GNU_SOURCE
+#include "base/mt_mpi.h"
+#include "base/mt_common.h"
+#include "clock/sync.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void mt_check_free(mt_check_t *c)
+{
+    free(c->wait_s);
+    free(c->sample);
+    free(c->offset_s);
+    memset(c, 0, sizeof *c);
+}
+
+void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs)
+{
+    *max_abs = *median_abs = 0;
+    if (c->nsample == 0) return;
+    double *v = malloc(sizeof(double) * (size_t)c->nsample);
+    if (!v) return;
+    for (int i = 0; i < c->nsample; i++) v[i] = fabs(c->offset_s[(size_t)w * c->nsample + i]);
+    qsort(v, (size_t)c->nsample, sizeof(double), cmp_double);
+    *max_abs = v[c->nsample - 1];
+    int n = c->nsample;
+    *median_abs = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    free(v);
+}
+
+/* wait on g until its time reaches target: busy (Alg. 6), or sleep in chunks
+ * and spin the last ms (lazy: oversubscribed runs) */
+static void wait_until(const mt_clock_t *g, double target, int busy)
+{
+    for (;;) {
+        double left = target - mt_clock_now(g);
+        if (left <= 0) return;
+        if (!busy && left > 2e-3) {
+            struct timespec ts = {0, 0};
+            double s = left - 1e-3;
+            ts.tv_sec = (time_t)s;
+            ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
+                 int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    mt_pp_t pp;
+    int rc = mt_pp_open(&pp, comm, lazy, err);
+    if (rc != MT_OK) return rc;
+    int p = pp.size, r = pp.rank;
+    for (int i = 0; i < nwait; i++)
+        if (wait_s[i] < 0 || (i && wait_s[i] < wait_s[i - 1])) {
+            mt_pp_close(&pp);
+            return mt_fail(err, MT_EINVAL, "wait times must be >= 0 and ascending");
+        }
+    int ns = p - 1;
+    if (sample_n > 0 && sample_n < ns) ns = sample_n;
+    out->nwait = nwait;
+    out->nsample = ns;
+    out->wait_s = malloc(sizeof(double) * (size_t)(nwait ? nwait : 1));
+    out->sample = malloc(sizeof(int) * (size_t)(p));
+    out->offset_s = calloc((size_t)(nwait ? nwait : 1) * (size_t)(ns ? ns : 1), sizeof(double));
+    double *mine = malloc(sizeof(double) * (size_t)(nwait ? nwait : 1));
+    double *all = r == 0 ? malloc(sizeof(double) * (size_t)(nwait ? nwait : 1) * (size_t)p) : NULL;
+    if (!out->wait_s || !out->sample || !out->offset_s || !mine || (r == 0 && !all))
+        mt_check_mpi(MPI_ERR_NO_MEM, "accuracy-check buffers");
+    memcpy(out->wait_s, wait_s, sizeof(double) * (size_t)nwait);
+    /* the sample: ranks 1..p-1, shuffled with the seed, first ns of them, sorted */
+    int *perm = out->sample;
+    for (int i = 0; i < p - 1; i++) perm[i] = i + 1;
+    if (ns < p - 1) {
+        mt_rng_t rng;
+        mt_rng_seed(&rng, seed);
+        mt_shuffle_int(&rng, perm, p - 1);
+        qsort(perm, (size_t)ns, sizeof(int), cmp_int);
+    }
+    int busy = !lazy;
+    double t_start = r == 0 ? mt_clock_now(g) : 0;
+    for (int w = 0; w < nwait; w++) {
+        if (r == 0) wait_until(g, t_start + wait_s[w], busy);
+        mt_offset_res_t o;
+        mine[w] = NAN;
+        for (int i = 0; i < ns; i++) {
+            int c = perm[i];
+            if (r == 0 || r == c) {
+                /* MT_CHECK_TRIES measurements MT_CHECK_GAP_S apart, the one
+                 * with the fastest round trip counts: when both ranks share
+                 * a core (a loaded machine) every ping-pong of one
+                 * measurement is slow and its offset biased by ~1.5 us,
+                 * which would be blamed on the clock model */
+                double best = INFINITY;
+                for (int t = 0; t < MT_CHECK_TRIES; t++) {
+                    if (t > 0 && r == 0) wait_until(g, mt_clock_now(g) + MT_CHECK_GAP_S, busy);
+                    oalg->measure(&pp, g, 0, c, npp, &o);
+                    if (r == c && o.rtt_min < best) {
+                        best = o.rtt_min;
+                        mine[w] = o.offset;
+                    }
+                }
+            }
+        }
+    }
+    mt_check_mpi(MPI_Gather(mine, nwait, MPI_DOUBLE, all, nwait, MPI_DOUBLE, 0, pp.comm), "MPI_Gather");
+    if (r == 0)
+        for (int w = 0; w < nwait; w++)
+            for (int i = 0; i < ns; i++) out->offset_s[(size_t)w * ns + i] = all[(size_t)perm[i] * nwait + w];
+    free(mine);
+    free(all);
+    mt_pp_close(&pp);
+    return MT_OK;
+}

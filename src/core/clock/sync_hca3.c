@@ -1,0 +1,42 @@
+/* mpitempo: HCA3 (paper 000, Algorithm 1): the reference time is pushed down
+ * a binomial tree; a process that has learned its model timestamps with its
+ * global clock when it acts as the reference of a later round. Rounds:
+ * floor(log2 p) for the largest power of two, plus one for the rest, i.e.
+ * ceil(log2 p). */
+#include "base/mt_common.h"
+#include "clock/sync.h"
+
+static int hca3_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)
+{
+    int r = e->pp.rank, p = e->pp.size;
+    int nrounds = 0;
+    while ((2 << nrounds) <= p) nrounds++;        /* floor(log2 p) */
+    int max_power = 1 << nrounds;
+    mt_clock_t my = *in;                           /* GLOBALCLOCKLM(clk, 0, 0) */
+    mt_model_t lm;
+    int rc = MT_OK;
+    for (int i = nrounds; i >= 1; i--) {
+        int running = 1 << i, next = 1 << (i - 1);
+        if (r >= max_power) break;
+        if (r % running == 0) {
+            mt_learn_clock_model(e, &my, r, r + next, &lm);
+        } else if (r % running == next) {
+            mt_learn_clock_model(e, &my, r - next, r, &lm);
+            if ((rc = mt_clock_nest(in, &lm, &my, err))) return rc;
+        }
+    }
+    if (r >= max_power) {
+        mt_learn_clock_model(e, &my, r - max_power, r, &lm);
+        if ((rc = mt_clock_nest(in, &lm, &my, err))) return rc;
+    } else if (r < p - max_power) {
+        mt_learn_clock_model(e, &my, r, r + max_power, &lm);
+    }
+    *out = my;
+    return MT_OK;
+}
+
+const mt_sync_alg_t mt_sync_hca3 = {
+    "hca3", "HCA3: linear models pushed down a binomial tree, intercept recomputed (O(log p))",
+    MT_P_FITPTS | MT_P_PP | MT_P_OFFSET | MT_P_RECOMPUTE | MT_P_WINDOW | MT_P_SLOPE | MT_P_Z | MT_P_FIT,
+    {40, 100, NULL, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS},
+    hca3_sync};

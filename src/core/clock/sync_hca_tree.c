@@ -1,0 +1,79 @@
+/* mpitempo: the inverted binomial tree shared by HCA and HCA2 (paper 000
+ * Fig. 1a): in round d = 1, 2, 4, ... rank r with r mod 2d == d learns its
+ * model against r - d (both on their input clocks), merges it into the models
+ * of its subtree and sends them up; after ceil(log2 p) rounds rank 0 holds the
+ * model of every rank against itself. */
+#include "base/mt_mpi.h"
+#include "base/mt_common.h"
+#include "clock/sync.h"
+
+#include <stdlib.h>
+
+#define TAG_UP 901
+
+int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, char *err)
+{
+    int r = e->pp.rank, p = e->pp.size;
+    /* models of my subtree against me: 4 doubles each (rank, kind, slope, intercept) */
+    double *sub = malloc(sizeof(double) * 4 * (size_t)p);
+    if (!sub) return mt_fail(err, MT_ENOMEM, "out of memory");
+    int n = 1;
+    sub[0] = r;
+    sub[1] = MT_MODEL_OFFSET;
+    sub[2] = sub[3] = 0;
+    mt_model_t lm;
+    for (int d = 1; d < p; d *= 2) {
+        if (r % (2 * d) == d) {
+            mt_learn_clock_model(e, in, r - d, r, &lm);
+            for (int i = 0; i < n; i++) {
+                mt_model_t m = {(int)sub[4 * i + 1], sub[4 * i + 2], sub[4 * i + 3]}, mm;
+                mt_model_merge(&lm, &m, &mm);
+                sub[4 * i + 1] = mm.kind;
+                sub[4 * i + 2] = mm.slope;
+                sub[4 * i + 3] = mm.intercept;
+            }
+            double cnt = n;
+            mt_pp_send(&e->pp, &cnt, 1, r - d, TAG_UP);
+            mt_pp_send(&e->pp, sub, 4 * n, r - d, TAG_UP);
+            break;
+        } else if (r % (2 * d) == 0 && r + d < p) {
+            mt_learn_clock_model(e, in, r, r + d, &lm);
+            double cnt;
+            mt_pp_recv(&e->pp, &cnt, 1, r + d, TAG_UP);
+            mt_pp_recv(&e->pp, sub + 4 * n, 4 * (int)cnt, r + d, TAG_UP);
+            n += (int)cnt;
+        }
+    }
+    if (r == 0) {
+        for (int i = 0; i < n; i++) {
+            int k = (int)sub[4 * i];
+            all[k].kind = (int)sub[4 * i + 1];
+            all[k].slope = sub[4 * i + 2];
+            all[k].intercept = sub[4 * i + 3];
+        }
+    }
+    free(sub);
+    return MT_OK;
+}
+
+/* MPI_Scatter of the models from rank 0: *mine gets this rank's model */
+void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine)
+{
+    int p = e->pp.size;
+    double *buf = NULL, me[3];
+    if (e->pp.rank == 0) {
+        buf = malloc(sizeof(double) * 3 * (size_t)p);
+        if (!buf) mt_check_mpi(MPI_ERR_NO_MEM, "model buffer");
+        for (int i = 0; i < p; i++) {
+            buf[3 * i] = all[i].kind;
+            buf[3 * i + 1] = all[i].slope;
+            buf[3 * i + 2] = all[i].intercept;
+        }
+    }
+    mt_pp_lazy_barrier(&e->pp); /* oversubscribed: finished ranks sleep while others measure */
+    mt_check_mpi(MPI_Scatter(buf, 3, MPI_DOUBLE, me, 3, MPI_DOUBLE, 0, e->pp.comm), "MPI_Scatter");
+    mine->kind = (int)me[0];
+    mine->slope = me[1];
+    mine->intercept = me[2];
+    free(buf);
+}

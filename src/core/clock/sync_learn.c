@@ -1,0 +1,342 @@
+/* mpitempo: LEARN_CLOCK_MODEL (paper 000, Algorithm 2) and the slope decision.
+ *
+ * Additions to the paper, all parameters or documented defaults:
+ *  - warm-up: one offset measurement before the fit points (not used); the
+ *    window starts after it, so a client whose reference is still busy with
+ *    another client does not lose its window while waiting.
+ *  - window: the client spreads its fit points over at least `window` seconds
+ *    (it waits between them), because a slope fitted over a few hundred
+ *    microseconds fits noise: with offset noise sigma and n points over a
+ *    span W the slope's standard error is about sigma * sqrt(12 / n) / W.
+ *  - fit=ts (default): fit points whose fastest round trip was slow are
+ *    dropped (select_fast), and the slope is the Theil-Sen estimate (median
+ *    of pairwise slopes), intercept the median; fit=ols is the paper's
+ *    least-squares fit over all points.
+ *  - slope=auto: the slope is kept only when |slope| > z * SE(slope) (OLS
+ *    standard error) and the distribution-free Theil-Sen interval at the
+ *    same z excludes 0 and holds the fitted slope; otherwise the model is
+ *    offset-only (slope 0, intercept = median offset), which is what a
+ *    drift-free pair of clocks (one host, one TSC) needs. What was decided
+ *    is recorded (mt_sync_stats_t.slope_state).
+ *  - robust fit: points more than 5 MADs off the first fit are dropped before
+ *    the final fit. */
+#define _GNU_SOURCE
+#include "base/mt_mpi.h"
+#include "base/mt_common.h"
+#include "clock/sync.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TAG_CONFIRM 711
+
+void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
+{
+    e->p->offset->measure(&e->pp, clk, ref, client, e->p->pp, o);
+    e->st->offsets++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double mt_median(const double *v, int n)
+{
+    if (n <= 0) return 0;
+    double *c = malloc(sizeof(double) * (size_t)n);
+    if (!c) return v[n / 2];
+    memcpy(c, v, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
+    return m;
+}
+
+/* Theil-Sen estimator and its confidence interval (Kendall's tau ranks,
+ * normal approximation with z): the slopes of all pairs sorted, the estimate
+ * is their median, the bounds are at ranks (N -+ C) / 2 with
+ * C = z sqrt(n (n - 1) (2n + 5) / 18). Distribution-free, so heavy-tailed
+ * offset noise (a loaded machine) neither fakes nor bends a drift. */
+int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *lo, double *hi, double *est)
+{
+    long long np = (long long)n * (n - 1) / 2, k = 0;
+    if (n < 3 || np > 50000000) return MT_EINVAL;
+    double *sl = malloc(sizeof(double) * (size_t)np);
+    if (!sl) return MT_ENOMEM;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (x[j] != x[i]) sl[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+    if (k < 3) {
+        free(sl);
+        return MT_EINVAL;
+    }
+    qsort(sl, (size_t)k, sizeof(double), cmp_double);
+    double c = z * sqrt((double)n * (n - 1) * (2.0 * n + 5) / 18.0);
+    long long a = (long long)floor((k - c) / 2), b = (long long)ceil((k + c) / 2);
+    if (a < 0) a = 0;
+    if (b > k - 1) b = k - 1;
+    *lo = sl[a];
+    *hi = sl[b];
+    if (est) *est = k % 2 ? sl[k / 2] : 0.5 * (sl[k / 2 - 1] + sl[k / 2]);
+    free(sl);
+    return MT_OK;
+}
+
+/* fit=ts, step 1: which fit points had a fast round trip. A SKaMPI offset is
+ * only as good as its fastest ping-pong: on a shared machine the two ranks
+ * sometimes share one core for tens of ms, every round trip then takes ~10 us
+ * instead of ~2.5 us, and the two legs are asymmetric, so those offsets are
+ * biased by ~1.5 us. A run of such points at one end of the window is a step
+ * that the fit turns into a false slope. Returns the number selected (flags in
+ * use[]), or n (all) when fewer than max(6, n/4) are fast. */
+static int select_fast(const double *rtt, int n, int *use)
+{
+    double rmin = INFINITY;
+    for (int i = 0; i < n; i++)
+        if (rtt[i] > 0 && rtt[i] < rmin) rmin = rtt[i];
+    double thr = MT_RTT_FILTER_F * rmin + MT_RTT_FILTER_ADD_S;
+    int k = 0;
+    for (int i = 0; i < n; i++) k += use[i] = rtt[i] <= thr;
+    if (isfinite(rmin) && k >= 6 && 4 * k >= n) return k;
+    for (int i = 0; i < n; i++) use[i] = 1;
+    return n;
+}
+
+/* a slope and intercept through (x, y): OLS, or Theil-Sen with the median
+ * intercept; se is always the OLS standard error of the slope */
+static int fit_line(int ts, const double *x, const double *y, int n, double *tmp, mt_fit_t *f)
+{
+    int rc = mt_fit_linear(x, y, n, f);
+    if (rc != MT_OK || !ts || n < 3) return rc;
+    double lo, hi, s;
+    if (mt_theil_sen_ci(x, y, n, 1.0, &lo, &hi, &s) != MT_OK) return MT_OK;
+    for (int i = 0; i < n; i++) tmp[i] = y[i] - s * (x[i] - f->xmean);
+    f->slope = s;
+    f->intercept = mt_median(tmp, n) - s * f->xmean;
+    return MT_OK;
+}
+
+/* mt_fit_decide, returning for slope=auto how clear the decision was:
+ * FIT_KEEP, FIT_UNSURE (|slope| > z/2 SE but not kept), FIT_DROP */
+enum { FIT_DROP = 0, FIT_UNSURE = 1, FIT_KEEP = 2 };
+static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                        mt_model_t *lm, mt_sync_stats_t *st, double *slope_out)
+{
+    int cls;
+    int ts = p->fit == MT_FIT_TS;
+    double *buf = malloc(sizeof(double) * 4 * (size_t)(n > 0 ? n : 1));
+    int *use = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!buf || !use) mt_check_mpi(MPI_ERR_NO_MEM, "fit buffer");
+    double *xx = buf, *yy = buf + n, *r = buf + 2 * n, *tmp = buf + 3 * n;
+    /* 1. fit=ts: only the points with fast round trips */
+    int m = 0;
+    if (ts && rtt && n >= 6) select_fast(rtt, n, use);
+    else
+        for (int i = 0; i < n; i++) use[i] = 1;
+    for (int i = 0; i < n; i++)
+        if (use[i]) {
+            xx[m] = x[i];
+            yy[m++] = y[i];
+        }
+    /* 2. robust: fit, drop points whose residual is more than 5 MADs
+     * (scaled to sigma) from the median residual -- a point whose ping-pongs
+     * were all delayed -- and fit again */
+    mt_fit_t f;
+    int ok = fit_line(ts, xx, yy, m, tmp, &f) == MT_OK;
+    if (ok && m >= 6) {
+        for (int i = 0; i < m; i++) r[i] = yy[i] - (f.slope * xx[i] + f.intercept);
+        double med = mt_median(r, m);
+        for (int i = 0; i < m; i++) tmp[i] = fabs(r[i] - med);
+        double mad = 1.4826 * mt_median(tmp, m);
+        int k = 0;
+        for (int i = 0; i < m; i++)
+            if (mad <= 0 || fabs(r[i] - med) <= 5 * mad) {
+                xx[k] = xx[i];
+                yy[k++] = yy[i];
+            }
+        if (k >= 3 && k >= m / 2 && k < m) {
+            m = k;
+            ok = fit_line(ts, xx, yy, m, tmp, &f) == MT_OK;
+        }
+    }
+    /* 3. decide */
+    int keep;
+    double lo = 0, hi = 0;
+    if (p->slope == MT_SLOPE_ZERO || !ok) keep = 0;
+    else if (p->slope == MT_SLOPE_FIT) keep = 1;
+    else keep = f.slope_se > 0 && fabs(f.slope) > p->z * f.slope_se &&
+                mt_theil_sen_ci(xx, yy, m, p->z, &lo, &hi, NULL) == MT_OK && (lo > 0 || hi < 0) && f.slope >= lo &&
+                f.slope <= hi;
+    if (st) {
+        st->fit_slope = ok ? f.slope : 0;
+        st->fit_slope_se = ok ? f.slope_se : 0;
+        st->fit_window_s = m > 0 ? xx[m - 1] - xx[0] : 0;
+        st->fit_dropped = n - m;
+        st->slope_state = keep ? MT_SLOPE_KEPT : MT_SLOPE_DROPPED;
+    }
+    cls = keep ? FIT_KEEP : ok && f.slope_se > 0 && fabs(f.slope) > 0.5 * p->z * f.slope_se ? FIT_UNSURE : FIT_DROP;
+    if (slope_out) *slope_out = ok ? f.slope : 0;
+    if (keep) {
+        lm->kind = MT_MODEL_LINEAR;
+        lm->slope = f.slope;
+        lm->intercept = f.intercept;
+    } else {
+        lm->kind = MT_MODEL_OFFSET;
+        lm->slope = 0;
+        lm->intercept = mt_median(yy, m);
+    }
+    free(buf);
+    free(use);
+    return cls;
+}
+
+void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
+                   mt_model_t *lm, mt_sync_stats_t *st)
+{
+    fit_decide_x(p, x, y, rtt, n, lm, st, NULL);
+}
+
+/* wait between fit points: busy by default (a sleeping CPU answers the next
+ * ping-pongs late and skews them); lazy (oversubscribed runs) sleeps instead,
+ * so that the ranks sharing the CPU can measure */
+static void wait_s(const mt_clock_t *clk, double target, int lazy)
+{
+    if (!lazy) {
+        while (mt_clock_now(clk) < target) {
+        }
+        return;
+    }
+    double s = target - mt_clock_now(clk);
+    if (s <= 0) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm)
+{
+    const mt_sync_params_t *p = e->p;
+    int n = p->fitpts;
+    mt_offset_res_t o;
+    memset(lm, 0, sizeof *lm);
+    lm->kind = MT_MODEL_OFFSET;
+    if (e->pp.rank == ref) {
+        e->st->learn_ref++;
+        for (int i = 0; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
+        if (p->slope == MT_SLOPE_AUTO) {
+            double again = 0;
+            mt_pp_recv_lazy(&e->pp, &again, 1, client, TAG_CONFIRM);
+            if (again != 0)
+                for (int i = 0; i < n; i++) mt_sync_measure(e, clk, ref, client, &o);
+        }
+        if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
+    } else if (e->pp.rank == client) {
+        e->st->learn_client++;
+        size_t cap = 2 * (size_t)n + 1; /* two windows + the recompute point */
+        double *x = malloc(sizeof(double) * 3 * cap);
+        if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
+        double *y = x + cap, *rtt = y + cap;
+        const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
+        /* warm-up: the first measurement waits for the reference to arrive
+         * (it may still serve another client) and runs on cold caches; it
+         * is not a fit point, and the window starts when it is done */
+        mt_sync_measure(e, clk, ref, client, &o);
+        double t0 = mt_clock_now(clk);
+        int ntot = n;
+        for (int i = 0; i < n; i++) {
+            if (i > 0 && p->window_s > 0) wait_s(clk, t0 + p->window_s * i / (n - 1), e->pp.lazy);
+            mt_sync_measure(e, clk, ref, client, &o);
+            x[i] = o.timestamp;
+            y[i] = o.offset;
+            rtt[i] = o.rtt_min;
+            if (tr && tr[0] == '1')
+                fprintf(stderr, "trace learn ref=%d client=%d i=%d t=%.9f off=%.9e rtt=%.9e\n", ref, client, i, o.timestamp,
+                        o.offset, o.rtt_min);
+        }
+        double s1 = 0, s2 = 0;
+        int cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1);
+        if (p->slope == MT_SLOPE_AUTO) {
+            /* slope=auto keeps a slope only when a second, independent
+             * window confirms it: its own slope is significant with the
+             * same sign; the model is then fitted over both windows. A
+             * step in the offsets (the machine's load changed) looks like a
+             * slope in one window but not in the next. */
+            double again = cls != FIT_DROP;
+            mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
+            if (again != 0) {
+                double t1 = mt_clock_now(clk);
+                for (int i = 0; i < n; i++) {
+                    if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
+                    mt_sync_measure(e, clk, ref, client, &o);
+                    x[n + i] = o.timestamp;
+                    y[n + i] = o.offset;
+                    rtt[n + i] = o.rtt_min;
+                }
+                mt_model_t m2;
+                mt_sync_stats_t st2 = *e->st;
+                int cls2 = fit_decide_x(p, x + n, y + n, rtt + n, n, &m2, &st2, &s2);
+                ntot = 2 * n;
+                if (cls2 == FIT_KEEP && s1 * s2 > 0) {
+                    fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL);
+                } else {
+                    mt_sync_params_t pz = *p;
+                    pz.slope = MT_SLOPE_ZERO;
+                    double fs = e->st->fit_slope, fse = e->st->fit_slope_se;
+                    fit_decide_x(&pz, x, y, rtt, ntot, lm, e->st, NULL);
+                    e->st->fit_slope = fs; /* report the first window's fit */
+                    e->st->fit_slope_se = fse;
+                }
+            }
+        }
+        if (p->recompute) {
+            /* COMPUTE_AND_SET_INTERCEPT (Alg. 2): a fresh offset sets the
+             * intercept. fit=ts uses it only when its round trip was fast
+             * (see select_fast); a slow one is biased and the fitted
+             * intercept stays. */
+            mt_sync_measure(e, clk, ref, client, &o);
+            x[ntot] = o.timestamp;
+            y[ntot] = o.offset;
+            rtt[ntot] = o.rtt_min;
+            int fresh_ok = 1;
+            if (p->fit == MT_FIT_TS) {
+                double rmin = INFINITY;
+                for (int i = 0; i < ntot; i++)
+                    if (rtt[i] > 0 && rtt[i] < rmin) rmin = rtt[i];
+                fresh_ok = o.rtt_min <= MT_RTT_FILTER_F * rmin + MT_RTT_FILTER_ADD_S;
+            }
+            if (lm->kind == MT_MODEL_LINEAR) {
+                if (fresh_ok) lm->intercept = o.offset - lm->slope * o.timestamp;
+            } else if (p->fit == MT_FIT_OLS) {
+                lm->intercept = mt_median(y, ntot + 1); /* one more sample of the constant offset */
+            } /* fit=ts, offset-only: the median of the fast points stays */
+        }
+        free(x);
+    }
+}
+
+int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm comm, const mt_clock_t *in, int lazy,
+                mt_clock_t *out, mt_sync_stats_t *st, char *err)
+{
+    mt_sync_env_t e;
+    int rc = mt_pp_open(&e.pp, comm, lazy, err);
+    if (rc != MT_OK) return rc;
+    e.p = p;
+    e.st = st;
+    if (e.pp.size == 1) {
+        *out = *in;
+        rc = MT_OK;
+    } else {
+        rc = alg->sync(&e, in, out, err);
+        mt_pp_lazy_barrier(&e.pp); /* oversubscribed: finished ranks sleep while others measure */
+    }
+    st->msgs_sent += e.pp.msgs_sent;
+    mt_pp_close(&e.pp);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* mpitempo: the experiments of a run: every op x every message size (see op.h). */
+#include "base/mt_common.h"
+#include "op/op.h"
+
+#include <stdlib.h>
+
+int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out, int *nexp, char *err)
+{
+    char **names, allowed[1024];
+    int nn, rc;
+    *out = NULL;
+    *nexp = 0;
+    char why[MT_ERRLEN];
+    if ((rc = mt_split_list(ops, &names, &nn, why)) != MT_OK)
+        return mt_fail(err, MT_EINVAL, "invalid --ops '%s': %s", ops, why);
+    int64_t *sizes = NULL;
+    int ns = 0;
+    if ((rc = mt_parse_size_list(msizes, &sizes, &ns, err)) != MT_OK) {
+        mt_free_list(names, nn);
+        return rc;
+    }
+    mt_exp_t *e = malloc(sizeof(mt_exp_t) * (size_t)(nn * ns + 1));
+    int k = 0;
+    if (!e) {
+        rc = mt_fail(err, MT_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < nn; i++) {
+        const mt_op_t *op = mt_op_find(names[i]);
+        if (!op) {
+            mt_op_names(allowed, sizeof allowed);
+            rc = mt_fail(err, MT_EINVAL, "unknown op '%s' (allowed: %s)", names[i], allowed);
+            goto fail;
+        }
+        if (nprocs > 0 && nprocs < op->min_procs) {
+            rc = mt_fail(err, MT_EINVAL, "op '%s' needs at least %d ranks, but the job has %d", op->name,
+                         op->min_procs, nprocs);
+            goto fail;
+        }
+        for (int j = 0; j < k; j++)
+            if (e[j].op == op) {
+                rc = mt_fail(err, MT_EINVAL, "op '%s' is listed twice in --ops", op->name);
+                goto fail;
+            }
+        if (op->flags & MT_OP_NOSIZE) {
+            e[k].op = op;
+            e[k++].msize = 0;
+        } else {
+            for (int j = 0; j < ns; j++) {
+                e[k].op = op;
+                e[k++].msize = sizes[j];
+            }
+        }
+    }
+    mt_free_list(names, nn);
+    free(sizes);
+    *out = e;
+    *nexp = k;
+    return MT_OK;
+fail:
+    mt_free_list(names, nn);
+    free(sizes);
+    free(e);
+    return rc;
+}

@@ -1,0 +1,163 @@
+/* mpitempo: operation, datatype and reduction registries and buffer set-up. */
+#include "op/op.h"
+#include "base/mt_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, mt_op_gather,
+    mt_op_gatherv, mt_op_scatter, mt_op_scatterv, mt_op_allgather, mt_op_allgatherv, mt_op_alltoall,
+    mt_op_alltoallv, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan, mt_op_delay;
+
+const mt_op_t *const mt_ops[] = {
+    &mt_op_barrier,   &mt_op_bcast,     &mt_op_reduce,   &mt_op_allreduce,
+    &mt_op_gather,    &mt_op_gatherv,   &mt_op_scatter,  &mt_op_scatterv,
+    &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv,
+    &mt_op_reduce_scatter, &mt_op_reduce_scatter_block, &mt_op_scan, &mt_op_exscan,
+    &mt_op_delay,
+};
+const int mt_nops = (int)(sizeof(mt_ops) / sizeof(mt_ops[0]));
+
+const mt_dtype_t mt_dtypes[] = {
+    {"byte", MPI_BYTE, MPI_UNSIGNED_CHAR, 1},
+    {"char", MPI_CHAR, MPI_SIGNED_CHAR, 1},
+    {"int", MPI_INT, MPI_INT, (int)sizeof(int)},
+    {"long", MPI_LONG, MPI_LONG, (int)sizeof(long)},
+    {"int64", MPI_INT64_T, MPI_INT64_T, 8},
+    {"float", MPI_FLOAT, MPI_FLOAT, (int)sizeof(float)},
+    {"double", MPI_DOUBLE, MPI_DOUBLE, (int)sizeof(double)},
+};
+const int mt_ndtypes = (int)(sizeof(mt_dtypes) / sizeof(mt_dtypes[0]));
+
+const mt_redop_t mt_redops[] = {
+    {"sum", MPI_SUM}, {"prod", MPI_PROD}, {"max", MPI_MAX}, {"min", MPI_MIN},
+};
+const int mt_nredops = (int)(sizeof(mt_redops) / sizeof(mt_redops[0]));
+
+const mt_op_t *mt_op_find(const char *name)
+{
+    for (int i = 0; i < mt_nops; i++)
+        if (strcmp(mt_ops[i]->name, name) == 0) return mt_ops[i];
+    return NULL;
+}
+
+const mt_dtype_t *mt_dtype_find(const char *name)
+{
+    for (int i = 0; i < mt_ndtypes; i++)
+        if (strcmp(mt_dtypes[i].name, name) == 0) return &mt_dtypes[i];
+    return NULL;
+}
+
+const mt_redop_t *mt_redop_find(const char *name)
+{
+    for (int i = 0; i < mt_nredops; i++)
+        if (strcmp(mt_redops[i].name, name) == 0) return &mt_redops[i];
+    return NULL;
+}
+
+void mt_op_write_list(mt_json_t *j)
+{
+    mt_json_key(j, "ops");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_nops; i++) {
+        const mt_op_t *op = mt_ops[i];
+        mt_json_obj_begin(j);
+        mt_json_kstr(j, "name", op->name);
+        mt_json_kstr(j, "mpi_name", op->mpi_name);
+        mt_json_kint(j, "min_procs", op->min_procs);
+        mt_json_kbool(j, "rooted", (op->flags & MT_OP_ROOTED) != 0);
+        mt_json_kbool(j, "reduction", (op->flags & MT_OP_REDUCTION) != 0);
+        mt_json_kbool(j, "sizeless", (op->flags & MT_OP_NOSIZE) != 0);
+        mt_json_obj_end(j);
+    }
+    mt_json_arr_end(j);
+}
+
+void mt_dtype_write_list(mt_json_t *j)
+{
+    mt_json_key(j, "datatypes");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_ndtypes; i++) mt_json_str(j, mt_dtypes[i].name);
+    mt_json_arr_end(j);
+    mt_json_key(j, "redops");
+    mt_json_arr_begin(j);
+    for (int i = 0; i < mt_nredops; i++) mt_json_str(j, mt_redops[i].name);
+    mt_json_arr_end(j);
+}
+
+void mt_op_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < mt_nops; i++) mt_names_add(buf, len, mt_ops[i]->name);
+}
+void mt_dtype_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < mt_ndtypes; i++) mt_names_add(buf, len, mt_dtypes[i].name);
+}
+void mt_redop_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < mt_nredops; i++) mt_names_add(buf, len, mt_redops[i].name);
+}
+
+int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
+{
+    a->sbuf = a->rbuf = NULL;
+    a->sbase = a->rbase = NULL;
+    a->pool = 0;
+    a->counts = a->displs = NULL;
+    a->type = (op->flags & MT_OP_REDUCTION) ? a->dtype->reduce : a->dtype->move;
+    if (op->flags & MT_OP_NOSIZE) {
+        a->msize = 0;
+        a->count = 0;
+    } else {
+        if (msize < a->dtype->size)
+            return mt_fail(err, MT_EINVAL,
+                           "message size %lld B is smaller than one element of datatype '%s' (%d B)",
+                           (long long)msize, a->dtype->name, a->dtype->size);
+        if (msize / a->dtype->size > INT32_MAX)
+            return mt_fail(err, MT_EINVAL, "message size %lld B is too large for an int count",
+                           (long long)msize);
+        a->msize = msize;
+        a->count = (int)(msize / a->dtype->size);
+    }
+    int nb = op->blocks ? op->blocks(a->size) : 1;
+    size_t blockbytes = (size_t)a->count * (size_t)a->dtype->size;
+    a->bufbytes = blockbytes * (size_t)nb;
+    size_t alloc = a->bufbytes > 0 ? a->bufbytes : 64;
+    a->sbuf = malloc(alloc);
+    a->rbuf = malloc(alloc);
+    a->counts = malloc(sizeof(int) * (size_t)a->size);
+    a->displs = malloc(sizeof(int) * (size_t)a->size);
+    if (!a->sbuf || !a->rbuf || !a->counts || !a->displs) {
+        mt_op_release(a);
+        return mt_fail(err, MT_ENOMEM, "cannot allocate %zu bytes of buffers for %s at %lld B", 2 * alloc,
+                       op->mpi_name, (long long)msize);
+    }
+    /* small values: sums stay inside every type's range; touching the pages
+     * also keeps first-touch page faults out of the measurements */
+    memset(a->sbuf, 1, alloc);
+    memset(a->rbuf, 0, alloc);
+    for (int i = 0; i < a->size; i++) {
+        a->counts[i] = a->count;
+        a->displs[i] = i * a->count;
+    }
+    return MT_OK;
+}
+
+void mt_op_release(mt_op_args_t *a)
+{
+    if (a->sbase) { /* cycling pools replaced the buffers */
+        free(a->sbase);
+        free(a->rbase);
+        a->sbase = a->rbase = NULL;
+    } else {
+        free(a->sbuf);
+        free(a->rbuf);
+    }
+    free(a->counts);
+    free(a->displs);
+    a->sbuf = a->rbuf = NULL;
+    a->counts = a->displs = NULL;
+}

@@ -1,0 +1,302 @@
+/* mpitempo: the run driver every executable shares (see run.h). */
+#define _GNU_SOURCE
+#include "run/run.h"
+#include "base/mt_common.h"
+#include "base/mt_mpi.h"
+#include "run/factors.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* the timer study's reads when the app has no --timer-reads */
+#define MT_STUDY_READS 1000000
+
+static int finish_error(mt_run_t *r, const char *err)
+{
+    for (int i = 0; i < MT_RUN_MAXFILES; i++) mt_outfile_abort(&r->out[i]);
+    if (r->app->done) r->app->done(r);
+    free(r->launch);
+    free(r->recs);
+    return mt_finish_error(r->ctx.rank, r->app->prog, err);
+}
+
+/* the checks that need no MPI: timer name, the app's options, then the
+ * parameter bounds (after the owners, whose messages speak their terms) */
+static int validate(mt_run_t *r, int np, char *err)
+{
+    int rc = mt_timer_check_name(mt_p_str(&r->cli.p, MTP_timer), err);
+    if (rc == MT_OK && r->app->check) rc = r->app->check(r, np, err);
+    if (rc == MT_OK) rc = mt_params_check_bounds(&r->cli.p, err);
+    return rc;
+}
+
+static void print_list(const mt_app_t *app)
+{
+    mt_json_t j;
+    mt_json_init(&j, stdout);
+    mt_json_obj_begin(&j);
+    mt_json_kstr(&j, "version", MT_VERSION);
+    mt_json_key(&j, "timers");
+    mt_json_arr_begin(&j);
+    for (int i = 0; i < mt_ntimers; i++) {
+        mt_json_obj_begin(&j);
+        mt_json_kstr(&j, "name", mt_timers[i]->name);
+        mt_json_kstr(&j, "desc", mt_timers[i]->desc);
+        mt_json_obj_end(&j);
+    }
+    mt_json_arr_end(&j);
+    if (app->list) app->list(&j);
+    mt_json_key(&j, "params");
+    mt_params_write_list(&j, app->id);
+    mt_json_obj_end(&j);
+}
+
+/* --check-args: every check a run makes before MPI, the options as JSON */
+static int check_args(mt_run_t *r, int rc, char *err)
+{
+    if (rc == MT_OK) rc = validate(r, (int)r->cli.expect_np, err);
+    if (rc != MT_OK) {
+        fprintf(stderr, "%s: error: %s\n", r->app->prog, err);
+        if (r->app->done) r->app->done(r);
+        return 2;
+    }
+    mt_json_t j;
+    mt_json_init(&j, stdout);
+    mt_json_obj_begin(&j);
+    mt_json_kstr(&j, "kind", r->app->kind);
+    if (r->app->check_json) r->app->check_json(r, &j);
+    mt_json_key(&j, "options");
+    mt_params_write_values(&j, &r->cli.p);
+    mt_json_key(&j, "run");
+    mt_cli_write_run(&j, &r->cli);
+    mt_json_obj_end(&j);
+    if (r->app->done) r->app->done(r);
+    return 0;
+}
+
+static int has_arg(int argc, char **argv, const char *a)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], a) == 0) return 1;
+    return 0;
+}
+
+/* More ranks on a host (MPI_COMM_TYPE_SHARED) than it has CPUs online, on any
+ * host. Collective. */
+static int detect_oversubscribed(MPI_Comm comm)
+{
+    MPI_Comm node;
+    int nlocal = 1, any = 0;
+    mt_check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    mt_check_mpi(MPI_Comm_size(node, &nlocal), "MPI_Comm_size");
+    mt_check_mpi(MPI_Comm_free(&node), "MPI_Comm_free");
+    int mine = nlocal > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    mt_check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    return any;
+}
+
+/* How the clock code waits (mt_sync_run's lazy): lazily when oversubscribed.
+ * MPITEMPO_CLOCK_SLEEP is an explicit override only, for placements the
+ * detection cannot see (ranks of several fake hosts sharing one machine's
+ * CPUs): 1 forces lazy waits on, 0 off. Nothing else needs it. */
+static int lazy_waits(int oversubscribed)
+{
+    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
+    if (sl && sl[0] == '1') return 1;
+    if (sl && sl[0] == '0') return 0;
+    return oversubscribed;
+}
+
+static int open_results(mt_run_t *r, char *err)
+{
+    const mt_result_file_t *f = r->app->files;
+    const char *names[MT_RUN_MAXFILES + 1];
+    int n = 0;
+    for (; f && f[n].name && n < MT_RUN_MAXFILES; n++) names[n] = f[n].name;
+    names[n] = NULL;
+    int rc = mt_outdir_check(r->cli.outdir, names, err);
+    for (int i = 0; i < n && rc == MT_OK; i++)
+        if (!f[i].optional) rc = mt_outfile_open(&r->out[i], r->cli.outdir, f[i].name, err);
+    return rc;
+}
+
+static int file_index(const mt_run_t *r, const char *name)
+{
+    for (int i = 0; r->app->files && r->app->files[i].name && i < MT_RUN_MAXFILES; i++)
+        if (strcmp(r->app->files[i].name, name) == 0) return i;
+    return -1;
+}
+
+FILE *mt_run_file(mt_run_t *r, const char *name)
+{
+    int i = file_index(r, name);
+    return i >= 0 ? r->out[i].f : NULL;
+}
+
+int mt_run_open_file(mt_run_t *r, const char *name, char *err)
+{
+    int i = file_index(r, name);
+    if (i < 0 || r->ctx.rank != r->writer || !r->cli.outdir || r->out[i].f) return MT_OK;
+    return mt_outfile_open(&r->out[i], r->cli.outdir, name, err);
+}
+
+int mt_run_progress(const mt_run_t *r) { return r->cli.outdir && !r->cli.quiet; }
+
+mt_json_t *mt_run_meta_begin(mt_run_t *r, int with_end_time)
+{
+    if (r->ctx.rank != r->writer) return NULL;
+    FILE *f = r->cli.outdir ? mt_run_file(r, "meta.json") : r->app->meta_on_stdout ? stdout : NULL;
+    if (!f) return NULL;
+    char end_iso[64], tool[128];
+    mt_iso_now(end_iso, sizeof end_iso);
+    snprintf(tool, sizeof tool, "%s %s", r->app->prog, MT_VERSION);
+    mt_json_init(&r->meta, f);
+    mt_json_obj_begin(&r->meta);
+    mt_factors_write_run_header(&r->meta, tool, r->app->kind, r->cli.config, r->cli.run_index, r->start_iso,
+                                with_end_time ? end_iso : NULL, r->argc, r->argv, r->launch, r->ctx.size, r->recs);
+    r->meta_state = with_end_time ? 2 : 1;
+    return &r->meta;
+}
+
+static void meta_end(mt_run_t *r)
+{
+    mt_json_t *j = &r->meta;
+    if (r->meta_state == 1) {
+        char end_iso[64];
+        mt_iso_now(end_iso, sizeof end_iso);
+        mt_json_kstr(j, "end_time", end_iso);
+    }
+    mt_json_key(j, "machine");
+    mt_factors_write_machine(j);
+    mt_json_key(j, "build");
+    mt_factors_write_build(j);
+    mt_json_key(j, "environment");
+    mt_factors_write_env(j);
+    mt_json_obj_end(j);
+    fflush(j->f);
+}
+
+void mt_run_write_timer(const mt_run_t *r, mt_json_t *j)
+{
+    const mt_timer_inst_t *t = &r->ctx.timer;
+    mt_json_obj_begin(j);
+    mt_json_kstr(j, "name", t->t->name);
+    mt_json_kstr(j, "desc", t->t->desc);
+    mt_json_knum(j, "ticks_per_s", t->ticks_per_s);
+    mt_json_kint(j, "study_reads", r->tq.nreads);
+    mt_json_knum(j, "resolution_s", r->tq.res_s);
+    mt_json_knum(j, "min_overhead_s", r->tq.min_ov_s);
+    mt_json_knum(j, "mean_read_s", r->tq.mean_read_s);
+    mt_json_knum(j, "resolution_max_over_ranks_s", r->tq_res_max);
+    mt_json_knum(j, "min_overhead_max_over_ranks_s", r->tq_ov_max);
+    mt_json_obj_end(j);
+}
+
+/* data files first, meta.json last: its presence marks a complete run */
+static int commit_results(mt_run_t *r, char *err)
+{
+    int rc = MT_OK, meta = file_index(r, "meta.json");
+    for (int i = 0; i < MT_RUN_MAXFILES; i++)
+        if (i != meta) {
+            if (rc == MT_OK) rc = mt_outfile_commit(&r->out[i], err);
+            else mt_outfile_abort(&r->out[i]);
+        }
+    if (meta >= 0) {
+        if (rc == MT_OK) rc = mt_outfile_commit(&r->out[meta], err);
+        else mt_outfile_abort(&r->out[meta]);
+    }
+    return rc;
+}
+
+int mt_run_main(const mt_app_t *app, int argc, char **argv)
+{
+    mt_run_t r;
+    memset(&r, 0, sizeof r);
+    r.app = app;
+    r.argc = argc;
+    r.argv = argv;
+    mt_set_prog(app->prog);
+    char err[MT_ERRLEN] = "";
+    int rc = mt_cli_parse(app, argc, argv, &r.cli, err);
+    if (rc == MT_OK && r.cli.help) {
+        mt_cli_usage(stdout, app);
+        return 0;
+    }
+    if (rc == MT_OK && r.cli.version) {
+        printf("%s %s\n", app->prog, MT_VERSION);
+        return 0;
+    }
+    if (rc == MT_OK && r.cli.list) {
+        print_list(app);
+        return 0;
+    }
+    if (r.cli.check_args || (rc != MT_OK && has_arg(argc, argv, "--check-args"))) return check_args(&r, rc, err);
+
+    mt_check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
+    mt_ctx_t *c = &r.ctx;
+    c->comm = MPI_COMM_WORLD;
+    c->skew_rank = -1;
+    mt_check_mpi(MPI_Comm_rank(c->comm, &c->rank), "MPI_Comm_rank");
+    mt_check_mpi(MPI_Comm_size(c->comm, &c->size), "MPI_Comm_size");
+    if (rc != MT_OK) return finish_error(&r, err);
+    if (app->early) {
+        int code = app->early(&r);
+        if (code >= 0) {
+            mt_check_mpi(MPI_Finalize(), "MPI_Finalize");
+            return code;
+        }
+    }
+    mt_iso_now(r.start_iso, sizeof r.start_iso);
+
+    /* the job and the options */
+    long long np = r.cli.expect_np;
+    if (np && np != c->size)
+        rc = c->size == 1 ? mt_fail(err, MT_EINVAL,
+                                    "expected %lld ranks but this process sees a job of 1: it was probably started by "
+                                    "the mpiexec of a different MPI library than the one it was built with", np)
+                          : mt_fail(err, MT_EINVAL, "expected %lld ranks but the job has %d", np, c->size);
+    if (rc == MT_OK) rc = validate(&r, c->size, err);
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+
+    /* results: never overwritten, written under temporary names until complete */
+    if (c->rank == r.writer && r.cli.outdir) rc = open_results(&r, err);
+    if (rc == MT_OK && c->rank == r.writer && r.cli.launch_json &&
+        !(r.launch = mt_read_json_object(r.cli.launch_json, "--launch-json", err)))
+        rc = MT_EIO;
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+
+    /* the timer: every rank opens and calibrates its own */
+    rc = mt_timer_open(mt_p_str(&r.cli.p, MTP_timer), &c->timer, err);
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    c->oversubscribed = detect_oversubscribed(c->comm);
+    c->lazy = lazy_waits(c->oversubscribed);
+    /* the timer's quality for meta.json, on every rank at once (they all run the same loop) */
+    if (app->timer_study && (r.cli.outdir || app->meta_on_stdout)) {
+        long long reads = mt_param_def(MTP_timer_reads, app->id) ? mt_p_int(&r.cli.p, MTP_timer_reads) : MT_STUDY_READS;
+        mt_timer_study(&c->timer, reads, &r.tq);
+        mt_check_mpi(MPI_Reduce(&r.tq.res_s, &r.tq_res_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
+        mt_check_mpi(MPI_Reduce(&r.tq.min_ov_s, &r.tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
+    }
+
+    /* per-rank records: placement and binding as the OS reports them */
+    char rec[MT_RANKREC_LEN];
+    mt_factors_rank_record(c, rec, sizeof rec);
+    if (c->rank == r.writer && !(r.recs = malloc((size_t)c->size * MT_RANKREC_LEN)))
+        mt_check_mpi(MPI_ERR_NO_MEM, "rank records");
+    mt_check_mpi(MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, r.recs, MT_RANKREC_LEN, MPI_CHAR, r.writer, c->comm),
+                 "MPI_Gather");
+
+    rc = app->run(&r, err);
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    if (c->rank == r.writer) {
+        if (r.meta_state) meta_end(&r);
+        rc = commit_results(&r, err);
+    }
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    if (app->done) app->done(&r);
+    free(r.launch);
+    free(r.recs);
+    mt_check_mpi(MPI_Finalize(), "MPI_Finalize");
+    return r.exit_code;
+}
