@@ -9,35 +9,54 @@ from mpitempo import __version__
 from mpitempo.errors import MtError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+# command -> (module, attribute, one-line help). Commands are imported only when used, so that
+# `mpitempo --help` and every command's `--help` start fast (numpy, scipy, duckdb, matplotlib are
+# imported inside the commands that need them).
+COMMANDS = {
+    "build": ("mpitempo.cmd_build", "build", "Build (or find) the C core for an MPI installation."),
+    "info": ("mpitempo.cmd_info", "info", "Experimental factors of this machine and MPI; --check, --diff DIR."),
+    "run": ("mpitempo.cmd_run", "run", "Run a campaign: many mpiruns x shuffled experiments."),
+    "summary": ("mpitempo.cmd_summary", "summary", "Summarise campaign directories (medians over mpiruns)."),
+    "compare": ("mpitempo.cmd_compare", "compare_cmd", "Compare configurations: Wilcoxon rank-sum on run medians."),
+    "report": ("mpitempo.cmd_report", "report", "Write a static HTML report with plots."),
+    "clocks": ("mpitempo.cmd_clocks", "clocks", "Evaluate clock-synchronisation algorithms."),
+    "pingpong": ("mpitempo.cmd_pingpong", "pingpong", "Small-message ping-pong latency (timer resolution, npp)."),
+    "imbalance": ("mpitempo.cmd_imbalance", "imbalance", "Exit imbalance of an operation under a global clock."),
+    "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
+    "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet or OSU-style text."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        import importlib
+
+        mod, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(mod), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, short) for name, (_, _, short) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mpitempo")
 def cli():
     """mpitempo: precise, reproducible, statistically sound MPI benchmarking.
 
     Measure MPI operations over many mpiruns (`run`), summarise them
     (`summary`), compare configurations with a statistical test (`compare`),
-    write an HTML report (`report`), keep results in a DuckDB store (`ingest`,
-    `export`), and record the experimental factors of the machine (`info`).
+    write an HTML report (`report`), evaluate clock synchronisation
+    (`clocks`), small-message latency (`pingpong`) and exit imbalance
+    (`imbalance`), keep results in a DuckDB store (`ingest`, `export`), and
+    record the experimental factors of the machine (`info`).
     """
-
-
-def _register():
-    from mpitempo.cmd_build import build
-    from mpitempo.cmd_clocks import clocks
-    from mpitempo.cmd_compare import compare_cmd
-    from mpitempo.cmd_imbalance import imbalance
-    from mpitempo.cmd_info import info
-    from mpitempo.cmd_pingpong import pingpong
-    from mpitempo.cmd_report import report
-    from mpitempo.cmd_run import run
-    from mpitempo.cmd_store import export, ingest
-    from mpitempo.cmd_summary import summary
-
-    for cmd in (build, info, run, summary, compare_cmd, report, clocks, pingpong, imbalance, ingest, export):
-        cli.add_command(cmd)
-
-
-_register()
 
 
 def main(argv=None) -> int:
