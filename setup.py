@@ -34,12 +34,16 @@ def core_files(root):
 
 class build_py_with_csrc(build_py):
     def run(self):
+        editable = getattr(self, "editable_mode", False)
+        stale = Path(self.build_lib) / "mpitempo"
+        if not editable and stale.exists():
+            # setuptools' build/lib outlives the tree it was made from: a module moved or
+            # deleted since the last build would otherwise end up in the wheel
+            shutil.rmtree(stale)
         super().run()
-        if getattr(self, "editable_mode", False):
+        if editable:
             return  # an editable install builds from the checkout itself
         dest = Path(self.build_lib) / "mpitempo" / "_csrc"
-        if dest.exists():
-            shutil.rmtree(dest)
         n = 0
         for src, rel in core_files(HERE):
             out = dest / rel
