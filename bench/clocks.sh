@@ -1,6 +1,6 @@
 #!/bin/sh
-# Clock-sync benchmark of issue 3 (2 ranks, one host). Prints JSON lines to
-# bench/results/clocks-*.json and a summary table. Run on a quiet machine:
+# Clock-sync benchmark (2 ranks, one host): writes bench/results/clocks-{nodrift,sim}-STAMP.json
+# (plots beside them, not committed) and prints a summary table. Run on a quiet machine:
 # timings on a shared 2-core host vary; quote medians over the mpiruns.
 #   sh bench/clocks.sh [MPIRUNS]
 set -eu

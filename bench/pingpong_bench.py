@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of `mpitempo pingpong` against the targets of issue 7 (numbers go
+"""Benchmark of `mpitempo pingpong` against the loop-averaged method (numbers go
 to docs/pingpong.md; nothing here is a pass/fail test):
 
 1. timer study of 2^24 back-to-back pairs finishes in < 5 s;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: the targets of the clock-based schemes (issue 4), on 2 ranks.
+"""Benchmark: the goals of the clock-based schemes, on 2 ranks.
 
 1. Round-Time overhead: MPI_Allreduce 8 B with the default B: share of invalid
    measurements (target <= 5%) and valid measurements per second relative to the

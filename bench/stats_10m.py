@@ -11,7 +11,7 @@ times, each in a fresh child process (so peak RSS is the phase's own):
    (per-run and across-run statistics with median CIs), as `mpitempo summary --json` does;
 2. `mpitempo compare DIR --json`.
 
-Targets (issue 6): phase 1 < 15 s and < 2 GiB peak RSS; compare < 20 s.
+Goals: phase 1 < 15 s and < 2 GiB peak RSS; compare < 20 s.
 """
 from __future__ import annotations
 

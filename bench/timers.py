@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: resolution and overhead of every timer (paper 004, section 3.1).
+"""Benchmark: resolution and overhead of every timer (Luecke et al. 2009, section 3.1).
 
 Runs `mpitempo-bench --timer-study` (2^24 back-to-back reads per timer by
 default) REPEAT times in separate processes and reports the median over the

@@ -1,10 +1,22 @@
-"""Compile the C core against one MPI installation, cached by that MPI's identity.
+"""The C core for one MPI installation: an installed core, or one compiled and cached by mpitempo.
 
-A binary is bound to the MPI it was compiled with. `ensure_build()` finds the
-installation (an explicit mpicc, $MPITEMPO_MPICC, the mpicc on PATH, or the one
-in this Python environment), computes a fingerprint from the wrapper's
-identity (path, `-show` output, the library file it links) and the C sources,
-and builds with CMake into ``$MPITEMPO_CACHE/builds/<fingerprint>`` once.
+A binary is bound to the MPI it was compiled with. `ensure_build()` returns the
+core a run uses, in this order:
+
+1. an explicit MPI (``--mpicc PATH`` or ``$MPITEMPO_MPICC``): compiled for it;
+2. an installed core (Spack, a module, ``cmake --install``): ``$MPITEMPO_CORE``
+   names the directory holding ``mpitempo-bench``, ``mpitempo-clocks`` and
+   ``mpitempo-pingpong``, or else ``mpitempo-bench`` is found on PATH with the two
+   others beside it (``MPITEMPO_CORE=build`` turns this off);
+3. the mpicc on PATH (or the one in this Python environment): compiled for it.
+
+A compiled core lives in ``$MPITEMPO_CACHE/builds/<fingerprint>`` (default
+``~/.cache/mpitempo``, shared by ``make`` and the command line). The fingerprint
+hashes the wrapper's identity (path, ``-show`` output, the libmpi files it links)
+and every file of the C source tree it is built from. Computing it runs the
+wrapper, so a stat index in front of it (paths, sizes, mtimes, inodes of the
+wrapper, mpiexec, libmpi and every source file) lets the cached path skip that
+when nothing changed; any change falls back to the full fingerprint.
 """
 from __future__ import annotations
 
@@ -15,12 +27,22 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from mpitempo.errors import MtError
 
 BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks")
+# What a build of the core needs, relative to the source root. The wheel carries
+# the same entries under mpitempo/_csrc (setup.py keeps its own copy of this list).
+CORE_TREES = ("CMakeLists.txt", "src", "params", "cmake")
+_SKIP_DIRS = {"__pycache__", ".git"}
+_SKIP_SUFFIXES = (".pyc", ".o", ".swp", "~")
+# Environment variables that change what an MPI compiler wrapper prints for -show.
+_WRAPPER_ENV_PREFIXES = ("MPICH_", "OMPI_", "OPAL_", "I_MPI_", "MPICC")
+_INDEX_VERSION = 1
+_RACY_S = 2.0   # files modified this recently are not trusted to the stat index
 
 
 @dataclass
@@ -32,25 +54,42 @@ class Build:
     show: str             # the wrapper's compile line
     mpiexec_version: str  # first line of `mpiexec --version`
     bindir: str
+    origin: str = "built"  # "built": compiled by mpitempo; "installed": a core installed outside mpitempo
+    source: str = ""       # built: the C source tree; installed: how it was found ("MPITEMPO_CORE", "PATH")
 
     def binary(self, name: str = "mpitempo-bench") -> str:
         path = Path(self.bindir) / name
         if not path.exists():
+            if self.origin == "installed":
+                raise MtError(f"binary '{name}' is missing from the installed core in {self.bindir}")
             raise MtError(f"binary '{name}' is missing from the build in {self.bindir}; run 'mpitempo build --force'")
         return str(path)
+
+    def describe(self) -> str:
+        """One line saying which core this is."""
+        if self.origin == "installed":
+            return f"installed core in {self.bindir} (found via {self.source})"
+        return f"built by mpitempo from {self.source or '?'}"
 
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Build":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+# ----------------------------------------------------------------------------- where things are
 
 def source_root() -> Path:
-    """The C sources: $MPITEMPO_SOURCE, or the checkout this package lives in."""
+    """The C sources: $MPITEMPO_SOURCE, the checkout this package lives in, or the copy in the wheel."""
     env = os.environ.get("MPITEMPO_SOURCE")
     candidates = [Path(env)] if env else []
     here = Path(__file__).resolve()
     candidates += [here.parents[2], here.parent / "_csrc"]
     for c in candidates:
-        if (c / "CMakeLists.txt").exists() and (c / "src" / "core").is_dir():
+        if (c / "CMakeLists.txt").is_file() and (c / "src").is_dir():
             return c
     raise MtError("cannot find the mpitempo C sources (CMakeLists.txt); set MPITEMPO_SOURCE to the checkout")
 
@@ -61,6 +100,20 @@ def cache_root() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mpitempo"
+
+
+def source_files(root: Path) -> list[Path]:
+    """Every file of the C source tree under `root` (CORE_TREES, recursively), sorted."""
+    out: list[Path] = []
+    for name in CORE_TREES:
+        p = root / name
+        if p.is_file():
+            out.append(p)
+        elif p.is_dir():
+            for d, dirs, files in os.walk(p):
+                dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS)
+                out.extend(Path(d) / f for f in sorted(files) if not f.endswith(_SKIP_SUFFIXES))
+    return out
 
 
 def find_mpicc(mpicc: str | None = None) -> str:
@@ -97,16 +150,18 @@ def wrapper_show(mpicc: str) -> str:
     raise MtError(f"'{mpicc}' does not answer -show or --showme: is it an MPI compiler wrapper?")
 
 
+def _launcher_beside(d: Path) -> str | None:
+    for name in ("mpiexec", "mpirun"):
+        if (d / name).is_file() and os.access(d / name, os.X_OK):
+            return str(d / name)
+    return None
+
+
 def find_mpiexec(mpicc: str) -> str:
     """The launcher that belongs to this mpicc: the mpiexec/mpirun beside it."""
-    d = Path(mpicc).parent
-    for name in ("mpiexec", "mpirun"):
-        if (d / name).exists():
-            return str(d / name)
-    real = Path(os.path.realpath(mpicc)).parent
-    for name in ("mpiexec", "mpirun"):
-        if (real / name).exists():
-            return str(real / name)
+    found = _launcher_beside(Path(mpicc).parent) or _launcher_beside(Path(os.path.realpath(mpicc)).parent)
+    if found:
+        return found
     raise MtError(f"no mpiexec or mpirun next to '{mpicc}'; pass --launcher with a template")
 
 
@@ -131,28 +186,36 @@ def detect_flavour(mpiexec: str) -> tuple[str, str]:
     return "unknown", first
 
 
-def _lib_identity(show: str) -> list[str]:
-    """size and mtime of libmpi files under the wrapper's -L directories."""
+# ----------------------------------------------------------------------------- fingerprints
+
+def _lib_files(show: str) -> list[Path]:
+    """libmpi files under the wrapper's -L directories."""
     out = []
     for tok in show.split():
         if tok.startswith("-L"):
-            d = Path(tok[2:])
-            for lib in sorted(d.glob("libmpi.so*"))[:4]:
-                try:
-                    st = lib.stat()
-                    out.append(f"{lib}:{st.st_size}:{int(st.st_mtime)}")
-                except OSError:
-                    pass
+            out += sorted(Path(tok[2:]).glob("libmpi.so*"))[:4]
+    return out
+
+
+def _lib_identity(show: str) -> list[str]:
+    """size and mtime of libmpi files under the wrapper's -L directories."""
+    out = []
+    for lib in _lib_files(show):
+        try:
+            st = lib.stat()
+            out.append(f"{lib}:{st.st_size}:{int(st.st_mtime)}")
+        except OSError:
+            pass
     return out
 
 
 def _sources_hash(root: Path) -> str:
     h = hashlib.sha256()
-    files = [root / "CMakeLists.txt"] + sorted((root / "src").rglob("*"))
-    for f in files:
-        if f.is_file():
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
+    for f in source_files(root):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -164,45 +227,231 @@ def fingerprint(mpicc: str, show: str, root: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _stat_rows(paths) -> tuple[list, float]:
+    """(stat rows of `paths`, newest mtime); a missing file is a row too."""
+    rows, newest = [], 0.0
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            rows.append([str(p), None])
+            continue
+        rows.append([str(p), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        newest = max(newest, st.st_mtime_ns / 1e9, st.st_ctime_ns / 1e9)
+    return rows, newest
+
+
+def _wrapper_env() -> list[str]:
+    return sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(_WRAPPER_ENV_PREFIXES))
+
+
+def _wrapper_files(mpicc: str, mpiexec: str | None, show: str) -> list[str]:
+    """Files whose change can change the fingerprint or the build record apart from the sources."""
+    real = Path(os.path.realpath(mpicc))
+    files = [mpicc, str(real)]
+    if mpiexec:
+        files += [mpiexec, os.path.realpath(mpiexec)]
+    files += [str(p) for p in real.parent.parent.glob("share/*/mpicc-wrapper-data.txt")]  # Open MPI
+    for tok in show.split():
+        if tok.startswith("-L"):
+            files.append(tok[2:])  # the directory: its mtime changes when a library is added or replaced
+    files += [str(p) for p in _lib_files(show)]
+    return files
+
+
+def _stat_digest(watched: list[str], rows: list, srows: list) -> str:
+    return hashlib.sha256(json.dumps([_INDEX_VERSION, [os.path.realpath(p) for p in watched], rows, srows,
+                                      _wrapper_env()]).encode()).hexdigest()
+
+
+def _index_path(kind: str, *parts: str) -> Path:
+    name = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+    return cache_root() / "index" / f"{kind}-{name}.json"
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2))
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only cache only costs speed
+
+
+# ----------------------------------------------------------------------------- an installed core
+
+def find_installed_core() -> tuple[Path, str] | None:
+    """(directory, how it was found) of an installed core, or None when the core is to be built."""
+    env = os.environ.get("MPITEMPO_CORE", "").strip()
+    if env.lower() == "build":
+        return None
+    if env:
+        d = Path(env)
+        if d.is_file():
+            d = d.parent
+        missing = [n for n in BINARIES if not os.access(d / n, os.X_OK)]
+        if missing:
+            raise MtError(f"MPITEMPO_CORE={env}: {', '.join(missing)} not found there; set it to the directory "
+                          "that holds mpitempo-bench (e.g. /prefix/bin), or unset it")
+        return d.absolute(), "MPITEMPO_CORE"
+    found = shutil.which("mpitempo-bench")
+    if found:
+        d = Path(found).absolute().parent
+        if all(os.access(d / n, os.X_OK) for n in BINARIES):
+            return d, "PATH"
+    return None
+
+
+def _linked_libmpi_dir(binary: Path) -> Path | None:
+    """The directory of the libmpi the binary loads (from ldd), or None."""
+    try:
+        r = _run(["ldd", str(binary)], timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for ln in r.stdout.splitlines():
+        if "libmpi" in ln and "=>" in ln:
+            target = ln.split("=>", 1)[1].split("(")[0].strip()
+            if target.startswith("/"):
+                return Path(target).parent
+    return None
+
+
+def installed_mpiexec(bindir: Path) -> str:
+    """The launcher for an installed core: beside it, beside the libmpi it loads, or on PATH."""
+    found = _launcher_beside(bindir)
+    if not found:
+        libdir = _linked_libmpi_dir(bindir / "mpitempo-bench")
+        if libdir:
+            found = _launcher_beside(libdir.parent / "bin")
+    if not found:
+        found = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not found:
+        raise MtError(f"the installed core in {bindir} has no mpiexec or mpirun beside it or on PATH; "
+                      "load its MPI or pass --launcher with a template")
+    return os.path.abspath(found)
+
+
+def installed_build(bindir: Path, how: str) -> Build:
+    """The Build record of an installed core (fingerprint of its binaries), cached by a stat index."""
+    bins = [str(bindir / n) for n in BINARIES]
+    index = _index_path("installed", str(bindir), os.environ.get("PATH", ""))
+    entry = _read_json(index)
+    if entry and entry.get("version") == _INDEX_VERSION:
+        rows, _ = _stat_rows(entry["watched"])
+        if rows == entry["rows"]:
+            b = Build.from_json(entry["build"])
+            b.source = how
+            return b
+    h = hashlib.sha256()
+    for p in bins:
+        h.update(Path(p).name.encode() + b"\0")
+        h.update(Path(p).read_bytes())
+    mpiexec = installed_mpiexec(bindir)
+    flavour, version = detect_flavour(mpiexec)
+    b = Build(fingerprint=h.hexdigest()[:16], mpicc="", mpiexec=mpiexec, flavour=flavour, show="",
+              mpiexec_version=version, bindir=str(bindir), origin="installed", source=how)
+    watched = bins + [str(bindir), mpiexec, os.path.realpath(mpiexec)]
+    rows, newest = _stat_rows(watched)
+    if newest < time.time() - _RACY_S:
+        _write_json(index, {"version": _INDEX_VERSION, "watched": watched, "rows": rows, "build": b.to_json()})
+    return b
+
+
+# ----------------------------------------------------------------------------- a compiled core
+
+def _complete(b: Build) -> bool:
+    return all((Path(b.bindir) / n).exists() for n in BINARIES)
+
+
+def _quick_lookup(mpicc: str, root: Path) -> Build | None:
+    """The cached build for (mpicc, root) if no watched file changed since it was indexed."""
+    entry = _read_json(_index_path("build", mpicc, str(root)))
+    if not entry or entry.get("version") != _INDEX_VERSION:
+        return None
+    srows, _ = _stat_rows(source_files(root))
+    rows, _ = _stat_rows(entry["watched"])
+    if _stat_digest(entry["watched"], rows, srows) != entry["key"]:
+        return None
+    info = _read_json(cache_root() / "builds" / entry["fingerprint"] / "build.json")
+    if not info:
+        return None
+    b = Build.from_json(info)
+    if b.fingerprint != entry["fingerprint"] or not _complete(b):
+        return None
+    b.source = str(root)
+    return b
+
+
 def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = True) -> Build:
-    """Build (or reuse) the C core for this MPI; returns where the binaries are."""
+    """The core a run uses: an installed one, or one built (once, cached) for this MPI."""
+    if mpicc is None and not os.environ.get("MPITEMPO_MPICC"):
+        installed = find_installed_core()
+        if installed:
+            return installed_build(*installed)
     mpicc = find_mpicc(mpicc)
+    root = source_root()
+    if not force:
+        b = _quick_lookup(mpicc, root)
+        if b:
+            return b
+    # The stat index entry is taken before the files are read, so that a file
+    # changed while they are hashed or compiled never matches it later.
+    t0 = time.time()
+    srows, snewest = _stat_rows(source_files(root))
     show = wrapper_show(mpicc)
     mpiexec = find_mpiexec(mpicc)
-    flavour, mpiexec_version = detect_flavour(mpiexec)
-    root = source_root()
+    watched = _wrapper_files(mpicc, mpiexec, show)
+    rows, wnewest = _stat_rows(watched)
+    index = {"version": _INDEX_VERSION, "watched": watched, "key": _stat_digest(watched, rows, srows)}
     fp = fingerprint(mpicc, show, root)
+    index["fingerprint"] = fp
+
+    def remember():
+        if max(snewest, wnewest) < t0 - _RACY_S:  # else a change within the mtime granularity could hide
+            _write_json(_index_path("build", mpicc, str(root)), index)
+
     bdir = cache_root() / "builds" / fp
     info_path = bdir / "build.json"
     bdir.mkdir(parents=True, exist_ok=True)
     with open(bdir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two campaigns building the same MPI wait for each other
-        if info_path.exists() and not force:
-            info = json.loads(info_path.read_text())
-            b = Build(**info)
-            if all((Path(b.bindir) / n).exists() for n in BINARIES):
+        info = None if force else _read_json(info_path)
+        if info:
+            b = Build.from_json(info)
+            if _complete(b):
+                b.source = str(root)
+                remember()
                 return b
         cmake = shutil.which("cmake")
         if not cmake:
             raise MtError("cmake not found on PATH: it is needed to build the C core")
+        flavour, mpiexec_version = detect_flavour(mpiexec)
+        why = "--force" if force else "first use"
+        print(f"mpitempo: building the core for {mpicc} ({why})", file=sys.stderr, flush=True)
         work = bdir / "cmake"
-        if force and work.exists():
-            shutil.rmtree(work)
-        env = dict(os.environ)
+        if work.exists():
+            shutil.rmtree(work)  # a forced, failed or half-finished build starts clean
         cfg = [cmake, "-S", str(root), "-B", str(work), f"-DMPI_C_COMPILER={mpicc}", "-DMPITEMPO_TESTS=OFF",
                "-DCMAKE_BUILD_TYPE=Release"]
         for cmd in (cfg, [cmake, "--build", str(work), "-j", str(os.cpu_count() or 2)]):
             if not quiet:
                 print("+ " + " ".join(cmd), file=sys.stderr)
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
                 raise MtError(f"building the C core with {mpicc} failed:\n{tail}")
         b = Build(fingerprint=fp, mpicc=mpicc, mpiexec=mpiexec, flavour=flavour, show=show,
-                  mpiexec_version=mpiexec_version, bindir=str(work))
-        tmp = info_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(b.to_json(), indent=2))
-        tmp.replace(info_path)
+                  mpiexec_version=mpiexec_version, bindir=str(work), origin="built", source=str(root))
+        _write_json(info_path, b.to_json())
+        remember()
         return b
 
 

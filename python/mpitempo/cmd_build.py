@@ -1,4 +1,4 @@
-"""`mpitempo build`: compile the C core for one MPI installation (cached)."""
+"""`mpitempo build`: the C core for one MPI installation (an installed core, or compiled and cached)."""
 from __future__ import annotations
 
 import click
@@ -13,17 +13,24 @@ from mpitempo.present.tables import print_json
 @click.option("--force", is_flag=True, help="Rebuild even if a cached build exists.")
 @json_option
 def build(mpicc, force, as_json):
-    """Build the C measurement core against an MPI (default: the mpicc on PATH).
+    """Build the C measurement core against an MPI (default: the mpicc on PATH),
+    or show the installed core that runs will use.
 
-    The build is cached under $MPITEMPO_CACHE (default ~/.cache/mpitempo) by a
-    fingerprint of the MPI installation and the sources; every run records it.
+    An installed core (Spack, a module: mpitempo-bench, mpitempo-clocks and
+    mpitempo-pingpong in $MPITEMPO_CORE or on PATH) is used as it is, unless
+    --mpicc or $MPITEMPO_MPICC names an MPI to build for (MPITEMPO_CORE=build
+    always builds). A built core is cached under $MPITEMPO_CACHE (default
+    ~/.cache/mpitempo) by a fingerprint of the MPI installation and the sources;
+    every run records which core it used.
     """
     b = ensure_build(mpicc, force=force, quiet=as_json)
     if as_json:
         print_json(b.to_json())
     else:
-        click.echo(f"built for {b.flavour} ({b.mpiexec_version})")
-        click.echo(f"  mpicc:       {b.mpicc}")
+        click.echo(f"core for {b.flavour} ({b.mpiexec_version})")
+        click.echo(f"  core:        {b.describe()}")
+        if b.mpicc:
+            click.echo(f"  mpicc:       {b.mpicc}")
         click.echo(f"  mpiexec:     {b.mpiexec}")
         click.echo(f"  fingerprint: {b.fingerprint}")
         click.echo(f"  binaries:    {b.bindir}")
