@@ -9,7 +9,7 @@ from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table, us
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.outliers import Filter, outlier_line
-from mpitempo.stats.describe import counts_from_per_run, group_table, per_run_table
+from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
 from mpitempo.analysis.store import open_campaigns, summarize
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from mpitempo.analysis.imbalance import load_exits
 from mpitempo.stats import imbalance as imb
 from mpitempo.errors import MtError
 from mpitempo.runner.variants import parse_mpich_mpivars, parse_ompi_info, parse_variants
@@ -73,6 +74,6 @@ def test_load_exits_reads_valid_rows_only(tmp_path):
         "barrier,0,0,0,0,1.0,1.5,1\nbarrier,0,0,0,1,1.0,1.7,1\n"
         "barrier,0,0,1,0,2.0,2.5,0\nbarrier,0,0,1,1,2.0,9.9,0\n"
         "barrier,0,0,2,0,3.0,3.4,1\nbarrier,0,0,2,1,3.0,3.1,1\n")
-    ex = imb.load_exits([d])
+    ex = load_exits([d])
     assert ex["nprocs"] == 2
     assert np.allclose(sorted(ex["skew_s"]), [0.2, 0.3])

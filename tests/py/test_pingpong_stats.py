@@ -1,4 +1,4 @@
-"""Statistics of the ping-pong method (paper 004, section 3.4), checked against
+"""Statistics of the ping-pong method (Luecke et al. 2009, section 3.4), checked against
 numpy/scipy, hand-computed values and the paper's own Appendix C numbers."""
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from mpitempo.stats.compare import compare_samples, holm, mann_whitney, min_p, min_runs_for, stars
-from mpitempo.stats.outliers import (Filter, cutcoef_keep, filtered_view, outlier_line, tukey_classify, tukey_fences, tukey_keep)
+from mpitempo.analysis.filtering import filtered_view
+from mpitempo.stats.outliers import (Filter, cutcoef_keep, outlier_line, tukey_classify, tukey_fences, tukey_keep)
 from mpitempo.stats.describe import describe, mean_ci, median_ci, median_ci_ranks, runs_needed
 from mpitempo.io.synthetic import sample_runtimes
 

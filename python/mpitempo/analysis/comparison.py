@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.compare import ALPHA, compare_samples, holm, min_runs_for, stars
-from mpitempo.stats.outliers import Filter, filtered_view
+from mpitempo.analysis.filtering import filtered_view
+from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.store import FACTORS, CampaignData
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",

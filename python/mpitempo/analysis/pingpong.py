@@ -1,5 +1,7 @@
 """From a Run to result records: one per (msize, npp), the timer study, the
-loop-averaged comparison, the npp sweep. Pure: no I/O, no printing."""
+loop-averaged comparison, the npp sweep (Luecke et al. 2009, sections 3.1-3.4 and Table 4.1).
+The statistics are ``stats.pingpong`` (describe() and the cut_coef filter with the ping-pong
+conventions). Pure: no I/O, no printing."""
 from __future__ import annotations
 
 import math

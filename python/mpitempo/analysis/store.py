@@ -125,7 +125,7 @@ def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> Campa
             raise MtError(f"'{r}' is a file: give campaign directories, or one .duckdb store alone")
     labels = _labels(roots)
     con = con or connect()
-    from mpitempo.stats.outliers import drop_fences
+    from mpitempo.analysis.filtering import drop_fences
 
     drop_fences(con)
     con.execute("DROP VIEW IF EXISTS meas")
@@ -258,7 +258,7 @@ def summarize(data: CampaignData, filt=None, per_run: list[dict] | None = None) 
     invalid, outliers, median_s, mean_s, min_s, max_s (of the run medians), spread_pct."""
     import numpy as np
 
-    from mpitempo.stats.describe import per_run_table
+    from mpitempo.analysis.summary import per_run_table
 
     per_run = per_run if per_run is not None else per_run_table(data.con, filt)
     groups: dict[tuple, list[dict]] = {}

@@ -1,4 +1,4 @@
-"""Text outputs for people: the summary (Appendix C of paper 004), the full
+"""Text outputs for people: the summary (Appendix C of Luecke et al. 2009), the full
 output (the summary plus the timer study, histograms and exact frequency
 tables), and the tables: rate curve, npp sweep (Table 4.1) and the
 comparison with the loop-averaged method. Times in µs. Pure: returns strings."""

@@ -14,8 +14,9 @@ from mpitempo.analysis.comparison import compare, sample_arrays
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.diagnostics import mpirun_factor
-from mpitempo.stats.outliers import Filter, filtered_view, outlier_line
-from mpitempo.stats.describe import counts_from_per_run, per_run_table
+from mpitempo.analysis.filtering import filtered_view
+from mpitempo.stats.outliers import Filter, outlier_line
+from mpitempo.analysis.summary import counts_from_per_run, per_run_table
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}

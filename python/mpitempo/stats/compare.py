@@ -1,4 +1,4 @@
-"""Comparison of two samples of per-mpirun medians (paper 001, section 5.2).
+"""Comparison of two samples of per-mpirun medians (Hunold and Carpen-Amarie 2016, section 5.2).
 
 The Wilcoxon rank-sum / Mann-Whitney U test (scipy.stats.mannwhitneyu): the exact distribution of
 U when a side has <= 8 runs (conservative with ties), otherwise scipy's choice (exact without ties
@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
+
+from mpitempo.stats.describe import describe
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 ALPHA = 0.05
@@ -56,6 +57,8 @@ def mann_whitney(a, b, alternative: str = "two-sided") -> tuple[float | None, fl
     # scipy's default switches to the normal approximation as soon as there are ties, which is
     # anti-conservative for a handful of runs (3 vs 3 tied: p = 0.047 although no arrangement can
     # give less than 0.1); the exact distribution is used whenever a side has <= 8 runs.
+    from scipy import stats as sps
+
     method = "exact" if min(a.size, b.size) <= 8 else "auto"
     res = sps.mannwhitneyu(a, b, alternative=alternative, method=method)
     return float(res.statistic), float(res.pvalue)
@@ -87,17 +90,16 @@ def compare_samples(a, b, alternative: str = "two-sided", alpha: float = ALPHA) 
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     u, p = mann_whitney(a, b, alternative)
-    med_a = float(np.median(a)) if a.size else None
-    med_b = float(np.median(b)) if b.size else None
+    da, db = describe(a), describe(b)
+    med_a, med_b = da["median_s"], db["median_s"]
 
-    def disp(x, med):
-        if x.size < 2 or not med:
+    def disp(d):
+        if d["n"] < 2 or not d["median_s"]:
             return None
-        q1, q3 = np.quantile(x, [0.25, 0.75])
-        return 100.0 * (q3 - q1) / 2 / med
+        return 100.0 * (d["q3_s"] - d["q1_s"]) / 2 / d["median_s"]
 
     return {"runs_a": int(a.size), "runs_b": int(b.size), "median_a_s": med_a, "median_b_s": med_b,
-            "iqr_pct_a": disp(a, med_a), "iqr_pct_b": disp(b, med_b),
+            "iqr_pct_a": disp(da), "iqr_pct_b": disp(db),
             "delta_pct": delta_pct(med_a, med_b), "u": u, "p_value": p,
             "min_p": min_p(int(a.size), int(b.size), alternative),
             "significant": p is not None and p <= alpha, "stars": stars(p)}

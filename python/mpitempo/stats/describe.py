@@ -1,42 +1,118 @@
-"""Descriptive statistics per mpirun and across mpiruns (paper 001, Alg. 3; paper 004, section 4).
+"""Descriptive statistics and confidence intervals: pure functions on arrays, the one place where
+a median, a quantile, a standard deviation or a confidence interval of the median is computed.
 
-* ``describe(x)``: n, min, Q1, median, mean, Q3, max, std (n-1), CV = std/mean, SE = std/sqrt(n),
-  RSE = SE/mean. Quartiles are linear-interpolated.
+* ``describe(x)``: n, min, Q1, median, mean, Q3, max, std (n - 1), CV = std/mean, SE = std/sqrt(n),
+  RSE = SE/mean, as in the per-mpirun analysis of Hunold and Carpen-Amarie 2016 (Alg. 3) and the
+  full statistics of Luecke et al. 2009 (section 3.4). Quartiles are linear-interpolated (numpy's
+  default, DuckDB ``quantile_cont``); the median is ``np.median``.
+  Two conventions, one computation:
+
+  - summary/compare JSON (default): a quantity that is not defined is ``None``: every statistic of
+    no value, the spread (std, cv, se, rse) of one value, cv and rse when the mean is 0;
+  - ping-pong (``missing=nan, one_value_spread=0.0, variance=True``, docs/pingpong.md): undefined is
+    NaN, one value has variance, std and se 0, and the sample variance ``variance_s2`` is added.
+
+  ``weights`` describes a frequency table (value, count) as if every value were repeated count
+  times, without expanding it.
 * ``median_ci(x)``: the distribution-free confidence interval of the median from order statistics
   (binomial(n, 1/2)); it exists only from 6 values at 95% (n = 5 covers at most 93.75%), so callers
   say "need >= 6 runs" instead of printing an interval the data cannot support.
-* ``per_run_table`` / ``group_table``: the same statistics in bulk with DuckDB.
+* ``mean_ci(x)``: the Student-t interval of the mean.
+
+The bulk versions of these statistics (DuckDB, one row per mpirun or group) are in
+``mpitempo.analysis.summary``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy import stats as sps
-
-from mpitempo.stats.outliers import Filter, filtered_view
 
 STAT_KEYS = ("n", "min_s", "q1_s", "median_s", "mean_s", "q3_s", "max_s", "std_s", "cv", "se_s", "rse")
 
 
-def describe(x) -> dict:
+def median(x) -> float:
+    """The median (mean of the two middle values for an even count); NaN for no value."""
     x = np.asarray(x, dtype=float)
-    n = int(x.size)
+    return float(np.median(x)) if x.size else float("nan")
+
+
+def quantile(x, q):
+    """Linear-interpolated quantile(s) (numpy's default, DuckDB ``quantile_cont``); NaN for no value."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        return float("nan") if np.ndim(q) == 0 else [float("nan")] * len(q)
+    r = np.quantile(x, q)
+    return float(r) if np.ndim(q) == 0 else [float(v) for v in r]
+
+
+def _weighted_order(v: np.ndarray, c: np.ndarray):
+    """The k-th smallest (0-based) of the values repeated by their counts, and the quantiles."""
+    order = np.argsort(v, kind="stable")
+    v, c = v[order], c[order]
+    cum = np.cumsum(c)
+    n = int(cum[-1])
+
+    def kth(k: int) -> float:
+        return float(v[int(np.searchsorted(cum, k + 1))])
+
+    def q(p: float) -> float:  # numpy's linear method on the expanded data
+        h = p * (n - 1)
+        lo = math.floor(h)
+        a, b = kth(lo), kth(min(lo + 1, n - 1))
+        return a + (h - lo) * (b - a)
+
+    med = kth(n // 2) if n % 2 else (kth(n // 2 - 1) + kth(n // 2)) / 2
+    return float(v[0]), q(0.25), med, q(0.75), float(v[-1])
+
+
+def describe(x, *, weights=None, missing=None, one_value_spread: float | None = None,
+             variance: bool = False) -> dict:
+    """Descriptive statistics of ``x`` with the keys of STAT_KEYS (plus ``variance_s2`` before
+    ``std_s`` when ``variance``). ``missing`` stands for undefined quantities (None in JSON, NaN
+    for ping-pong); ``one_value_spread`` is the variance, std and se of a single value (None: undefined)."""
+    x = np.asarray(x, dtype=float).ravel()
+    if weights is None:
+        n = int(x.size)
+    else:
+        w = np.asarray(weights, dtype=np.int64).ravel()
+        if w.shape != x.shape:
+            raise ValueError(f"weights: {w.size} counts for {x.size} values")
+        x, w = x[w > 0], w[w > 0]
+        n = int(w.sum())
+    keys = STAT_KEYS[:7] + (("variance_s2",) if variance else ()) + STAT_KEYS[7:]
     if n == 0:
-        return dict.fromkeys(STAT_KEYS, None) | {"n": 0}
-    q1, med, q3 = np.quantile(x, [0.25, 0.5, 0.75])
-    mean = float(np.mean(x))
-    std = float(np.std(x, ddof=1)) if n > 1 else None
+        return dict.fromkeys(keys, missing) | {"n": 0}
+    if weights is None:
+        q1, q3 = np.quantile(x, [0.25, 0.75])
+        lo, q1, med, q3, hi = float(x.min()), float(q1), float(np.median(x)), float(q3), float(x.max())
+        mean = float(np.mean(x))
+        var = float(np.var(x, ddof=1)) if n > 1 else None
+    else:
+        lo, q1, med, q3, hi = _weighted_order(x, w)
+        mean = float(np.sum(x * w) / n)
+        var = float(np.sum(w * (x - mean) ** 2) / (n - 1)) if n > 1 else None
+    if var is None and one_value_spread is not None:
+        var = float(one_value_spread) ** 2
+    std = math.sqrt(var) if var is not None else None
     se = std / math.sqrt(n) if std is not None else None
-    return {"n": n, "min_s": float(x.min()), "q1_s": float(q1), "median_s": float(med), "mean_s": mean,
-            "q3_s": float(q3), "max_s": float(x.max()), "std_s": std,
-            "cv": std / mean if std is not None and mean else None, "se_s": se,
-            "rse": se / mean if se is not None and mean else None}
+    d = {"n": n, "min_s": lo, "q1_s": q1, "median_s": med, "mean_s": mean, "q3_s": q3, "max_s": hi}
+    if variance:
+        d["variance_s2"] = var if var is not None else missing
+    d.update({"std_s": std if std is not None else missing,
+              "cv": std / mean if std is not None and mean else missing,
+              "se_s": se if se is not None else missing,
+              "rse": se / mean if se is not None and mean else missing})
+    return d
 
 
 def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int] | None:
     """1-based ranks (l, u) of the order statistics with P(x_(l) <= median <= x_(u)) >= level, the
-    narrowest symmetric pair; None when even (1, n) does not reach the level."""
+    narrowest symmetric pair; None when even (1, n) does not reach the level. The coverage of
+    (x_(l), x_(n-l+1)) is 1 - 2 P(B <= l - 1) with B ~ binomial(n, 1/2): the distribution-free
+    interval obtained by inverting the sign test (e.g. Conover 1999, Practical Nonparametric Statistics)."""
+    from scipy import stats as sps
+
     if n < 1:
         return None
     best = None
@@ -58,6 +134,8 @@ def runs_needed(level: float = 0.95) -> int:
 
 def median_ci(x, level: float = 0.95) -> dict:
     """{level, lo_s, hi_s, coverage, need_runs}: lo/hi None and need_runs set when n is too small."""
+    from scipy import stats as sps
+
     x = np.sort(np.asarray(x, dtype=float))
     r = median_ci_ranks(x.size, level)
     if r is None:
@@ -70,92 +148,11 @@ def median_ci(x, level: float = 0.95) -> dict:
 
 def mean_ci(x, level: float = 0.95) -> tuple[float, float] | None:
     """Student-t confidence interval of the mean (None below 2 values)."""
+    from scipy import stats as sps
+
     x = np.asarray(x, dtype=float)
     if x.size < 2:
         return None
     m, se = float(np.mean(x)), float(np.std(x, ddof=1) / math.sqrt(x.size))
     h = float(sps.t.ppf(0.5 + level / 2, x.size - 1)) * se
     return m - h, m + h
-
-
-# -- bulk ------------------------------------------------------------------------------------------
-
-def _stats_sql(col: str, cond: str) -> str:
-    f = f"FILTER (WHERE {cond})"
-    return (f"count({col}) {f} AS n, min({col}) {f} AS min_s, quantile_cont({col}, [0.25, 0.5, 0.75]) {f} AS qq, "
-            f"avg({col}) {f} AS mean_s, max({col}) {f} AS max_s, stddev_samp({col}) {f} AS std_s")
-
-
-def _finish(r: dict) -> dict:
-    qq = r.pop("qq", None) or [None, None, None]
-    r["q1_s"], r["median_s"], r["q3_s"] = qq
-    n, mean, std = r.get("n") or 0, r.get("mean_s"), r.get("std_s")
-    r["n"] = int(n)
-    r["cv"] = std / mean if std is not None and mean else None
-    r["se_s"] = std / math.sqrt(n) if std is not None and n else None
-    r["rse"] = r["se_s"] / mean if r["se_s"] is not None and mean else None
-    return r
-
-
-def _rows(cur) -> list[dict]:
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def per_run_table(con, filt: Filter | None) -> list[dict]:
-    """One row per (config, op, msize, nprocs, campaign, run): describe() of the kept measurements,
-    plus outliers (valid measurements removed by the filter) and invalid."""
-    src = filtered_view(con, filt)
-    cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, run_id, any_value(run_index) AS run_index,
-            {_stats_sql('runtime_s', 'keep')},
-            count(*) FILTER (WHERE valid AND NOT keep) AS outliers, count(*) FILTER (WHERE NOT valid) AS invalid,
-            count(*) FILTER (WHERE abs(oclass) = 1) AS mild, count(*) FILTER (WHERE abs(oclass) = 2) AS severe,
-            count(*) FILTER (WHERE oclass < 0) AS low, count(*) FILTER (WHERE oclass > 0) AS high
-        FROM {src} GROUP BY campaign, config, op, msize, nprocs, run_id, run_no
-        ORDER BY campaign, config, op, msize, nprocs, run_index, run_id""")
-    out = []
-    for r in _rows(cur):
-        r = _finish(r)
-        for k in ("msize", "nprocs", "run_index", "outliers", "invalid", "mild", "severe", "low", "high"):
-            r[k] = int(r[k])
-        out.append(r)
-    return out
-
-
-def counts_from_per_run(per_run: list[dict], filt: Filter | None) -> dict:
-    """outlier_counts() from the per-run rows (no extra pass over the measurements)."""
-    from mpitempo.stats.outliers import NONE
-
-    tot = {k: sum(r[k] for r in per_run) for k in ("outliers", "mild", "severe", "low", "high")}
-    return {"measurements": sum(r["n"] + r["outliers"] for r in per_run), **tot, "filter": (filt or NONE).settings()}
-
-
-def pooled_table(con, filt: Filter | None) -> dict[tuple, dict]:
-    """Per (campaign, config, op, msize, nprocs): describe() of all kept measurements of all runs together."""
-    src = filtered_view(con, filt)
-    cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, {_stats_sql('runtime_s', 'keep')}
-        FROM {src} GROUP BY ALL""")
-    out = {}
-    for r in _rows(cur):
-        key = (r.pop("campaign"), r.pop("config"), r.pop("op"), int(r.pop("msize")), int(r.pop("nprocs")))
-        out[key] = _finish(r)
-    return out
-
-
-def group_table(con, filt: Filter | None, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
-    """Per (campaign, config, op, msize, nprocs): the distributions of run medians and run means across
-    mpiruns (describe() of each), the median CI across runs, pooled statistics of the measurements."""
-    per_run = per_run if per_run is not None else per_run_table(con, filt)
-    pooled = pooled_table(con, filt)
-    groups: dict[tuple, list[dict]] = {}
-    for r in per_run:
-        groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
-    out = []
-    for key, rs in groups.items():
-        meds = np.array([r["median_s"] for r in rs if r["median_s"] is not None], dtype=float)
-        means = np.array([r["mean_s"] for r in rs if r["mean_s"] is not None], dtype=float)
-        out.append({"campaign": key[0], "config": key[1], "op": key[2], "msize": key[3], "nprocs": key[4],
-                    "run_medians": describe(meds), "run_means": describe(means),
-                    "median_ci": median_ci(meds, level), "pooled": pooled.get(key, describe([])),
-                    "outliers": sum(r["outliers"] for r in rs)})
-    return out

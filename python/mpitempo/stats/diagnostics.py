@@ -1,4 +1,5 @@
-"""Checks of the method itself (paper 001, sections 4.1-4.2 and 5.3), as pure functions.
+"""Checks of the method itself (Hunold and Carpen-Amarie 2016, sections 4.1-4.2 and 5.3), as pure
+functions.
 
 * ``clt_means``: the distribution of sample means for several sample sizes, by resampling the
   measurements (Fig. 2): with enough measurements per mpirun the means are close to normal, which

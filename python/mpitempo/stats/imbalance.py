@@ -1,34 +1,25 @@
-"""Exit imbalance of an operation started simultaneously (paper 000, section V-B, Fig. 8).
+"""Exit imbalance of an operation started simultaneously (Hunold and Carpen-Amarie 2018,
+hierarchical clock synchronization in MPI, section V-B, Fig. 8).
 
 From per-rank timestamps on the global clock (timestamps.csv of the Round-Time
 scheme): for every valid measurement the exit skew = last exit - first exit, and
-each rank's exit offset = its exit - the first exit. Pure functions on arrays.
+each rank's exit offset = its exit - the first exit. Pure functions on arrays; reading the
+files is ``mpitempo.analysis.imbalance.load_exits``.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import duckdb
 import numpy as np
 
+from mpitempo.stats.describe import describe, median, quantile
 
-def load_exits(run_dirs: list[Path]) -> dict[str, np.ndarray]:
-    """rank exit times per measurement: {'skew_s': [m], 'offsets_s': [m, p], 'nprocs': p}"""
-    files = [str(d / "timestamps.csv") for d in run_dirs if (d / "timestamps.csv").exists()]
-    if not files:
-        return {"skew_s": np.empty(0), "offsets_s": np.empty((0, 0)), "nprocs": 0}
-    con = duckdb.connect()
-    lst = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
-    rows = con.execute(f"""
-        SELECT filename, exp, rep, rank, end_s FROM read_csv({lst}, header=true, filename=true,
-               columns={{'op': 'VARCHAR', 'msize': 'BIGINT', 'exp': 'INTEGER', 'rep': 'INTEGER',
-                         'rank': 'INTEGER', 'start_s': 'DOUBLE', 'end_s': 'DOUBLE', 'valid': 'INTEGER'}})
-        WHERE valid = 1 ORDER BY filename, exp, rep, rank""").fetchnumpy()
-    p = int(rows["rank"].max()) + 1 if len(rows["rank"]) else 0
-    if p == 0:
-        return {"skew_s": np.empty(0), "offsets_s": np.empty((0, 0)), "nprocs": 0}
-    ends = rows["end_s"].reshape(-1, p)
-    return exit_stats(ends)
+
+def __getattr__(name: str):
+    # Transitional: cmd_imbalance.py still calls ``imb.load_exits`` through this module. Remove once
+    # it imports mpitempo.analysis.imbalance (tests/py/test_stats_layers.py fails as a reminder).
+    if name == "load_exits":
+        from mpitempo.analysis.imbalance import load_exits
+        return load_exits
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def exit_stats(ends: np.ndarray) -> dict[str, np.ndarray]:
@@ -39,15 +30,18 @@ def exit_stats(ends: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def summarize(skew: np.ndarray, offsets: np.ndarray) -> dict:
+    """Median, mean, 95th percentile and maximum of the exit skew, and per rank the median exit
+    offset and the share of measurements in which the rank exits last."""
     if skew.size == 0:
         return {"n": 0}
+    d = describe(skew)
     return {
-        "n": int(skew.size),
-        "median_skew_s": float(np.median(skew)),
-        "mean_skew_s": float(np.mean(skew)),
-        "p95_skew_s": float(np.quantile(skew, 0.95)),
-        "max_skew_s": float(np.max(skew)),
-        "per_rank": [{"rank": r, "median_exit_offset_s": float(np.median(offsets[:, r])),
+        "n": d["n"],
+        "median_skew_s": d["median_s"],
+        "mean_skew_s": d["mean_s"],
+        "p95_skew_s": quantile(skew, 0.95),
+        "max_skew_s": d["max_s"],
+        "per_rank": [{"rank": r, "median_exit_offset_s": median(offsets[:, r]),
                       "last_to_exit_fraction": float(np.mean(offsets[:, r] == skew))}
                      for r in range(offsets.shape[1])],
     }

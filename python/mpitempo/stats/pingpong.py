@@ -1,10 +1,13 @@
-"""Statistics of ping-pong timings (paper 004, section 3.4). Pure functions on
+"""Statistics of ping-pong timings (Luecke et al. 2009, section 3.4). Pure functions on
 arrays of one-way times in seconds (ping-pong time / npp / 2).
 
-Conventions (documented in docs/pingpong.md):
+The statistics come from ``stats.describe.describe`` and the filter from
+``stats.outliers.cutcoef_keep``, the same functions the campaign summary uses; this module fixes
+the ping-pong conventions (documented in docs/pingpong.md):
 - variance is the sample variance (ddof = 1; 0 for one value), std its root;
-- cv = std / mean as a fraction (the paper prints it in percent);
+- cv = std / mean as a fraction (Luecke et al. print it in percent);
 - se = std / sqrt(n); rse = se / mean (a fraction, as in Appendix C);
+- an undefined quantity (no value, or cv and rse of a zero mean) is NaN;
 - rates are msize / time in MB/s with MB = 10^6 bytes (Appendix C: 8 B in
   1.2451 µs = 6.425 MB/s);
 - filtering keeps t <= cut_coef * median of the unfiltered data, and counts
@@ -13,9 +16,12 @@ Conventions (documented in docs/pingpong.md):
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+from mpitempo.stats.describe import describe
+from mpitempo.stats.outliers import cutcoef_keep
 
 DEFAULT_CUT_COEF = 2.0
 
@@ -37,41 +43,32 @@ class Summary:
         return asdict(self)
 
 
-def _nan_summary(n: int = 0) -> Summary:
-    nan = float("nan")
-    return Summary(n, nan, nan, nan, nan, nan, nan, nan, nan, nan)
+_FIELDS = tuple(f.name for f in fields(Summary))
+
+
+def _summary(times_s, weights=None) -> Summary:
+    d = describe(times_s, weights=weights, missing=float("nan"), one_value_spread=0.0, variance=True)
+    return Summary(**{k: d[k] for k in _FIELDS})
 
 
 def summarize(times_s) -> Summary:
-    """min, median, mean, max, variance, std, cv, se, rse of one-way times."""
-    t = np.asarray(times_s, dtype=float)
-    n = int(t.size)
-    if n == 0:
-        return _nan_summary()
-    mean = float(np.mean(t))
-    var = float(np.var(t, ddof=1)) if n > 1 else 0.0
-    std = math.sqrt(var)
-    se = std / math.sqrt(n)
-    return Summary(n=n, min_s=float(np.min(t)), median_s=float(np.median(t)), mean_s=mean, max_s=float(np.max(t)),
-                   variance_s2=var, std_s=std, cv=std / mean if mean != 0 else float("nan"), se_s=se,
-                   rse=se / mean if mean != 0 else float("nan"))
+    """min, median, mean, max, variance, std, cv, se, rse of one-way times: describe() with the
+    ping-pong conventions (NaN when undefined, variance 0 for one value)."""
+    return _summary(times_s)
 
 
 def check_cut_coef(cut_coef: float) -> float:
     c = float(cut_coef)
     if not (c > 1.0) or not math.isfinite(c):
-        raise ValueError(f"invalid cut_coef {cut_coef!r}: must be > 1 (the paper uses 2.0)")
+        raise ValueError(f"invalid cut_coef {cut_coef!r}: must be > 1 (Luecke et al. 2009 use 2.0)")
     return c
 
 
 def filter_cut(times_s, cut_coef: float = DEFAULT_CUT_COEF) -> tuple[np.ndarray, int]:
-    """(kept, removed count): keeps t <= cut_coef * median(t)."""
+    """(kept, removed count): keeps t <= cut_coef * median(t) (outliers.cutcoef_keep), in order."""
     c = check_cut_coef(cut_coef)
     t = np.asarray(times_s, dtype=float)
-    if t.size == 0:
-        return t, 0
-    limit = c * float(np.median(t))
-    kept = t[t <= limit]
+    kept = t[cutcoef_keep(t, c)]
     return kept, int(t.size - kept.size)
 
 
@@ -90,7 +87,7 @@ def rates(msize: int, s: Summary) -> dict:
 
 def histogram(values, bins: int = 40, upper: float | None = None, weights=None) -> dict:
     """Equal-width bins from min(values) to `upper` (default: the max), plus
-    the count of values >= upper (the paper's last line "9.80 <= times").
+    the count of values >= upper (the last line "9.80 <= times" of Luecke et al. 2009, Appendix A).
     Returns {"edges": [...], "counts": [...], "over": n, "upper": u}."""
     v = np.asarray(values, dtype=float)
     w = None if weights is None else np.asarray(weights, dtype=float)
@@ -120,22 +117,4 @@ def frequency_table(ticks, per_tick_s: float) -> list[tuple[float, int]]:
 def weighted_summary(values, counts) -> Summary:
     """Summary of a frequency table (value, count) without expanding it: used
     for the timer study of 2^24 differences."""
-    v = np.asarray(values, dtype=float)
-    c = np.asarray(counts, dtype=np.int64)
-    n = int(c.sum())
-    if n == 0:
-        return _nan_summary()
-    order = np.argsort(v)
-    v, c = v[order], c[order]
-    cum = np.cumsum(c)
-
-    def kth(k):  # 0-based k-th smallest
-        return float(v[int(np.searchsorted(cum, k + 1))])
-
-    med = kth(n // 2) if n % 2 else 0.5 * (kth(n // 2 - 1) + kth(n // 2))
-    mean = float(np.sum(v * c) / n)
-    var = float(np.sum(c * (v - mean) ** 2) / (n - 1)) if n > 1 else 0.0
-    std = math.sqrt(var)
-    se = std / math.sqrt(n)
-    return Summary(n=n, min_s=float(v[0]), median_s=med, mean_s=mean, max_s=float(v[-1]), variance_s2=var, std_s=std,
-                   cv=std / mean if mean else float("nan"), se_s=se, rse=se / mean if mean else float("nan"))
+    return _summary(values, weights=counts)
