@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mpitempo.analysis.imbalance import load_exits
 from mpitempo.stats import imbalance as imb
 from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
@@ -65,12 +66,14 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
     skews = []
     for v in vs:
         dirs = [d for d in sorted((target / "runs").glob(f"{v.name}-*")) if (d / "meta.json").exists()]
-        ex = imb.load_exits(dirs)
+        ex = load_exits(dirs)
         s = imb.summarize(ex["skew_s"], ex["offsets_s"])
         s.update({"variant": v.name, "env": v.env, "op": op, "nprocs": np, "runs": len(dirs)})
         results.append(s)
         skews.append(ex["skew_s"])
-    fig = imb.boxplot([v.name for v in vs], skews, f"{op}: exit imbalance, {np} ranks, Round-Time start")
+    from mpitempo.present.plots.imbalance import boxplot
+
+    fig = boxplot([v.name for v in vs], skews, f"{op}: exit imbalance, {np} ranks, Round-Time start")
     plot = target / "imbalance.png"
     fig.savefig(plot, dpi=100)
     if as_json:

@@ -10,21 +10,8 @@ from mpitempo.present.tables import console, print_json, table, us
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
-from mpitempo.analysis.store import open_campaigns, summarize
-
-
-def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
-    """summarize() plus the per-group statistics of stats.summary (nested objects)."""
-    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
-    rows = summarize(data, filt, per_run)
-    groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
-              for g in group_table(data.con, filt, level, per_run)}
-    for r in rows:
-        g = groups.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), {})
-        r["filter"] = filt.settings()
-        for k in ("median_ci", "run_medians", "run_means", "pooled"):
-            r[k] = g.get(k)
-    return rows
+from mpitempo.analysis.store import open_campaigns
+from mpitempo.analysis.summary import summary_rows
 
 
 def _ci_cell(r) -> str:

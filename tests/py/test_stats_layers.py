@@ -13,8 +13,8 @@ PKG = Path(mpitempo.__file__).parent
 STATS = PKG / "stats"
 FORBIDDEN = ("duckdb", "mpitempo.analysis", "mpitempo.io", "mpitempo.present", "mpitempo.runner",
              "mpitempo.kinds", "mpitempo.cli", "mpitempo.cmd_")
-# Transitional, see stats/imbalance.py: allowed only while cmd_imbalance.py calls imb.load_exits.
-SHIM = ("imbalance.py", "mpitempo.analysis.imbalance")
+# every import of stats/ is checked; no exceptions
+SHIM = ("", "")  # no exception left
 
 
 def _imports(path: Path) -> list[str]:
@@ -48,13 +48,6 @@ def test_stats_imports_only_pure_modules():
             if _forbidden(name) and (f.name, name) != SHIM:
                 bad.append(f"{f.name}: {name}")
     assert not bad, "stats/ must stay pure: " + ", ".join(bad)
-
-
-def test_load_exits_shim_still_needed():
-    uses = "imb.load_exits" in (PKG / "cmd_imbalance.py").read_text()
-    has_shim = SHIM[1] in _imports(STATS / SHIM[0])
-    assert uses or not has_shim, ("cmd_imbalance.py no longer calls imb.load_exits: remove the load_exits "
-                                  "forwarding from stats/imbalance.py and SHIM from this test")
 
 
 def test_forbidden_names_are_detected():

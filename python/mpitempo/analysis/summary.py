@@ -94,3 +94,20 @@ def group_table(con, filt: Filter | None, level: float = 0.95, per_run: list[dic
                     "median_ci": median_ci(meds, level), "pooled": pooled.get(key, describe([])),
                     "outliers": sum(r["outliers"] for r in rs)})
     return out
+
+
+def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
+    """The summary rows of `mpitempo summary`: the store's summarize() plus the per-group statistics
+    (median CI, run medians, run means, pooled) as nested objects."""
+    from mpitempo.analysis.store import summarize
+
+    per_run = per_run if per_run is not None else per_run_table(data.con, filt)
+    rows = summarize(data, filt, per_run)
+    groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
+              for g in group_table(data.con, filt, level, per_run)}
+    for r in rows:
+        g = groups.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), {})
+        r["filter"] = filt.settings()
+        for k in ("median_ci", "run_medians", "run_means", "pooled"):
+            r[k] = g.get(k)
+    return rows

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from mpitempo import __version__
-from mpitempo.cmd_summary import summary_rows
+from mpitempo.analysis.summary import summary_rows
 from mpitempo.analysis.comparison import compare, sample_arrays
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
