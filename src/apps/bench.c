@@ -178,7 +178,7 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
                 fprintf(tsf, "%s,%lld,%d,%d,%d,%.12g,%.12g,%d\n", e->op->name, (long long)a->msize, done, i, q,
                         m->ts_start[(size_t)q * (size_t)m->n + (size_t)i], m->ts_end[(size_t)q * (size_t)m->n + (size_t)i],
                         m->valid[i]);
-        if (ferror(tsf)) return mt_fail(err, MT_EIO, "writing timestamps.csv failed");
+        if (mt_run_file_error(r, "timestamps.csv", err) != MT_OK) return MT_EIO;
     }
     x->median_s = median_valid(m->runtime_s, m->valid, m->n);
     if (!r->cli.outdir) {
