@@ -364,9 +364,12 @@ static void done(mt_run_t *r)
     r->state = NULL;
 }
 
-static const mt_choices_t choices[] = {{MTP_ops, mt_op_names}, {MTP_scheme, mt_scheme_names},
-                                       {MTP_datatype, mt_dtype_names}, {MTP_redop, mt_redop_names},
-                                       {MTP_cache, mt_cache_policy_names}, {MTP_sync, mt_sync_names}, {-1, NULL}};
+static const mt_choices_t choices[] = {
+    {MTP_ops, mt_op_names, "ops", NULL},           {MTP_scheme, mt_scheme_names, NULL, NULL},
+    {MTP_datatype, mt_dtype_names, NULL, NULL},     {MTP_redop, mt_redop_names, NULL, NULL},
+    {MTP_cache, mt_cache_policy_names, NULL, NULL}, {MTP_sync, mt_sync_names, "algorithms", "SPEC"},
+    {MTP_barrier_skew, NULL, NULL, "R:T"},         {MTP_sim_random, NULL, NULL, "SPEC"},
+    {-1, NULL, NULL, NULL}};
 static const mt_cli_flag_t flags[] = {
     {"timer-study", NULL, "print resolution and overhead of every timer as JSON", -1}, {NULL, NULL, NULL, -1}};
 static const mt_result_file_t files[] = {
