@@ -178,7 +178,7 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
                 fprintf(tsf, "%s,%lld,%d,%d,%d,%.12g,%.12g,%d\n", e->op->name, (long long)a->msize, done, i, q,
                         m->ts_start[(size_t)q * (size_t)m->n + (size_t)i], m->ts_end[(size_t)q * (size_t)m->n + (size_t)i],
                         m->valid[i]);
-        if (ferror(tsf)) return mt_fail(err, MT_EIO, "writing timestamps.csv failed");
+        if (mt_run_file_error(r, "timestamps.csv", err) != MT_OK) return MT_EIO;
     }
     x->median_s = median_valid(m->runtime_s, m->valid, m->n);
     if (!r->cli.outdir) {
@@ -364,9 +364,12 @@ static void done(mt_run_t *r)
     r->state = NULL;
 }
 
-static const mt_choices_t choices[] = {{MTP_ops, mt_op_names}, {MTP_scheme, mt_scheme_names},
-                                       {MTP_datatype, mt_dtype_names}, {MTP_redop, mt_redop_names},
-                                       {MTP_cache, mt_cache_policy_names}, {MTP_sync, mt_sync_names}, {-1, NULL}};
+static const mt_choices_t choices[] = {
+    {MTP_ops, mt_op_names, "ops", NULL},           {MTP_scheme, mt_scheme_names, NULL, NULL},
+    {MTP_datatype, mt_dtype_names, NULL, NULL},     {MTP_redop, mt_redop_names, NULL, NULL},
+    {MTP_cache, mt_cache_policy_names, NULL, NULL}, {MTP_sync, mt_sync_names, "algorithms", "SPEC"},
+    {MTP_barrier_skew, NULL, NULL, "R:T"},         {MTP_sim_random, NULL, NULL, "SPEC"},
+    {-1, NULL, NULL, NULL}};
 static const mt_cli_flag_t flags[] = {
     {"timer-study", NULL, "print resolution and overhead of every timer as JSON", -1}, {NULL, NULL, NULL, -1}};
 static const mt_result_file_t files[] = {

@@ -293,9 +293,10 @@ static void done(mt_run_t *r)
     r->state = NULL;
 }
 
-static void offset_names(char *buf, size_t len) { mt_offset_names(buf, len); }
-
-static const mt_choices_t choices[] = {{MTP_algorithms, mt_sync_names}, {MTP_check_offset, offset_names}, {-1, NULL}};
+static const mt_choices_t choices[] = {{MTP_algorithms, mt_sync_names, "algorithms", "SPECS"},
+                                       {MTP_check_offset, mt_offset_names, NULL, NULL},
+                                       {MTP_sim_random, NULL, NULL, "SPEC"},
+                                       {-1, NULL, NULL, NULL}};
 static const mt_cli_flag_t flags[] = {{"mpirun", NULL, NULL, MT_OPT_RUN_INDEX}, /* the old spelling of --run-index */
                                       {NULL, NULL, NULL, -1}};
 static const mt_result_file_t files[] = {{"clocks.json", 0}, {"meta.json", 0}, {NULL, 0}};

@@ -57,6 +57,8 @@ static int check(mt_run_t *r, int np, char *err)
     pp->loop_iters = mt_p_set(p, MTP_loop_iters) ? mt_p_int(p, MTP_loop_iters) : 0;
     pp->loop_reps = mt_p_int(p, MTP_loop_reps);
     int rc = MT_OK;
+    if (!(pp->res_npp > 0))
+        return mt_fail(err, MT_EINVAL, "invalid --res-npp '%s': must be > 0", mt_p_raw(p, MTP_res_npp));
     if (mt_p_set(p, MTP_npp_sweep)) {
         if ((rc = parse_sweep(mt_p_str(p, MTP_npp_sweep), pp, err)) != MT_OK) return rc;
         if (pp->npp) return mt_fail(err, MT_EINVAL, "--npp and --npp-sweep exclude each other: give one of them");

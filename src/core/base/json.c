@@ -2,6 +2,7 @@
 #include "base/json.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void mt_json_init(mt_json_t *j, FILE *f)
@@ -98,8 +99,17 @@ void mt_json_int(mt_json_t *j, int64_t v) { pre_value(j); fprintf(j->f, "%lld", 
 void mt_json_num(mt_json_t *j, double v)
 {
     pre_value(j);
-    if (isfinite(v)) fprintf(j->f, "%.17g", v);
-    else fputs("null", j->f);
+    if (!isfinite(v)) {
+        fputs("null", j->f);
+        return;
+    }
+    /* the shortest text that reads back as the same double */
+    char b[32];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(b, sizeof b, "%.*g", prec, v);
+        if (strtod(b, NULL) == v) break;
+    }
+    fputs(b, j->f);
 }
 void mt_json_bool(mt_json_t *j, int v) { pre_value(j); fputs(v ? "true" : "false", j->f); }
 void mt_json_null(mt_json_t *j) { pre_value(j); fputs("null", j->f); }

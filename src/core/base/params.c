@@ -172,8 +172,13 @@ void mt_params_write_list(mt_json_t *j, unsigned app)
         if (d->def[0]) mt_json_str(j, d->def);
         else mt_json_null(j);
         mt_json_kstr(j, "unit", d->unit);
-        mt_json_knum(j, "min", d->min);
-        mt_json_knum(j, "max", d->max);
+        if (d->type == MT_T_INT || d->type == MT_T_SIZE) { /* exact, even 2^63 - 1 */
+            mt_json_kint(j, "min", int_bound(d->min));
+            mt_json_kint(j, "max", int_bound(d->max));
+        } else {
+            mt_json_knum(j, "min", d->min);
+            mt_json_knum(j, "max", d->max);
+        }
         mt_json_kstr(j, "help", d->help);
         mt_json_obj_end(j);
     }

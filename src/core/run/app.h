@@ -10,10 +10,13 @@
 
 struct mt_run;
 
-/* A registry-valued parameter: usage shows the names the registry accepts. */
+/* How usage shows a parameter: a registry-valued one lists the names the
+ * registry accepts; a metavar can say more than the type's ("SPEC", "R:T"). */
 typedef struct mt_choices {
     int id;                                    /* MTP_<name>; -1 ends the list */
-    void (*names)(char *buf, size_t len);      /* "a, b, c" */
+    void (*names)(char *buf, size_t len);      /* "a, b, c", or NULL */
+    const char *label;                         /* before the names (NULL: "one of") */
+    const char *metavar;                       /* NULL: from the type */
 } mt_choices_t;
 
 /* An option of one app only, beside the parameters and the shared options. */

@@ -170,24 +170,50 @@ static const char *metavar(const mt_param_def_t *d, int has_choices)
     return "";
 }
 
+/* a paragraph wrapped at WIDTH */
+static void para(FILE *f, const char *text)
+{
+    int col = 0;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (!w) break;
+        if (col && col + 1 + (int)w > WIDTH) {
+            fputc('\n', f);
+            col = 0;
+        } else if (col) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(p, 1, w, f);
+        col += (int)w;
+        p += w;
+    }
+    fputc('\n', f);
+}
+
 void mt_cli_usage(FILE *f, const mt_app_t *app)
 {
-    fprintf(f, "usage: mpirun -n N %s [options]\n\n%s\n\nParameters (campaign keys: the names with '_' for '-'):\n",
-            app->prog, app->about);
+    static const mt_choices_t timer = {MTP_timer, mt_timer_names, NULL, NULL};
+    fprintf(f, "usage: mpirun -n N %s [options]\n\n", app->prog);
+    para(f, app->about);
+    fprintf(f, "\nParameters (campaign keys: the names with '_' for '-'):\n");
     for (int i = 0; i < mt_nparam_defs; i++) {
         const mt_param_def_t *d = &mt_param_defs[i];
         if (!(d->apps & app->id)) continue;
-        void (*names)(char *, size_t) = d->id == MTP_timer ? mt_timer_names : NULL;
+        const mt_choices_t *ch = d->id == MTP_timer ? &timer : NULL;
         for (int k = 0; app->choices && app->choices[k].id >= 0; k++)
-            if (app->choices[k].id == d->id) names = app->choices[k].names;
+            if (app->choices[k].id == d->id) ch = &app->choices[k];
         char left[96], text[2048], reg[1024] = "";
         mt_param_flag(d, left, sizeof left);
         size_t l = strlen(left);
-        if (d->type != MT_T_BOOL) snprintf(left + l, sizeof left - l, " %s", metavar(d, names != NULL));
-        if (names) names(reg, sizeof reg);
-        snprintf(text, sizeof text, "%s%s%s%s%s%s", d->help, names ? "; one of: " : "", reg,
-                 d->def[0] && d->type != MT_T_BOOL ? " (default " : "", d->type != MT_T_BOOL ? d->def : "",
-                 d->def[0] && d->type != MT_T_BOOL ? ")" : "");
+        if (d->type != MT_T_BOOL)
+            snprintf(left + l, sizeof left - l, " %s", ch && ch->metavar ? ch->metavar : metavar(d, ch && ch->names));
+        if (ch && ch->names) ch->names(reg, sizeof reg);
+        snprintf(text, sizeof text, "%s%s%s%s%s%s%s", d->help, reg[0] ? "; " : "",
+                 reg[0] ? (ch->label ? ch->label : "one of") : "", reg[0] ? ": " : "", reg,
+                 d->def[0] && d->type != MT_T_BOOL ? " (default " : "", d->type != MT_T_BOOL ? d->def : "");
+        if (d->def[0] && d->type != MT_T_BOOL) strncat(text, ")", sizeof text - strlen(text) - 1);
         item(f, left, text);
     }
     fprintf(f, "\nRun options:\n");

@@ -5,6 +5,7 @@
 #include "base/mt_mpi.h"
 #include "run/factors.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +133,13 @@ FILE *mt_run_file(mt_run_t *r, const char *name)
 {
     int i = file_index(r, name);
     return i >= 0 ? r->out[i].f : NULL;
+}
+
+int mt_run_file_error(mt_run_t *r, const char *name, char *err)
+{
+    int i = file_index(r, name);
+    if (i < 0 || !r->out[i].f || !ferror(r->out[i].f)) return MT_OK;
+    return mt_fail(err, MT_EIO, "writing %s failed: %s", r->out[i].tmp, strerror(errno ? errno : EIO));
 }
 
 int mt_run_open_file(mt_run_t *r, const char *name, char *err)

@@ -46,6 +46,9 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv);
 /* The writer's open result file `name` (one of app->files), or NULL (other
  * ranks, no --outdir, or an optional file not opened). */
 FILE *mt_run_file(mt_run_t *r, const char *name);
+/* MT_OK, or "writing <its temporary path> failed: <reason>" when a write to
+ * result file `name` failed (e.g. the disk is full) */
+int mt_run_file_error(mt_run_t *r, const char *name, char *err);
 /* Open an optional result file (e.g. timestamps.csv) on the writer. */
 int mt_run_open_file(mt_run_t *r, const char *name, char *err);
 /* On the writer: start meta.json (DIR/meta.json, or stdout for
