@@ -118,12 +118,19 @@ def test_cli_end_to_end(cli, build, tmp_path):
     assert code == 0, err
     assert "TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS" in stdout
     assert "COMPARISON WITH THE LOOP-AVERAGED METHOD" in stdout and "COMMUNICATION RATE CURVE" in stdout
+    # a campaign directory of kind pingpong: the run's files and its analysis in runs/<id>/
+    run = out / "runs" / "default-000"
+    assert (out / "campaign.toml").exists() and (out / "runlog.jsonl").exists()
     for name in ("meta.json", "timings.csv", "summary.txt", "full.txt", "analysis.json", "plots/rate_curve.png",
                  "plots/hist_timer.png"):
-        assert (out / name).exists(), name
+        assert (run / name).exists(), name
     # one histogram per size and npp (npp is estimated: 1 with MPICH here, larger with faster libraries)
-    assert len(list((out / "plots").glob("hist_8B_npp*.png"))) == 1
-    assert "FREQUENCY OF TIMES FROM THE TIMER OVERHEAD" in (out / "full.txt").read_text()
+    assert len(list((run / "plots").glob("hist_8B_npp*.png"))) == 1
+    assert "FREQUENCY OF TIMES FROM THE TIMER OVERHEAD" in (run / "full.txt").read_text()
+    # summary reads it like any campaign: one-way latency as op "pingpong"
+    code, s_out, err = cli("summary", out, "--json")
+    assert code == 0, err
+    assert {r["op"] for r in json.loads(s_out)} >= {"pingpong", "pingpong-loop"}
     code, stdout, err = cli("pingpong", "--from", out, "--json", "--cut-coef", "3")
     assert code == 0, err
     doc = json.loads(stdout)
