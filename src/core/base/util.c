@@ -230,14 +230,14 @@ int mt_parse_duration_as(const char *s, const char *name, double *out, char *err
     double v = strtod(s, &end);
     if (end == s || errno == ERANGE || v != v || isinf(v))
         return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", name, s);
-    double mul = 1.0;
-    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) mul = 1.0;
-    else if (strcmp(end, "ms") == 0) mul = 1e-3;
-    else if (strcmp(end, "us") == 0) mul = 1e-6;
-    else if (strcmp(end, "ns") == 0) mul = 1e-9;
+    double div = 1.0; /* a division by an exact power of ten rounds correctly: 20us is 2e-05 */
+    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) div = 1.0;
+    else if (strcmp(end, "ms") == 0) div = 1e3;
+    else if (strcmp(end, "us") == 0) div = 1e6;
+    else if (strcmp(end, "ns") == 0) div = 1e9;
     else return mt_fail(err, MT_EINVAL, "invalid %s '%s': the unit must be s, ms, us or ns", name, s);
     if (v < 0) return mt_fail(err, MT_EINVAL, "invalid %s '%s': must not be negative", name, s);
-    *out = v * mul;
+    *out = v / div;
     return MT_OK;
 }
 

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The C core's dependencies point one way:
+#   apps -> run -> scheme, op, pingpong -> clock -> timer -> base
+# Each folder of src/core may include only the folders below it; and no file
+# knows a scheme by identity (scheme == &mt_scheme_x) except that scheme's own.
+root=${1:-$(dirname "$0")/../..}
+core="$root/src/core"
+fail=0
+allowed() {
+    case $1 in
+    base) echo "base" ;;
+    timer) echo "base timer" ;;
+    clock) echo "base timer clock" ;;
+    op) echo "base timer op" ;;
+    pingpong) echo "base timer pingpong" ;;
+    scheme) echo "base timer clock op scheme" ;;
+    run) echo "base timer clock op pingpong scheme run" ;;
+    esac
+}
+for dir in "$core"/*/; do
+    layer=$(basename "$dir")
+    ok=$(allowed "$layer")
+    [ -n "$ok" ] || { echo "unknown folder src/core/$layer: add it to tests/c/check_layers.sh"; fail=1; continue; }
+    for f in "$dir"*.c "$dir"*.h; do
+        [ -e "$f" ] || continue
+        for inc in $(sed -n 's/^#include "\([a-z_]*\)\/.*/\1/p' "$f" | sort -u); do
+            case " $ok " in *" $inc "*) ;; *) echo "src/core/$layer/$(basename "$f") includes $inc/: against the layering"; fail=1 ;; esac
+        done
+    done
+done
+# identity checks of schemes outside their own file
+for f in $(grep -rl '[=!]= *&mt_scheme_' "$root/src" 2>/dev/null); do
+    for s in $(sed -n 's/.*[=!]= *&mt_scheme_\([a-z_]*\).*/\1/p' "$f" | sort -u); do
+        [ "$(basename "$f")" = "scheme_$s.c" ] || { echo "$f checks for scheme '$s' by identity"; fail=1; }
+    done
+done
+[ $fail = 0 ] && echo ok
+exit $fail
