@@ -1,5 +1,5 @@
-/* mpitempo: clock synchronisation algorithms (paper 000 sections III-IV,
- * paper 001 section 3.1). A sync algorithm takes a communicator and an input
+/* mpitempo: clock synchronisation algorithms (Hunold and Carpen-Amarie 2018,
+ * sections III-IV; 2016, section 3.1). A sync algorithm takes a communicator and an input
  * clock and returns a clock: rank 0 of the communicator is the reference and
  * keeps its input clock; every other rank gets its input clock with one more
  * model on top. Algorithms are registered in sync.c (one file each); a

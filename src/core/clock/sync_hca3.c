@@ -1,4 +1,4 @@
-/* mpitempo: HCA3 (paper 000, Algorithm 1): the reference time is pushed down
+/* mpitempo: HCA3 (Hunold and Carpen-Amarie 2018, Algorithm 1): the reference time is pushed down
  * a binomial tree; a process that has learned its model timestamps with its
  * global clock when it acts as the reference of a later round. Rounds:
  * floor(log2 p) for the largest power of two, plus one for the rest, i.e.

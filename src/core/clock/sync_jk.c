@@ -1,5 +1,5 @@
-/* mpitempo: JK (Jones and Koenig, paper 000 section II / 001 section 3.1):
- * the reference learns a linear model with every client in turn (O(p)). */
+/* mpitempo: JK (Jones and Koenig; as described by Hunold and Carpen-Amarie
+ * 2018, section II, and 2016, section 3.1): the reference learns a linear model with every client in turn (O(p)). */
 #include "base/mt_common.h"
 #include "clock/sync.h"
 

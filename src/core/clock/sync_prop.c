@@ -1,4 +1,4 @@
-/* mpitempo: ClockPropSync (paper 000, Algorithm 3): rank 0 of the group
+/* mpitempo: ClockPropSync (Hunold and Carpen-Amarie 2018, Algorithm 3): rank 0 of the group
  * broadcasts its flattened clock; every other rank rebuilds it on its own
  * base clock. Correct only when the group shares one time source, so it
  * checks that first and refuses otherwise (e.g. Open MPI's MPI_Wtime, whose
