@@ -4,12 +4,9 @@
  * or prints a table when no --outdir is given. The run itself (options, MPI,
  * files, meta.json's common parts) belongs to the run driver (run/run.c). */
 #define _GNU_SOURCE
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "base/mt_common.h"
 #include "clock/session.h"
@@ -124,26 +121,6 @@ static int early(mt_run_t *r)
     return 0;
 }
 
-static double median_valid(const double *v, const int *valid, int n)
-{
-    double *c = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (valid[i]) c[m++] = v[i];
-    double med = NAN;
-    if (m > 0) { /* insertion sort: for the table and meta.json only */
-        for (int i = 1; i < m; i++) {
-            double x = c[i];
-            int k = i - 1;
-            while (k >= 0 && c[k] > x) { c[k + 1] = c[k]; k--; }
-            c[k + 1] = x;
-        }
-        med = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
-    }
-    free(c);
-    return med;
-}
-
 /* rank 0 after experiment k (number `done` in the shuffled order): CSV rows, checks, table or progress */
 static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_meas_t *m, double wall, char *err)
 {
@@ -169,18 +146,20 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
         fprintf(stderr, "%s: %s: %s %lld B: only %d of %d measurements are valid (minimum %lld)%s\n", r->app->prog,
                 allow ? "warning" : "error", e->op->name, (long long)a->msize, x->nvalid, m->n, b->min_valid,
                 s->few_valid_advice ? s->few_valid_advice : "");
-    } else if (s->exp_note && !r->cli.quiet && s->exp_note(b->scheme.cfg, &m->info, x->nvalid, m->n, note, sizeof note)) {
+    } else if (s->exp_note && !r->cli.quiet &&
+               s->exp_note(b->scheme.cfg, &m->info, x->nvalid, m->n, note, sizeof note)) {
         fprintf(stderr, "%s: note: %s %lld B: %s\n", r->app->prog, e->op->name, (long long)a->msize, note);
     }
-    if (tsf && m->ts_start) {
+    if (tsf && m->ts_start) { /* rank-major: ts[q * n + i] */
         for (int i = 0; i < m->n; i++)
-            for (int q = 0; q < r->ctx.size; q++)
+            for (int q = 0; q < r->ctx.size; q++) {
+                size_t at = (size_t)q * (size_t)m->n + (size_t)i;
                 fprintf(tsf, "%s,%lld,%d,%d,%d,%.12g,%.12g,%d\n", e->op->name, (long long)a->msize, done, i, q,
-                        m->ts_start[(size_t)q * (size_t)m->n + (size_t)i], m->ts_end[(size_t)q * (size_t)m->n + (size_t)i],
-                        m->valid[i]);
+                        m->ts_start[at], m->ts_end[at], m->valid[i]);
+            }
         if (mt_run_file_error(r, "timestamps.csv", err) != MT_OK) return MT_EIO;
     }
-    x->median_s = median_valid(m->runtime_s, m->valid, m->n);
+    x->median_s = mt_median_valid(m->runtime_s, m->valid, m->n);
     if (!r->cli.outdir) {
         double mn = INFINITY, mx = -INFINITY;
         for (int i = 0; i < m->n; i++)
@@ -265,27 +244,6 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kint(j, "invalid_measurements", b->invalid);
 }
 
-/* the experiment order: a shuffle with the seed given, or drawn by rank 0 and broadcast */
-static int *shuffled(mt_run_t *r)
-{
-    bench_t *b = r->state;
-    const mt_params_t *p = &r->cli.p;
-    b->seed = (uint64_t)mt_p_int(p, MTP_seed);
-    if (!mt_p_set(p, MTP_seed)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        b->seed = (((uint64_t)ts.tv_sec * 1000003ULL) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20)) & LLONG_MAX;
-    }
-    mt_check_mpi(MPI_Bcast(&b->seed, 1, MPI_UINT64_T, 0, r->ctx.comm), "MPI_Bcast");
-    int *order = malloc(sizeof(int) * (size_t)(b->nexp + 1));
-    if (!order) mt_check_mpi(MPI_ERR_NO_MEM, "experiment order");
-    for (int i = 0; i < b->nexp; i++) order[i] = i;
-    mt_rng_t rng;
-    mt_rng_seed(&rng, b->seed);
-    mt_shuffle_int(&rng, order, b->nexp);
-    return order;
-}
-
 static int run(mt_run_t *r, char *err)
 {
     bench_t *b = r->state;
@@ -305,20 +263,24 @@ static int run(mt_run_t *r, char *err)
     ctx->nrep = (int)mt_p_int(p, MTP_nrep);
     ctx->warmup = (int)mt_p_int(p, MTP_warmup);
     ctx->want_timestamps = mt_p_bool(p, MTP_timestamps);
-    if (mt_p_set(p, MTP_barrier_skew)) mt_barrier_skew_parse(mt_p_str(p, MTP_barrier_skew), 0, &ctx->skew_rank, &ctx->skew_s, err);
+    if (mt_p_set(p, MTP_barrier_skew))
+        mt_barrier_skew_parse(mt_p_str(p, MTP_barrier_skew), 0, &ctx->skew_rank, &ctx->skew_s, err);
     mt_cache_t cache;
-    rc = mt_cache_init(&cache, b->cache_policy, mt_p_set(p, MTP_cache_size) ? (size_t)mt_p_size(p, MTP_cache_size) : 0, err);
+    size_t cache_bytes = mt_p_set(p, MTP_cache_size) ? (size_t)mt_p_size(p, MTP_cache_size) : 0; /* 0: from sysfs */
+    rc = mt_cache_init(&cache, b->cache_policy, cache_bytes, err);
     if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
     ctx->cache = &cache;
     double my_delay = 0;
     mt_op_delay_for_rank(mt_p_str(p, MTP_delay), ctx->rank, &my_delay, err);
-    int *order = shuffled(r);
+    b->seed = (uint64_t)mt_p_int(p, MTP_seed);
+    int *order = mt_exp_order(ctx->comm, b->nexp, mt_p_set(p, MTP_seed), &b->seed);
     if (ctx->want_timestamps) rc = mt_run_open_file(r, "timestamps.csv", err);
     if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
     FILE *csv = mt_run_file(r, "measurements.csv"), *tsf = mt_run_file(r, "timestamps.csv");
     if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
     if (tsf) fprintf(tsf, "op,msize,exp,rep,rank,start_s,end_s,valid\n");
-    if (ctx->rank == 0 && !(b->res = calloc((size_t)b->nexp + 1, sizeof *b->res))) mt_check_mpi(MPI_ERR_NO_MEM, "results");
+    if (ctx->rank == 0 && !(b->res = calloc((size_t)b->nexp + 1, sizeof *b->res)))
+        mt_check_mpi(MPI_ERR_NO_MEM, "results");
     if (ctx->rank == 0 && !r->cli.outdir)
         printf("# %s %s: %d ranks, scheme %s, timer %s, nrep %d, seed %llu\n%-22s %10s %6s %12s %12s %12s\n",
                r->app->prog, MT_VERSION, ctx->size, b->scheme.s->name, ctx->timer.t->name, ctx->nrep,
@@ -336,7 +298,8 @@ static int run(mt_run_t *r, char *err)
         int64_t w0 = ctx->timer.t->now();
         rc = b->scheme.s->measure(ctx, b->scheme.cfg, e->op, &a, &m, err);
         double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
-        if ((rc = mt_agree(ctx->comm, rc, err)) == MT_OK && ctx->rank == 0) rc = record(r, order[k], k, &a, &m, wall, err);
+        if ((rc = mt_agree(ctx->comm, rc, err)) == MT_OK && ctx->rank == 0)
+            rc = record(r, order[k], k, &a, &m, wall, err);
         mt_meas_free(&m);
         mt_op_release(&a);
         rc = mt_agree(ctx->comm, rc, err); /* e.g. the disk is full: stop now, leave nothing that looks complete */

@@ -2,7 +2,7 @@
 # The C core's dependencies point one way:
 #   apps -> run -> scheme, op, pingpong -> clock -> timer -> base
 # Each folder of src/core may include only the folders below it; and no file
-# knows a scheme by identity (scheme == &mt_scheme_x) except that scheme's own.
+# knows a scheme or sync algorithm by identity (== &mt_scheme_x) but its own.
 root=${1:-$(dirname "$0")/../..}
 core="$root/src/core"
 fail=0
@@ -28,10 +28,12 @@ for dir in "$core"/*/; do
         done
     done
 done
-# identity checks of schemes outside their own file
-for f in $(grep -rl '[=!]= *&mt_scheme_' "$root/src" 2>/dev/null); do
-    for s in $(sed -n 's/.*[=!]= *&mt_scheme_\([a-z_]*\).*/\1/p' "$f" | sort -u); do
-        [ "$(basename "$f")" = "scheme_$s.c" ] || { echo "$f checks for scheme '$s' by identity"; fail=1; }
+# identity checks of schemes and sync algorithms outside their own file
+for kind in scheme sync; do
+    for f in $(grep -rl "[=!]= *&mt_${kind}_" "$root/src" 2>/dev/null); do
+        for s in $(sed -n "s/.*[=!]= *&mt_${kind}_\([a-z0-9_]*\).*/\1/p" "$f" | sort -u); do
+            [ "$(basename "$f")" = "${kind}_$s.c" ] || { echo "$f checks for $kind '$s' by identity"; fail=1; }
+        done
     done
 done
 [ $fail = 0 ] && echo ok

@@ -1,4 +1,4 @@
-/* Unit tests of the pure parts of the ping-pong method (paper 004). */
+/* Unit tests of the pure parts of the ping-pong method (Luecke et al. 2009). */
 #include <stdlib.h>
 
 #include "base/mt_common.h"

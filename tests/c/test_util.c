@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 
 #include "base/mt_common.h"
@@ -74,5 +75,14 @@ int main(void)
     int cnt[6] = {0};
     for (int i = 0; i < 60000; i++) cnt[mt_rng_below(&r, 6)]++;
     for (int i = 0; i < 6; i++) CHECK(cnt[i] > 9500 && cnt[i] < 10500);
+    {
+        double v[] = {5, 1, 100, 3, 2};
+        int ok[] = {1, 1, 0, 1, 1};
+        CHECK_CLOSE(mt_median_valid(v, ok, 5), 2.5, 0);
+        ok[0] = 0;
+        CHECK_CLOSE(mt_median_valid(v, ok, 5), 2, 0);
+        int none[] = {0, 0, 0, 0, 0};
+        CHECK(isnan(mt_median_valid(v, none, 5)));
+    }
     TEST_DONE();
 }

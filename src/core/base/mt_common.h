@@ -49,6 +49,9 @@ int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
 int mt_split_list(const char *s, char ***items, int *n, char *err);
 void mt_free_list(char **items, int n);
 
+/* Median of the values v[i] with valid[i] != 0 (NaN when there is none). */
+double mt_median_valid(const double *v, const int *valid, int n);
+
 /* Append name to a comma-separated list of names in buf (registries' "allowed: ..." texts). */
 void mt_names_add(char *buf, size_t len, const char *name);
 

@@ -259,3 +259,25 @@ void mt_names_add(char *buf, size_t len, const char *name)
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double mt_median_valid(const double *v, const int *valid, int n)
+{
+    double *c = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!c) return NAN;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (valid[i]) c[m++] = v[i];
+    double med = NAN;
+    if (m > 0) {
+        qsort(c, (size_t)m, sizeof(double), cmp_double);
+        med = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
+    }
+    free(c);
+    return med;
+}

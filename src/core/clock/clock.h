@@ -1,4 +1,4 @@
-/* mpitempo: clocks (paper 000, sections III-IV). A base clock reads a timer
+/* mpitempo: clocks (Hunold and Carpen-Amarie 2018, sections III-IV). A base clock reads a timer
  * (int64 ticks) relative to a common epoch (rank 0's reading at start, so
  * times stay small and doubles keep sub-ns precision even for CLOCK_REALTIME),
  * optionally through a simulated offset and drift. A global clock is a base

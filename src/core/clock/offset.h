@@ -1,4 +1,4 @@
-/* mpitempo: clock offset algorithms (paper 000, Appendix A): the building
+/* mpitempo: clock offset algorithms (Hunold and Carpen-Amarie 2018, Appendix A): the building
  * blocks of every sync algorithm. MEASURE_OFFSET between a reference and a
  * client, both reading their clock `clk`; the client gets the result:
  *

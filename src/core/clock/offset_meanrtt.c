@@ -1,4 +1,4 @@
-/* mpitempo: Mean-RTT-Offset of Jones and Koenig (paper 000, Algorithm 8):
+/* mpitempo: Mean-RTT-Offset of Jones and Koenig (Hunold and Carpen-Amarie 2018, Algorithm 8):
  * the RTT to a partner is measured once (mean over npp ping-pongs), then the
  * offset is the median of local - ref - rtt/2 over npp synchronous exchanges. */
 #include "clock/offset.h"

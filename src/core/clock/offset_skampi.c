@@ -1,4 +1,4 @@
-/* mpitempo: SKaMPI-Offset (paper 000, Algorithm 7): minima of the one-way
+/* mpitempo: SKaMPI-Offset (Hunold and Carpen-Amarie 2018, Algorithm 7): minima of the one-way
  * differences bound the offset from both sides; the estimate is the middle. */
 #include "clock/offset.h"
 

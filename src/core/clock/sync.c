@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the algorithms, one file each (sync_<name>.c) */
+extern const mt_sync_alg_t mt_sync_skampi, mt_sync_hoefler, mt_sync_jk, mt_sync_hca, mt_sync_hca2, mt_sync_hca3,
+    mt_sync_prop;
+
 const mt_sync_alg_t *const mt_sync_algs[] = {
     &mt_sync_skampi, &mt_sync_hoefler, &mt_sync_jk, &mt_sync_hca, &mt_sync_hca2, &mt_sync_hca3, &mt_sync_prop,
 };
@@ -247,9 +251,8 @@ int mt_sync_spec_parse(const char *s, mt_sync_spec_t *out, char *err)
         goto out;
     }
     for (int i = 0; i < out->nlevels; i++)
-        if (out->alg[i] == &mt_sync_prop) {
-            rc = mt_fail(err, MT_EINVAL,
-                         "malformed hierarchical spec '%s': prop (ClockPropSync) can only be the last algorithm, inside a group that shares a time source", s);
+        if (out->alg[i]->innermost_only) {
+            rc = mt_fail(err, MT_EINVAL, "malformed hierarchical spec '%s': %s", s, out->alg[i]->innermost_only);
             goto out;
         }
 out:

@@ -1,5 +1,5 @@
-/* mpitempo: clock synchronisation algorithms (paper 000 sections III-IV,
- * paper 001 section 3.1). A sync algorithm takes a communicator and an input
+/* mpitempo: clock synchronisation algorithms (Hunold and Carpen-Amarie 2018,
+ * sections III-IV; 2016, section 3.1). A sync algorithm takes a communicator and an input
  * clock and returns a clock: rank 0 of the communicator is the reference and
  * keeps its input clock; every other rank gets its input clock with one more
  * model on top. Algorithms are registered in sync.c (one file each); a
@@ -65,6 +65,9 @@ typedef struct mt_sync_alg {
     unsigned keys;              /* MT_P_* accepted in the spec */
     mt_sync_params_t defaults;  /* offset == NULL means skampi */
     int (*sync)(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err);
+    /* non-NULL: only the last algorithm of a hierarchical spec may be this one;
+     * the reason, for the error message */
+    const char *innermost_only;
 } mt_sync_alg_t;
 
 extern const mt_sync_alg_t *const mt_sync_algs[];
@@ -72,8 +75,6 @@ extern const int mt_nsync_algs;
 const mt_sync_alg_t *mt_sync_find(const char *name);
 void mt_sync_names(char *buf, size_t len);
 
-extern const mt_sync_alg_t mt_sync_skampi, mt_sync_hoefler, mt_sync_jk, mt_sync_hca, mt_sync_hca2, mt_sync_hca3,
-    mt_sync_prop;
 
 /* ---- specs ---- */
 #define MT_SYNC_MAXLEVELS 4

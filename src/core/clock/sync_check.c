@@ -1,4 +1,4 @@
-/* mpitempo: Check-Global-Clock (paper 000, Algorithm 6): offsets of the
+/* mpitempo: Check-Global-Clock (Hunold and Carpen-Amarie 2018, Algorithm 6): offsets of the
  * global clocks to rank 0's right after sync and after each wait time, with an
  * optional seeded random sample of ranks for large jobs. */
 #define _GNU_SOURCE

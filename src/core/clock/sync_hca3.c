@@ -1,4 +1,4 @@
-/* mpitempo: HCA3 (paper 000, Algorithm 1): the reference time is pushed down
+/* mpitempo: HCA3 (Hunold and Carpen-Amarie 2018, Algorithm 1): the reference time is pushed down
  * a binomial tree; a process that has learned its model timestamps with its
  * global clock when it acts as the reference of a later round. Rounds:
  * floor(log2 p) for the largest power of two, plus one for the rest, i.e.
@@ -39,4 +39,4 @@ const mt_sync_alg_t mt_sync_hca3 = {
     "hca3", "HCA3: linear models pushed down a binomial tree, intercept recomputed (O(log p))",
     MT_P_FITPTS | MT_P_PP | MT_P_OFFSET | MT_P_RECOMPUTE | MT_P_WINDOW | MT_P_SLOPE | MT_P_Z | MT_P_FIT,
     {40, 100, NULL, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS},
-    hca3_sync};
+    hca3_sync, NULL};

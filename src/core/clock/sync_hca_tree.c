@@ -1,4 +1,4 @@
-/* mpitempo: the inverted binomial tree shared by HCA and HCA2 (paper 000
+/* mpitempo: the inverted binomial tree shared by HCA and HCA2 (Hunold and Carpen-Amarie 2018
  * Fig. 1a): in round d = 1, 2, 4, ... rank r with r mod 2d == d learns its
  * model against r - d (both on their input clocks), merges it into the models
  * of its subtree and sends them up; after ceil(log2 p) rounds rank 0 holds the

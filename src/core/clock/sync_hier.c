@@ -1,4 +1,4 @@
-/* mpitempo: running a sync spec, flat or hierarchical (paper 000, Algorithm 4
+/* mpitempo: running a sync spec, flat or hierarchical (Hunold and Carpen-Amarie 2018, Algorithm 4
  * generalised to L levels, HlHCA). Each level splits the current group (node:
  * MPI_Comm_split_type SHARED; socket: hwloc or sysfs package id; block=K;
  * env=VAR); the group leaders (rank 0 of each subgroup) synchronise with the

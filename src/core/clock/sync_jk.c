@@ -1,5 +1,5 @@
-/* mpitempo: JK (Jones and Koenig, paper 000 section II / 001 section 3.1):
- * the reference learns a linear model with every client in turn (O(p)). */
+/* mpitempo: JK (Jones and Koenig; as described by Hunold and Carpen-Amarie
+ * 2018, section II, and 2016, section 3.1): the reference learns a linear model with every client in turn (O(p)). */
 #include "base/mt_common.h"
 #include "clock/sync.h"
 
@@ -19,4 +19,4 @@ const mt_sync_alg_t mt_sync_jk = {
     "jk", "JK (Jones & Koenig): a linear model between the reference and each client in turn (O(p))",
     MT_P_FITPTS | MT_P_PP | MT_P_OFFSET | MT_P_RECOMPUTE | MT_P_WINDOW | MT_P_SLOPE | MT_P_Z | MT_P_FIT,
     {40, 100, NULL, 0, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS},
-    jk_sync};
+    jk_sync, NULL};

@@ -1,4 +1,4 @@
-/* mpitempo: LEARN_CLOCK_MODEL (paper 000, Algorithm 2) and the slope decision.
+/* mpitempo: LEARN_CLOCK_MODEL (Hunold and Carpen-Amarie 2018, Algorithm 2) and the slope decision.
  *
  * Additions to the paper, all parameters or documented defaults:
  *  - warm-up: one offset measurement before the fit points (not used); the

@@ -1,4 +1,4 @@
-/* mpitempo: ClockPropSync (paper 000, Algorithm 3): rank 0 of the group
+/* mpitempo: ClockPropSync (Hunold and Carpen-Amarie 2018, Algorithm 3): rank 0 of the group
  * broadcasts its flattened clock; every other rank rebuilds it on its own
  * base clock. Correct only when the group shares one time source, so it
  * checks that first and refuses otherwise (e.g. Open MPI's MPI_Wtime, whose
@@ -84,4 +84,5 @@ const mt_sync_alg_t mt_sync_prop = {
     "prop", "ClockPropSync: copy rank 0's clock model to the group (only where the group shares a time source)",
     MT_P_TOL,
     {0, 0, NULL, 0, 0, MT_SLOPE_ZERO, 0, 1e-6, MT_FIT_TS},
-    prop_sync};
+    prop_sync,
+    "prop (ClockPropSync) can only be the last algorithm, inside a group that shares a time source"};

@@ -1,5 +1,5 @@
 /* mpitempo: re-synchronisation by age and per-rank slope decisions for
- * mpitempo-bench (issue 3: sync once per mpirun, re-sync only when the model
+ * mpitempo-bench (sync once per mpirun; re-sync only when the model
  * is older than a limit). */
 #include "base/mt_mpi.h"
 #include "base/mt_common.h"

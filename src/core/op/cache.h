@@ -1,4 +1,4 @@
-/* mpitempo: cache policy between measurements (paper 001, section 4.7; mpptest).
+/* mpitempo: cache policy between measurements (Hunold and Carpen-Amarie 2016, section 4.7; mpptest).
  *  warm  - the buffers are reused: caches hold them (default)
  *  cold  - after each measurement, outside the timed region, write a scratch buffer of the
  *          last-level private cache size so the operation's buffers are evicted

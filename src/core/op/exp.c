@@ -1,8 +1,13 @@
 /* mpitempo: the experiments of a run: every op x every message size (see op.h). */
+#define _GNU_SOURCE
 #include "base/mt_common.h"
+#include "base/mt_mpi.h"
 #include "op/op.h"
 
+#include <limits.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out, int *nexp, char *err)
 {
@@ -62,4 +67,21 @@ fail:
     free(sizes);
     free(e);
     return rc;
+}
+
+int *mt_exp_order(MPI_Comm comm, int n, int seeded, uint64_t *seed)
+{
+    if (!seeded) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        *seed = (((uint64_t)ts.tv_sec * 1000003ULL) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20)) & LLONG_MAX;
+    }
+    mt_check_mpi(MPI_Bcast(seed, 1, MPI_UINT64_T, 0, comm), "MPI_Bcast");
+    int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!order) mt_check_mpi(MPI_ERR_NO_MEM, "experiment order");
+    for (int i = 0; i < n; i++) order[i] = i;
+    mt_rng_t rng;
+    mt_rng_seed(&rng, *seed);
+    mt_shuffle_int(&rng, order, n);
+    return order;
 }

@@ -90,6 +90,11 @@ typedef struct mt_exp {
  * experiments in canonical order; nprocs > 0 also checks each op's minimum
  * number of ranks. *out is malloc'ed. */
 int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out, int *nexp, char *err);
+/* The order in which n experiments run: shuffled with *seed when seeded, else
+ * with a seed drawn by rank 0 from the clock and returned in *seed (Hunold and
+ * Carpen-Amarie 2016, Alg. 2: a random order per mpirun). The same on every
+ * rank of comm (collective). malloc'ed. */
+int *mt_exp_order(MPI_Comm comm, int n, int seeded, uint64_t *seed);
 
 /* Allocate and fill buffers for (op, msize); a->comm, rank, size, root,
  * dtype, redop must be set. Returns MT_OK or an error naming the problem

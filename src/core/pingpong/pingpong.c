@@ -1,4 +1,4 @@
-/* mpitempo: the ping-pong method of paper 004 (see pingpong.h). */
+/* mpitempo: the ping-pong method of Luecke et al. 2009 (see pingpong.h). */
 #define _GNU_SOURCE
 #include "pingpong/pingpong.h"
 #include "base/mt_mpi.h"

@@ -1,5 +1,5 @@
-/* mpitempo: the small-message ping-pong method of paper 004 (Luecke et al.,
- * "Measuring MPI latency and communication rates for small messages"):
+/* mpitempo: the small-message ping-pong method of Luecke et al. 2009
+ * ("Measuring MPI latency and communication rates for small messages"):
  *   3.1 timer study: n back-to-back pairs of reads, res_timing = min positive
  *       difference, min_ov = min non-negative difference, exact frequencies;
  *   3.2 ping-pong between two ranks, blocking send/recv, barrier per trial,

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the schemes, one file each (scheme_<name>.c) */
+extern const mt_scheme_t mt_scheme_barrier, mt_scheme_loop, mt_scheme_barrier_loop, mt_scheme_window,
+    mt_scheme_roundtime;
+
 const mt_scheme_t *const mt_schemes[] = {&mt_scheme_barrier, &mt_scheme_loop, &mt_scheme_barrier_loop,
                                          &mt_scheme_window, &mt_scheme_roundtime};
 const int mt_nschemes = (int)(sizeof(mt_schemes) / sizeof(mt_schemes[0]));

@@ -94,7 +94,4 @@ int mt_global_finish(mt_ctx_t *ctx, const double *ls, const double *le, const in
 /* the per-experiment keys every clock-based scheme writes: bcast_latency_s, elapsed_s */
 void mt_global_write_exp_meta(mt_json_t *j, const mt_meas_info_t *m);
 
-extern const mt_scheme_t mt_scheme_barrier, mt_scheme_loop, mt_scheme_barrier_loop, mt_scheme_window,
-    mt_scheme_roundtime;
-
 #endif

@@ -25,7 +25,7 @@ typedef struct mt_timer_inst {
     double s_per_tick;
 } mt_timer_inst_t;
 
-/* Resolution and overhead of back-to-back reads (paper 004, section 3.1):
+/* Resolution and overhead of back-to-back reads (Luecke et al. 2009, section 3.1):
  * res = min positive difference, ov = min non-negative difference. */
 typedef struct mt_timer_quality {
     int64_t nreads;
