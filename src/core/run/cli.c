@@ -127,6 +127,29 @@ int mt_cli_parse(const mt_app_t *app, int argc, char **argv, mt_cli_t *cli, char
 #define COL 24
 #define WIDTH 100
 
+/* words of text from column col (the cursor is there already), wrapped at WIDTH, continuation
+ * lines indented to indent */
+static void wrap(FILE *f, const char *text, int col, int indent)
+{
+    const int start = col;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (!w) break;
+        if (col > start && col + 1 + (int)w > WIDTH) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > start) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(p, 1, w, f);
+        col += (int)w;
+        p += w;
+    }
+    fputc('\n', f);
+}
+
 /* "  LEFT  text..." with text wrapped at WIDTH, continuation lines indented to COL */
 static void item(FILE *f, const char *left, const char *text)
 {
@@ -136,24 +159,7 @@ static void item(FILE *f, const char *left, const char *text)
         col = 0;
     }
     fprintf(f, "%*s", COL - col, "");
-    col = COL;
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ') p++;
-        size_t w = strcspn(p, " ");
-        if (!w) break;
-        if (col > COL && col + 1 + (int)w > WIDTH) {
-            fprintf(f, "\n%*s", COL, "");
-            col = COL;
-        } else if (col > COL) {
-            fputc(' ', f);
-            col++;
-        }
-        fwrite(p, 1, w, f);
-        col += (int)w;
-        p += w;
-    }
-    fputc('\n', f);
+    wrap(f, text, COL, COL);
 }
 
 static const char *metavar(const mt_param_def_t *d, int has_choices)
@@ -171,26 +177,7 @@ static const char *metavar(const mt_param_def_t *d, int has_choices)
 }
 
 /* a paragraph wrapped at WIDTH */
-static void para(FILE *f, const char *text)
-{
-    int col = 0;
-    for (const char *p = text; *p;) {
-        while (*p == ' ') p++;
-        size_t w = strcspn(p, " ");
-        if (!w) break;
-        if (col && col + 1 + (int)w > WIDTH) {
-            fputc('\n', f);
-            col = 0;
-        } else if (col) {
-            fputc(' ', f);
-            col++;
-        }
-        fwrite(p, 1, w, f);
-        col += (int)w;
-        p += w;
-    }
-    fputc('\n', f);
-}
+static void para(FILE *f, const char *text) { wrap(f, text, 0, 0); }
 
 void mt_cli_usage(FILE *f, const mt_app_t *app)
 {
