@@ -7,10 +7,7 @@ time. This command summarises over mpiruns and plots.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
@@ -43,7 +40,7 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
     |offset| of every rank's global clock to rank 0 right after sync and after
     each wait time, over several mpiruns (Hunold and Carpen-Amarie 2018, Fig. 3)."""
     from mpitempo.io.campaign import build_campaign
-    from mpitempo.runner.execute import check_campaign, execute
+    from mpitempo.runner.execute import check_campaign, run_campaign
 
     if sim:
         params["sim_random"] = sim
@@ -52,20 +49,9 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
     check_campaign(c)
     if plot_path:
         _check_writable(Path(plot_path))
-    out = Path(outdir) if outdir else None
-    tmp = None
-    if out is None:
-        tmp = tempfile.mkdtemp(prefix="mpitempo-clocks-")
-        out = Path(tmp) / "campaign"
-    try:
-        counts = execute(c, out, quiet=quiet or as_json)
-        if counts["failed"]:
-            raise MtError(f"{counts['failed']} of {counts['total']} clock mpiruns failed: {_first_failure(out)}")
-        from mpitempo.io.rundir import find_runs
-
-        complete, _, _ = find_runs(out)
+    with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
         rows = load_rows(complete)
-        if plot_path or tmp is None:
+        if plot_path or outdir:
             from mpitempo.present.plots.clocks import duration_vs_offset
 
             plot_path = plot_path or str(out / "clocks.png")
@@ -76,11 +62,8 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
         print_table(rows, c.np[0], mpiruns)
         if plot_path:
             console().print(f"plot: {plot_path}")
-        if tmp is None:
+        if outdir:
             console().print(f"data: {out}")
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _check_writable(p: Path) -> None:
@@ -89,15 +72,6 @@ def _check_writable(p: Path) -> None:
         raise MtError(f"cannot write the plot '{p}': directory '{d}' does not exist")
     if not os.access(d, os.W_OK):
         raise MtError(f"cannot write the plot '{p}': directory '{d}' is not writable")
-
-
-def _first_failure(out: Path) -> str:
-    for f in sorted((out / "runs").glob("*/failed.json")):
-        rec = json.loads(f.read_text())
-        lines = [ln for ln in rec.get("stderr_tail", "").strip().splitlines() if "error" in ln] or \
-            rec.get("stderr_tail", "").strip().splitlines()
-        return lines[-1] if lines else f"exit {rec.get('returncode')}"
-    return "see runs/*/failed.json"
 
 
 def print_table(rows: list[dict], np: int, mpiruns: int) -> None:

@@ -13,8 +13,6 @@ import contextlib
 import io
 import json
 import math
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
@@ -96,36 +94,15 @@ def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from
         _present_runs(runs, cut_coef, bins, as_json, full, None)
         return
     from mpitempo.io.campaign import build_campaign
-    from mpitempo.runner.execute import check_campaign, execute
+    from mpitempo.runner.execute import check_campaign, run_campaign
 
     params = dict(params, loop=True if compare else None)
     c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
                                   timeout_s=timeout_s, name="pingpong"), kind="pingpong")
     check_campaign(c)
-    out = Path(outdir) if outdir else None
-    tmp = None
-    if out is None:
-        tmp = tempfile.mkdtemp(prefix="mpitempo-pingpong-")
-        out = Path(tmp) / "campaign"
-    try:
-        counts = execute(c, out, quiet=quiet or as_json)
-        if counts["failed"]:
-            fails = sorted((out / "runs").glob("*/failed.json"))
-            msg = "see runs/*/failed.json"
-            if fails:
-                rec = json.loads(fails[0].read_text())
-                lines = [ln for ln in rec.get("stderr_tail", "").splitlines() if ln.strip()]
-                core = [ln for ln in lines if "mpitempo-pingpong: error:" in ln]
-                msg = core[0].split("error:", 1)[1].strip() if core else (lines[-1] if lines else rec["status"])
-            raise MtError(f"the ping-pong run failed: {msg}")
-        from mpitempo.io.rundir import find_runs
-
-        complete, _, _ = find_runs(out)
+    with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
         runs = [(d, data.load_dir(d)) for d in complete]
-        _present_runs(runs, cut_coef, bins, as_json, full, None if tmp else out)
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        _present_runs(runs, cut_coef, bins, as_json, full, out if outdir else None)
 
 
 def _load_from(p: Path) -> list:

@@ -9,8 +9,11 @@ missing.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 import random
 import signal
 import subprocess
@@ -219,3 +222,37 @@ def _kill_group(p: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def first_failure(outdir: Path) -> str:
+    """The core's one-line error of the first failed mpirun of a campaign (or its last stderr line)."""
+    for f in sorted((outdir / "runs").glob("*/failed.json")):
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        lines = [ln for ln in str(rec.get("stderr_tail", "")).splitlines() if ln.strip()]
+        core = [ln for ln in lines if ": error: " in ln]
+        if core:
+            return core[0].split(": error: ", 1)[1].strip()
+        return lines[-1] if lines else f"{rec.get('status', 'failed')} (exit {rec.get('returncode')})"
+    return "see runs/*/failed.json"
+
+
+@contextlib.contextmanager
+def run_campaign(c: Campaign, outdir: str | Path | None, quiet: bool = False):
+    """Run campaign ``c`` in ``outdir``, or in a temporary directory removed on exit when outdir is None;
+    yields (directory, complete run directories). Any failed mpirun is an MtError with the core's error."""
+    from mpitempo.io.rundir import find_runs
+
+    tmp = None if outdir else tempfile.mkdtemp(prefix=f"mpitempo-{c.kind}-")
+    out = Path(outdir) if outdir else Path(tmp) / "campaign"
+    try:
+        counts = execute(c, out, quiet=quiet)
+        if counts["failed"]:
+            raise MtError(f"{counts['failed']} of {counts['total']} {c.kind} mpirun(s) failed: {first_failure(out)}")
+        complete, _, _ = find_runs(out, c.kind_obj)
+        yield out, complete
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
