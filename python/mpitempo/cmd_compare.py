@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from mpitempo.analysis.comparison import Comparison, allowed_factors, compare
 from mpitempo.errors import MtError
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table, us
@@ -107,6 +106,7 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, filter_kind, tukey_k, 
     median_a_s, median_b_s, iqr_pct_a, iqr_pct_b, delta_pct, u, p_value, (p_holm), min_p, stars,
     significant, alternative, filter; notes go to stderr.
     """
+    from mpitempo.analysis.comparison import Comparison, allowed_factors, compare
     from mpitempo.analysis.store import open_campaigns
 
     if sum((as_json, as_markdown, as_csv)) > 1:

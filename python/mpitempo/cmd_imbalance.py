@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from mpitempo.analysis.imbalance import load_exits
-from mpitempo.stats import imbalance as imb
 from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
 from mpitempo.errors import MtError
@@ -46,6 +44,8 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
     variant, --mpiruns times each, interleaved; prints a table and writes a
     box plot per variant to OUTDIR/imbalance.png.
     """
+    from mpitempo.analysis.imbalance import load_exits
+    from mpitempo.stats import imbalance as imb
     np = np or 2
     b = ensure_build(mpicc)
     if variants == "auto":

@@ -9,9 +9,6 @@ from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table, us
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.outliers import Filter, outlier_line
-from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
-from mpitempo.analysis.store import open_campaigns
-from mpitempo.analysis.summary import summary_rows
 
 
 def _ci_cell(r) -> str:
@@ -23,6 +20,9 @@ def _ci_cell(r) -> str:
 
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
                   roots=None) -> list[dict]:
+    from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
+    from mpitempo.analysis.store import open_campaigns
+    from mpitempo.analysis.summary import summary_rows
     filt = filt or Filter()
     from pathlib import Path
 
