@@ -32,7 +32,7 @@ t0 = time.perf_counter()
 from mpitempo.analysis.store import open_campaigns
 from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.summary import counts_from_per_run, per_run_table
-from mpitempo.cmd_summary import summary_rows
+from mpitempo.analysis.summary import summary_rows
 t1 = time.perf_counter()
 data = open_campaigns([sys.argv[1]])
 t2 = time.perf_counter()

@@ -77,7 +77,7 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)
     if not no_summary and counts["ok"] + counts["skipped"] > 0:
-        from mpitempo.cmd_summary import print_summary
+        from mpitempo.present.summary import print_summary
         print_summary(target)
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {target} (continue with: mpitempo run --resume {target})",

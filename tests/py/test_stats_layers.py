@@ -63,3 +63,15 @@ def test_importing_stats_loads_no_duckdb():
             "'mpitempo.present'))]\nassert not bad, bad\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_no_module_imports_a_command_module():
+    """Dependencies point one way: only cli.py reaches the cmd_* modules."""
+    bad = []
+    for f in sorted(PKG.rglob("*.py")):
+        if f.name == "cli.py":
+            continue
+        for name in _imports(f):
+            if name.startswith("mpitempo.cmd_"):
+                bad.append(f"{f.relative_to(PKG)}: {name}")
+    assert not bad, bad
