@@ -12,6 +12,7 @@
 #include "clock/session.h"
 #include "op/cache.h"
 #include "op/op.h"
+#include "run/perrank.h"
 #include "run/run.h"
 #include "scheme/scheme.h"
 
@@ -38,6 +39,7 @@ typedef struct bench {
     exp_result_t *res;     /* rank 0, per experiment (canonical order) */
     int few_valid;
     long long invalid;
+    uint64_t per_rank_meas; /* measurements written to perrank.bin */
 } bench_t;
 
 static int check(mt_run_t *r, int np, char *err)
@@ -78,6 +80,8 @@ static int check(mt_run_t *r, int np, char *err)
     }
     if (mt_p_bool(p, MTP_timestamps) && !r->cli.outdir)
         return mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
+    if (mt_p_bool(p, MTP_per_rank) && !r->cli.outdir)
+        return mt_fail(err, MT_EINVAL, "--per-rank needs --outdir (perrank.bin is written there)");
     long long root = mt_p_int(p, MTP_root);
     if (np > 0 && root >= np)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", root, np, np - 1);
@@ -159,6 +163,13 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
             }
         if (mt_run_file_error(r, "timestamps.csv", err) != MT_OK) return MT_EIO;
     }
+    FILE *prf = mt_run_file(r, "perrank.bin");
+    if (prf && m->ts_start) {
+        if (mt_perrank_write(prf, done, m->n, r->ctx.size, m->valid, m->ts_start, m->ts_end) != 0)
+            return mt_fail(err, MT_ENOMEM, "out of memory writing perrank.bin");
+        b->per_rank_meas += (uint64_t)m->n;
+        if (mt_run_file_error(r, "perrank.bin", err) != MT_OK) return MT_EIO;
+    }
     x->median_s = mt_median_valid(m->runtime_s, m->valid, m->n);
     if (!r->cli.outdir) {
         double mn = INFINITY, mx = -INFINITY;
@@ -175,6 +186,15 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
                 e->op->name, (long long)a->msize, x->median_s * 1e6, x->nvalid, m->n);
     }
     return MT_OK;
+}
+
+/* calls per measurement: --inner for the schemes that read it, else 1 */
+static int per_rank_calls(mt_run_t *r)
+{
+    const bench_t *b = r->state;
+    for (const int *q = b->scheme.s->params; *q >= 0; q++)
+        if (*q == MTP_inner) return (int)mt_p_int(&r->cli.p, MTP_inner);
+    return 1;
 }
 
 static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const mt_cache_t *cache, const int *order)
@@ -195,7 +215,13 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kint(j, "nrep", r->ctx.nrep);
     mt_json_kint(j, "warmup", r->ctx.warmup);
     if (s->write_meta) s->write_meta(j, b->scheme.cfg, &r->ctx);
-    mt_json_kbool(j, "timestamps", r->ctx.want_timestamps);
+    mt_json_kbool(j, "timestamps", mt_p_bool(p, MTP_timestamps));
+    mt_json_kbool(j, "per_rank", mt_p_bool(p, MTP_per_rank));
+    if (mt_p_bool(p, MTP_per_rank)) {
+        mt_json_kstr(j, "per_rank_clock", r->ctx.gclock ? "global" : "local");
+        mt_json_kint(j, "per_rank_measurements", (int64_t)b->per_rank_meas);
+        mt_json_kint(j, "per_rank_calls", per_rank_calls(r));
+    }
     mt_json_kbool(j, "oversubscribed", r->ctx.oversubscribed);
     if (mt_p_set(p, MTP_barrier_skew)) mt_json_kstr(j, "barrier_skew", mt_p_str(p, MTP_barrier_skew));
     mt_json_kint(j, "min_valid", b->min_valid);
@@ -262,7 +288,10 @@ static int run(mt_run_t *r, char *err)
     ctx->gclock = mt_gclock_clock(&gc);
     ctx->nrep = (int)mt_p_int(p, MTP_nrep);
     ctx->warmup = (int)mt_p_int(p, MTP_warmup);
-    ctx->want_timestamps = mt_p_bool(p, MTP_timestamps);
+    int per_rank = mt_p_bool(p, MTP_per_rank);
+    ctx->want_timestamps = mt_p_bool(p, MTP_timestamps) || per_rank;
+    ctx->pr_epoch = ctx->timer.t->now();
+    mt_check_mpi(MPI_Bcast(&ctx->pr_epoch, 1, MPI_INT64_T, 0, ctx->comm), "MPI_Bcast");
     if (mt_p_set(p, MTP_barrier_skew))
         mt_barrier_skew_parse(mt_p_str(p, MTP_barrier_skew), 0, &ctx->skew_rank, &ctx->skew_s, err);
     mt_cache_t cache;
@@ -274,8 +303,12 @@ static int run(mt_run_t *r, char *err)
     mt_op_delay_for_rank(mt_p_str(p, MTP_delay), ctx->rank, &my_delay, err);
     b->seed = (uint64_t)mt_p_int(p, MTP_seed);
     int *order = mt_exp_order(ctx->comm, b->nexp, mt_p_set(p, MTP_seed), &b->seed);
-    if (ctx->want_timestamps) rc = mt_run_open_file(r, "timestamps.csv", err);
+    if (mt_p_bool(p, MTP_timestamps)) rc = mt_run_open_file(r, "timestamps.csv", err);
+    if (rc == MT_OK && per_rank) rc = mt_run_open_file(r, "perrank.bin", err);
     if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
+    FILE *prf = mt_run_file(r, "perrank.bin");
+    if (prf) mt_perrank_header(prf, ctx->size, per_rank_calls(r), ctx->gclock != NULL,
+                               (uint64_t)b->nexp * (uint64_t)ctx->nrep);
     FILE *csv = mt_run_file(r, "measurements.csv"), *tsf = mt_run_file(r, "timestamps.csv");
     if (csv) fprintf(csv, "op,msize,nprocs,scheme,exp,rep,runtime_s,valid,local_max_s\n");
     if (tsf) fprintf(tsf, "op,msize,exp,rep,rank,start_s,end_s,valid\n");
@@ -304,6 +337,7 @@ static int run(mt_run_t *r, char *err)
         mt_op_release(&a);
         rc = mt_agree(ctx->comm, rc, err); /* e.g. the disk is full: stop now, leave nothing that looks complete */
     }
+    if (prf) mt_perrank_finish(prf, b->per_rank_meas);
     if (rc == MT_OK) rc = mt_gclock_finish(&gc, err);
     mt_json_t *j = rc == MT_OK ? mt_run_meta_begin(r, 1) : NULL;
     if (j) write_meta(r, j, &gc, &cache, order);
@@ -336,7 +370,7 @@ static const mt_choices_t choices[] = {
 static const mt_cli_flag_t flags[] = {
     {"timer-study", NULL, "print resolution and overhead of every timer as JSON", -1}, {NULL, NULL, NULL, -1}};
 static const mt_result_file_t files[] = {
-    {"measurements.csv", 0}, {"timestamps.csv", 1}, {"meta.json", 0}, {NULL, 0}};
+    {"measurements.csv", 0}, {"timestamps.csv", 1}, {"perrank.bin", 1}, {"meta.json", 0}, {NULL, 0}};
 
 static const mt_app_t bench_app = {
     .prog = "mpitempo-bench",
@@ -344,7 +378,7 @@ static const mt_app_t bench_app = {
     .kind = "bench",
     .about = "Measures MPI operations (op x message size, shuffled) with one measurement scheme.",
     .output = "write DIR/measurements.csv and DIR/meta.json (atomically; with --timestamps also "
-              "DIR/timestamps.csv); without it a table goes to stdout",
+              "DIR/timestamps.csv, with --per-rank DIR/perrank.bin); without it a table goes to stdout",
     .choices = choices,
     .flags = flags,
     .files = files,

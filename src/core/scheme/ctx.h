@@ -27,7 +27,9 @@ typedef struct mt_ctx {
     /* global clock (--sync): NULL when not synchronised. Schemes read global
      * seconds with mt_clock_now(ctx->gclock) (clock.h). */
     const mt_clock_t *gclock;
-    int want_timestamps; /* keep per-rank start/end (global clock) of every measurement on rank 0 */
+    int want_timestamps; /* keep per-rank start/end of every measurement on rank 0 (global clock when
+                          * synchronised; local schemes without a clock: the rank's timer minus pr_epoch) */
+    int64_t pr_epoch;    /* rank 0's timer reading at the start, on every rank (local per-rank times) */
     /* emulated barrier imbalance (--barrier-skew R:T): after every MPI_Barrier of the
      * barrier-based schemes, rank skew_rank busy-waits skew_s (-1: off) */
     int skew_rank;
@@ -48,7 +50,7 @@ typedef struct mt_meas {
     double *runtime_s;   /* the scheme's runtime of each measurement */
     double *local_max_s; /* max over ranks of local runtimes (same as runtime_s for barrier schemes) */
     int *valid;          /* 1 valid, 0 invalid (e.g. a missed window) */
-    /* per-rank global timestamps, n x nprocs each, rank 0, when ctx->want_timestamps */
+    /* per-rank timestamps, n x nprocs each (rank-major), rank 0, when ctx->want_timestamps */
     double *ts_start, *ts_end;
     mt_meas_info_t info;
 } mt_meas_t;

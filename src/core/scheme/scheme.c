@@ -119,6 +119,23 @@ void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
     mt_check_mpi(MPI_Barrier(ctx->comm), "MPI_Barrier");
 }
 
+void mt_gather_times(mt_ctx_t *ctx, const double *ls, const double *le, int n, mt_meas_t *m)
+{
+    if (!ctx->want_timestamps || n == 0) return;
+    size_t tot = (size_t)n * (size_t)ctx->size;
+    if (ctx->rank == 0) {
+        m->ts_start = malloc(sizeof(double) * tot);
+        m->ts_end = malloc(sizeof(double) * tot);
+        if (!m->ts_start || !m->ts_end) {
+            fprintf(stderr, "%s: error: out of memory for %zu timestamps\n", mt_prog(), tot);
+            MPI_Abort(ctx->comm, 5);
+        }
+    }
+    /* rank-major on rank 0: ts[r * n + i] */
+    mt_check_mpi(MPI_Gather(ls, n, MPI_DOUBLE, m->ts_start, n, MPI_DOUBLE, 0, ctx->comm), "MPI_Gather");
+    mt_check_mpi(MPI_Gather(le, n, MPI_DOUBLE, m->ts_end, n, MPI_DOUBLE, 0, ctx->comm), "MPI_Gather");
+}
+
 void mt_reduce_max(mt_ctx_t *ctx, const double *local, double *out, int n)
 {
     mt_check_mpi(MPI_Reduce(local, out, n, MPI_DOUBLE, MPI_MAX, 0, ctx->comm), "MPI_Reduce");

@@ -54,6 +54,9 @@ void mt_scheme_close(mt_scheme_inst_t *si);
 
 /* shared by schemes: untimed warm-up calls followed by a barrier */
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a);
+/* with ctx->want_timestamps: gather every rank's start/end times (seconds) of n
+ * measurements into m->ts_start/ts_end on rank 0 (rank-major). Collective. */
+void mt_gather_times(mt_ctx_t *ctx, const double *ls, const double *le, int n, mt_meas_t *m);
 /* reduce per-rank local runtimes (seconds) to their max on rank 0 */
 void mt_reduce_max(mt_ctx_t *ctx, const double *local, double *out, int n);
 

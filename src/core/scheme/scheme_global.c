@@ -91,20 +91,7 @@ int mt_global_finish(mt_ctx_t *ctx, const double *ls, const double *le, const in
             m->runtime_s[i] = maxen[i] - minst[i];
             m->valid[i] = !anylate[i];
         }
-    if (ctx->want_timestamps) {
-        size_t tot = (size_t)n * (size_t)ctx->size;
-        if (ctx->rank == 0) {
-            m->ts_start = malloc(sizeof(double) * tot);
-            m->ts_end = malloc(sizeof(double) * tot);
-            if (!m->ts_start || !m->ts_end) {
-                fprintf(stderr, "%s: error: out of memory for %zu timestamps\n", mt_prog(), tot);
-                MPI_Abort(ctx->comm, 5);
-            }
-        }
-        /* rank-major on rank 0: ts[r * n + i] */
-        mt_check_mpi(MPI_Gather(ls, n, MPI_DOUBLE, m->ts_start, n, MPI_DOUBLE, 0, ctx->comm), "MPI_Gather");
-        mt_check_mpi(MPI_Gather(le, n, MPI_DOUBLE, m->ts_end, n, MPI_DOUBLE, 0, ctx->comm), "MPI_Gather");
-    }
+    mt_gather_times(ctx, ls, le, n, m);
     free(dur);
     free(minst);
     free(maxen);

@@ -8,6 +8,7 @@
 #include "scheme/scheme.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +16,14 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
                      char *err)
 {
     int n = ctx->nrep;
+    int keep = ctx->want_timestamps; /* per-rank start/end kept (outside the timed region) */
     int64_t *ticks = malloc(sizeof(int64_t) * (size_t)n);
     double *local = malloc(sizeof(double) * (size_t)n);
-    if (!ticks || !local) {
+    int64_t *starts = keep ? malloc(sizeof(int64_t) * (size_t)n) : NULL;
+    if (!ticks || !local || (keep && !starts)) {
         free(ticks);
         free(local);
+        free(starts);
         return mt_fail(err, MT_ENOMEM, "out of memory for %d measurements", n);
     }
     int64_t (*now)(void) = ctx->timer.t->now;
@@ -53,10 +57,31 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
         }
         if (rc != MPI_SUCCESS) mt_check_mpi(rc, op->mpi_name);
         ticks[i] = t1 - t0;
+        if (keep) starts[i] = t0;
         mt_cache_next(ctx->cache, a);
     }
     for (int i = 0; i < n; i++) local[i] = mt_ticks_to_s(&ctx->timer, ticks[i]) / (double)calls;
     mt_reduce_max(ctx, local, m->runtime_s, n);
+    if (keep) {
+        double *ls = malloc(sizeof(double) * (size_t)n), *le = malloc(sizeof(double) * (size_t)n);
+        if (!ls || !le) {
+            fprintf(stderr, "%s: error: out of memory for %d timestamps\n", mt_prog(), n);
+            MPI_Abort(ctx->comm, 5);
+        }
+        for (int i = 0; i < n; i++) {
+            if (ctx->gclock) { /* on the global clock: the model maps the base time of the reading */
+                ls[i] = mt_clock_apply(ctx->gclock, mt_base_from_ticks(ctx->gclock->base, starts[i]));
+                le[i] = mt_clock_apply(ctx->gclock, mt_base_from_ticks(ctx->gclock->base, starts[i] + ticks[i]));
+            } else { /* the rank's own timer, relative to rank 0's reading at the start */
+                ls[i] = mt_ticks_to_s(&ctx->timer, starts[i] - ctx->pr_epoch);
+                le[i] = mt_ticks_to_s(&ctx->timer, starts[i] + ticks[i] - ctx->pr_epoch);
+            }
+        }
+        mt_gather_times(ctx, ls, le, n, m);
+        free(ls);
+        free(le);
+    }
+    free(starts);
     if (ctx->rank == 0)
         for (int i = 0; i < n; i++) {
             m->local_max_s[i] = m->runtime_s[i];
