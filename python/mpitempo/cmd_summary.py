@@ -11,8 +11,14 @@ from mpitempo.present.summary import print_summary
 @click.argument("campaign_dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
 @filter_options
 @click.option("--per-run", is_flag=True, help="One row per mpirun: n, min, Q1, median, mean, Q3, max, std, CV, RSE.")
+@click.option("--process", "process", default=None, metavar="NAME|all",
+              help="Process the raw data as another benchmark does (PS1-PS8 of Hunold and Carpen-Amarie 2016): "
+                   "reprompi, ps1_skampi, ps2_mpiblib, ps3_osu, ps4_mpiblib_global, ps5_mpibench, ps6_nbcbench, "
+                   "ps7_imb, ps8_mpptest, or all side by side. PS1-PS8 need runs recorded with --per-rank.")
+@click.option("--plot", "plot", default=None, metavar="FILE.png",
+              help="With --process: also write a plot of each scheme's value vs message size.")
 @json_option
-def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, as_json):
+def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plot, as_json):
     """Summarise campaign directories (or one store made by `mpitempo ingest`): per (config, op,
     msize, nprocs) the number of runs and the median (with its 95% confidence interval), mean, min
     and max of the per-run medians (µs), after an outlier filter per mpirun.
@@ -20,6 +26,24 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, as_json):
     --json prints a list of objects with the keys campaign, config, op, msize, nprocs, runs,
     median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid, outliers, filter,
     median_ci, run_medians, run_means, pooled (see docs/statistics.md).
+
+    --process NAME|all: one row per (config, op, msize, nprocs) and processing scheme, with process,
+    value_s and the scheme's own numbers (docs/processing.md). Example:
+
+        mpitempo run --per-rank --sync hca3 -o ar && mpitempo summary ar --process all --plot ps.png
     """
+    if process is not None or plot is not None:
+        from mpitempo.errors import MtError
+        from mpitempo.stats.processing import check_process
+
+        if process is None:
+            raise MtError("--plot needs --process NAME|all")
+        if per_run:
+            raise MtError("--per-run and --process cannot be combined")
+        names = check_process(process)
+        from mpitempo.present.processing import print_processing
+
+        print_processing(list(campaign_dirs), names, make_filter(filter_kind, tukey_k, cut_coef), as_json, plot)
+        return
     print_summary(campaign_dirs[0], as_json, make_filter(filter_kind, tukey_k, cut_coef), per_run,
                   roots=list(campaign_dirs))

@@ -67,5 +67,5 @@ def check_against_registry(c, reg: dict, configs=None) -> None:
 
 
 KIND = BenchKind(name="bench", app="bench", executable="mpitempo-bench", data_files=("measurements.csv",),
-                 optional_files=("timestamps.csv",), list_keys=("ops",),
+                 optional_files=("timestamps.csv", "perrank.bin"), list_keys=("ops",),
                  description="MPI operations x message sizes, one measurement scheme")

@@ -1,0 +1,114 @@
+"""`summary --process`: the processing schemes PS1-PS8 (stats/processing.py) applied to the
+per-rank raw times of a campaign, next to mpitempo's own (``reprompi``) processing.
+
+Per (config, op, msize, nprocs) and scheme: the scheme is applied to each mpirun separately (what
+the benchmark would have printed after that mpirun), and the row reports the median over the
+mpiruns of each number, with the per-run values in ``run_values_s``.
+"""
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from mpitempo.errors import MtError
+from mpitempo.io.perrank import FILE_NAME, read_perrank
+from mpitempo.io.rundir import check_root, find_runs, load_meta
+from mpitempo.stats import processing as ps
+from mpitempo.stats.outliers import Filter, keep_mask
+
+HOW_TO_RECORD = "record it with `mpitempo run --per-rank` (or per_rank = true in the campaign file)"
+HOW_TO_SYNC = "record with `mpitempo run --per-rank --sync hca3` (a synchronised global clock)"
+
+
+def _reprompi_run(csv_path: Path, filt: Filter) -> dict[int, dict]:
+    """Per experiment of one run: the median of the valid runtimes after the outlier filter
+    (Hunold and Carpen-Amarie 2016, Alg. 3)."""
+    by_exp: dict[int, list[float]] = defaultdict(list)
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["valid"] == "1":
+                by_exp[int(row["exp"])].append(float(row["runtime_s"]))
+    out = {}
+    for exp, vals in by_exp.items():
+        x = np.asarray(vals)
+        kept = x[keep_mask(x, filt)]
+        out[exp] = {"value_s": float(np.median(kept)), "median_s": float(np.median(kept)),
+                    "mean_s": float(np.mean(kept)), "outliers": int(len(x) - len(kept))}
+    return out
+
+
+def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tuple[list[dict], list[str]]:
+    """(rows, notes) for the processing schemes `names` on the campaign directories `roots`."""
+    from mpitempo import kinds
+
+    filt = filt or Filter()
+    need_pr = [n for n in names if n != "reprompi"]
+    rows, notes = [], []
+    many = len(roots) > 1
+    for root in roots:
+        root = Path(root)
+        check_root(root)
+        kind = kinds.of_campaign(root)
+        if kind.name != "bench":
+            raise MtError(f"summary --process needs a campaign of kind bench; '{root}' is of kind {kind.name}")
+        complete, _, _ = find_runs(root, kind)
+        if not complete:
+            raise MtError(f"campaign '{root}' has no complete runs")
+        without = [d.name for d in complete if not (d / FILE_NAME).exists()]
+        if need_pr and without:
+            which = need_pr[0] if len(need_pr) == 1 else "the processing schemes PS1-PS8"
+            raise MtError(f"{which} need(s) per-rank raw times, but {len(without)} of {len(complete)} runs of "
+                          f"'{root}' have no {FILE_NAME} (e.g. {without[0]}); {HOW_TO_RECORD}")
+        # group -> scheme -> per-run results
+        groups: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+        mscheme: dict[tuple, set] = defaultdict(set)
+        local_clock_runs = 0
+        for d in complete:
+            meta = load_meta(d / "meta.json")
+            cfg, nprocs = str(meta.get("config", "default")), int(meta.get("nprocs", 0))
+            exps = {int(e["exp"]): (e["op"], int(e["msize"])) for e in meta.get("experiments", [])}
+            sname = str((meta.get("scheme") or {}).get("name", ""))
+            rp = _reprompi_run(d / "measurements.csv", filt) if "reprompi" in names else {}
+            pr = read_perrank(d / FILE_NAME) if need_pr else None
+            if pr is not None and not pr.global_clock:
+                local_clock_runs += 1
+            for exp, (op, msize) in exps.items():
+                key = (root.name if many else None, cfg, op, msize, nprocs)
+                mscheme[key].add(sname)
+                if exp in rp:
+                    groups[key]["reprompi"].append(rp[exp])
+                if pr is None:
+                    continue
+                start, end = pr.experiment(exp)
+                if start.shape[1] == 0:
+                    continue
+                for n in need_pr:
+                    if n == "ps4_mpiblib_global" and not pr.global_clock:
+                        if names == [n]:
+                            raise MtError(f"ps4_mpiblib_global needs per-rank times on a global clock, but run "
+                                          f"'{d.name}' of '{root}' recorded local times; {HOW_TO_SYNC}")
+                        continue
+                    groups[key][n].append(ps.process(n, start, end, calls=pr.calls, global_clock=pr.global_clock))
+        if local_clock_runs and "ps4_mpiblib_global" in names:
+            notes.append(f"ps4_mpiblib_global left out for {local_clock_runs} run(s) of '{root}' with local "
+                         f"per-rank times (it needs a global clock; {HOW_TO_SYNC})")
+        for key in sorted(groups, key=lambda k: (k[0] or "", k[1], k[2], k[3], k[4])):
+            camp, cfg, op, msize, nprocs = key
+            for n in names:
+                per_run = groups[key].get(n)
+                if not per_run:
+                    continue
+                row = {"config": cfg, "op": op, "msize": msize, "nprocs": nprocs,
+                       "scheme": ",".join(sorted(mscheme[key])), "process": n,
+                       "benchmark": "mpitempo (ReproMPI method)" if n == "reprompi" else ps.SCHEMES[n][0],
+                       "runs": len(per_run)}
+                if camp is not None:
+                    row = {"campaign": camp, **row}
+                row.update(ps.across_runs(per_run))
+                if n == "reprompi":
+                    row["filter"] = filt.settings()
+                rows.append(row)
+    return rows, notes
