@@ -1,0 +1,88 @@
+"""`--per-rank` on real mpiruns: perrank.bin agrees with measurements.csv, its size is the one
+stated up front, and PS3 equals what an OSU-style per-rank average prints."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import struct
+import subprocess
+
+import pytest
+
+from mpitempo.io.perrank import file_bytes
+from mpitempo.runner.launch import make_launch
+
+pytestmark = pytest.mark.mpi
+
+
+def run_bench(build, np, args, outdir):
+    cmd = [build.binary()] + list(args) + (["--outdir", str(outdir)] if outdir else [])
+    launch = make_launch(build, np, cmd)
+    env = dict(os.environ)
+    env.update(launch.env)
+    return subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+
+
+def read_raw(path):
+    """Parse perrank.bin with struct only (independent of mpitempo.io.perrank)."""
+    raw = path.read_bytes()
+    assert raw[:8] == b"MTPRANK1"
+    hb, ver, p, calls, clock, bom = struct.unpack_from("<6I", raw, 8)
+    nmeas, rb = struct.unpack_from("<2Q", raw, 32)
+    recs = []
+    for i in range(nmeas):
+        exp, rep, valid, _ = struct.unpack_from("<4I", raw, hb + i * rb)
+        t = struct.unpack_from(f"<{2 * p}d", raw, hb + i * rb + 16)
+        recs.append((exp, rep, valid, t[:p], t[p:]))
+    return dict(p=p, calls=calls, clock=clock, nmeas=nmeas, size=len(raw)), recs
+
+
+@pytest.mark.parametrize("scheme,extra", [("barrier", []), ("loop", ["--inner", "5"]),
+                                          ("window", ["--window", "200us"])])
+def test_perrank_matches_measurements(build, tmp_path, scheme, extra):
+    r = run_bench(build, 2, ["--scheme", scheme, "--per-rank", "--msizes", "8,1K", "--nrep", "30", "--warmup", "2",
+                             "--timer-reads", "1000", "--allow-few-valid"] + extra, tmp_path)
+    assert r.returncode == 0, r.stderr
+    hdr, recs = read_raw(tmp_path / "perrank.bin")
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    rows = list(csv.DictReader(open(tmp_path / "measurements.csv")))
+    assert hdr["p"] == 2 and hdr["nmeas"] == len(rows) == meta["scheme"]["per_rank_measurements"]
+    assert hdr["size"] == file_bytes(len(rows), 2)
+    assert hdr["calls"] == (5 if scheme == "loop" else 1) == meta["scheme"]["per_rank_calls"]
+    assert hdr["clock"] == (1 if scheme == "window" else 0)
+    by = {(int(x["exp"]), int(x["rep"])): x for x in rows}
+    for exp, rep, valid, s, e in recs:
+        row = by[(exp, rep)]
+        assert valid == int(row["valid"])
+        if scheme == "window":   # runtime = max end - min start on the global clock
+            want = max(e) - min(s)
+        else:                    # max over ranks of the local runtime of one call
+            want = max(b - a for a, b in zip(s, e)) / hdr["calls"]
+        assert float(row["runtime_s"]) == pytest.approx(want, rel=1e-6, abs=2e-9)
+        assert all(b >= a for a, b in zip(s, e))
+
+
+def test_ps3_equals_osu_style_average(build, tmp_path, cli):
+    camp = tmp_path / "c"
+    code, out, err = cli("run", "--per-rank", "--msizes", "8,64", "--nrep", "40", "--mpiruns", "2", "-n", "2",
+                         "-o", camp, "--quiet", "--no-summary", "--timer-reads", "1000")
+    assert code == 0, err
+    code, out, err = cli("summary", camp, "--process", "ps3_osu", "--json")
+    assert code == 0, err
+    got = {(r["msize"]): r for r in json.loads(out)}
+    for run_i, d in enumerate(sorted((camp / "runs").iterdir())):
+        meta = json.loads((d / "meta.json").read_text())
+        sizes = {e["exp"]: e["msize"] for e in meta["experiments"]}
+        hdr, recs = read_raw(d / "perrank.bin")
+        for exp, msize in sizes.items():
+            # OSU: each rank accumulates its own call times, divides by the iterations, and the
+            # average over ranks is printed
+            mine = [(s, e) for x, _, _, s, e in recs if x == exp]
+            per_rank = [sum(e[q] - s[q] for s, e in mine) / len(mine) for q in range(hdr["p"])]
+            assert got[msize]["run_values_s"][run_i] == pytest.approx(sum(per_rank) / hdr["p"], rel=1e-12)
+
+
+def test_per_rank_bad_input(build, tmp_path):
+    r = run_bench(build, 2, ["--per-rank"], None)
+    assert r.returncode != 0 and "--per-rank needs --outdir" in r.stderr
