@@ -98,8 +98,12 @@ def figure(rows: list[dict]):
         p = panels.setdefault((r.get("campaign"), r["config"], r["op"], r["nprocs"]), {})
         p.setdefault(r["process"], []).append((r["msize"], r["value_s"], r["run_values_s"]))
     n = max(1, len(panels))
-    fig, axes = plt.subplots(1, n, figsize=(6.4 * n, 4.2), squeeze=False)
-    for ax, (key, series) in zip(axes[0], panels.items()):
+    ncol = min(3, n)
+    nrow = (n + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 3.8 * nrow), squeeze=False, sharey=True)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    for ax, (key, series) in zip(axes.ravel(), panels.items()):
         camp, cfg, op, nprocs = key
         for name, pts in series.items():
             pts.sort()
