@@ -72,6 +72,10 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
                    f"when it is done: mpitempo summary {target}", err=True)
         return
+    from mpitempo.runner.perrank_size import size_note
+    note = size_note(c)
+    if note and not quiet:
+        click.echo(note, err=True)
     counts = execute(c, target, resume=bool(resume_dir), quiet=quiet)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
