@@ -219,9 +219,15 @@ def _sources_hash(root: Path) -> str:
     return h.hexdigest()
 
 
-def fingerprint(mpicc: str, show: str, root: Path) -> str:
+def _cflags_key(cflags: str | None) -> list[str]:
+    """What a core built with its own C flags adds to its fingerprint and index key."""
+    return [] if cflags is None else [f"cflags without build type={cflags}"]
+
+
+def fingerprint(mpicc: str, show: str, root: Path, cflags: str | None = None) -> str:
     h = hashlib.sha256()
-    for part in [os.path.realpath(mpicc), show, *_lib_identity(show), _sources_hash(root)]:
+    for part in [os.path.realpath(mpicc), show, *_lib_identity(show), _sources_hash(root),
+                 *_cflags_key(cflags)]:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
@@ -371,9 +377,9 @@ def _complete(b: Build) -> bool:
     return all((Path(b.bindir) / n).exists() for n in BINARIES)
 
 
-def _quick_lookup(mpicc: str, root: Path) -> Build | None:
-    """The cached build for (mpicc, root) if no watched file changed since it was indexed."""
-    entry = _read_json(_index_path("build", mpicc, str(root)))
+def _quick_lookup(mpicc: str, root: Path, cflags: str | None = None) -> Build | None:
+    """The cached build for (mpicc, root, cflags) if no watched file changed since it was indexed."""
+    entry = _read_json(_index_path("build", mpicc, str(root), *_cflags_key(cflags)))
     if not entry or entry.get("version") != _INDEX_VERSION:
         return None
     srows, _ = _stat_rows(source_files(root))
@@ -390,16 +396,19 @@ def _quick_lookup(mpicc: str, root: Path) -> Build | None:
     return b
 
 
-def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = True) -> Build:
-    """The core a run uses: an installed one, or one built (once, cached) for this MPI."""
-    if mpicc is None and not os.environ.get("MPITEMPO_MPICC"):
+def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = True,
+                 cflags: str | None = None) -> Build:
+    """The core a run uses: an installed one, or one built (once, cached) for this MPI. With cflags
+    (a campaign's compiler flags as a factor) the core is built with exactly those C flags (no
+    build type's flags added) into its own cache entry."""
+    if mpicc is None and cflags is None and not os.environ.get("MPITEMPO_MPICC"):
         installed = find_installed_core()
         if installed:
             return installed_build(*installed)
     mpicc = find_mpicc(mpicc)
     root = source_root()
     if not force:
-        b = _quick_lookup(mpicc, root)
+        b = _quick_lookup(mpicc, root, cflags)
         if b:
             return b
     # The stat index entry is taken before the files are read, so that a file
@@ -411,12 +420,12 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
     watched = _wrapper_files(mpicc, mpiexec, show)
     rows, wnewest = _stat_rows(watched)
     index = {"version": _INDEX_VERSION, "watched": watched, "key": _stat_digest(watched, rows, srows)}
-    fp = fingerprint(mpicc, show, root)
+    fp = fingerprint(mpicc, show, root, cflags)
     index["fingerprint"] = fp
 
     def remember():
         if max(snewest, wnewest) < t0 - _RACY_S:  # else a change within the mtime granularity could hide
-            _write_json(_index_path("build", mpicc, str(root)), index)
+            _write_json(_index_path("build", mpicc, str(root), *_cflags_key(cflags)), index)
 
     bdir = cache_root() / "builds" / fp
     info_path = bdir / "build.json"
@@ -439,15 +448,17 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
         work = bdir / "cmake"
         if work.exists():
             shutil.rmtree(work)  # a forced, failed or half-finished build starts clean
-        cfg = [cmake, "-S", str(root), "-B", str(work), f"-DMPI_C_COMPILER={mpicc}", "-DMPITEMPO_TESTS=OFF",
-               "-DCMAKE_BUILD_TYPE=Release"]
+        cfg = [cmake, "-S", str(root), "-B", str(work), f"-DMPI_C_COMPILER={mpicc}", "-DMPITEMPO_TESTS=OFF"]
+        cfg += (["-DCMAKE_BUILD_TYPE=Release"] if cflags is None
+                else ["-DCMAKE_BUILD_TYPE=Cflags", f"-DCMAKE_C_FLAGS={cflags}"])  # a type without flags of its own
         for cmd in (cfg, [cmake, "--build", str(work), "-j", str(os.cpu_count() or 2)]):
             if not quiet:
                 print("+ " + " ".join(cmd), file=sys.stderr)
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
-                raise MtError(f"building the C core with {mpicc} failed:\n{tail}")
+                what = f"{mpicc} and cflags '{cflags}'" if cflags is not None else mpicc
+                raise MtError(f"building the C core with {what} failed:\n{tail}")
         b = Build(fingerprint=fp, mpicc=mpicc, mpiexec=mpiexec, flavour=flavour, show=show,
                   mpiexec_version=mpiexec_version, bindir=str(work), origin="built", source=str(root))
         _write_json(info_path, b.to_json())

@@ -16,7 +16,7 @@ from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.store import FACTORS, CampaignData
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
-                "cache_policy", "clock_sync")
+                "cache_policy", "clock_sync", "binding", "cflags")
 
 
 def allowed_factors() -> list[str]:

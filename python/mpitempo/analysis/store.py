@@ -31,14 +31,15 @@ import duckdb
 from mpitempo.errors import MtError
 from mpitempo.io.rundir import FACTORS, campaign_name as _campaign_name, check_root as _check_root, find_runs, load_meta
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 2: runs.binding, runs.cflags
 
 RUN_COLUMNS = (["run_no", "campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
-                "compiler", "host", "governor", "cache_policy", "clock_sync", "start_time", "file"])
+                "compiler", "host", "governor", "cache_policy", "clock_sync", "binding", "cflags", "start_time",
+                "file"])
 RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (run_no INTEGER, campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
             "run_index INTEGER, nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, "
             "compiler VARCHAR, host VARCHAR, governor VARCHAR, cache_policy VARCHAR, clock_sync VARCHAR, "
-            "start_time VARCHAR, file VARCHAR)")
+            "binding VARCHAR, cflags VARCHAR, start_time VARCHAR, file VARCHAR)")
 # the measurements themselves, keyed by the small integer run_no (memory: ~45 bytes per row)
 MEAS_RAW_DDL = ("CREATE TABLE IF NOT EXISTS meas_raw (run_no INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, "
                 "scheme VARCHAR, exp INTEGER, rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
@@ -90,7 +91,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
         rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
                      f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
-                     str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
+                     f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
     con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
     con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
     source = kind.meas_sql([(r[-1], metas[r[2]]) for r in rows])

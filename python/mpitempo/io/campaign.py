@@ -66,8 +66,11 @@ CAMPAIGN_DEFAULTS = {
     "launcher": None,
     "mpicc": None,
     "env": {},
+    "binding": "core",
+    "cflags": None,
 }
-CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description"}
+CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description", "binding", "cflags"}
+BINDINGS = ("core", "none")   # of the default launcher (Hunold and Carpen-Amarie 2016, Fig. 5: pinning)
 
 
 @dataclass
@@ -78,6 +81,8 @@ class Config:
     env: dict[str, str] = field(default_factory=dict)
     description: str = ""
     params: dict = field(default_factory=dict)   # overrides of measurement parameters
+    binding: str = "core"                         # the default launcher binds ranks to cores, or not
+    cflags: str | None = None                     # build the core with exactly these C flags
 
 
 @dataclass
@@ -115,7 +120,7 @@ class Campaign:
 
     def to_toml(self) -> str:
         lines = ["# mpitempo campaign, as run (written by mpitempo)"]
-        for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s"):
+        for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s"):  # binding, cflags: per config
             v = getattr(self, k)
             if v is not None and not (k == "kind" and v == "bench"):
                 lines.append(f"{k} = {_toml_value(v)}")
@@ -130,6 +135,10 @@ class Campaign:
                 lines.append(f"mpicc = {_toml_value(c.mpicc)}")
             if c.launcher:
                 lines.append(f"launcher = {_toml_value(c.launcher)}")
+            if c.binding != "core":
+                lines.append(f"binding = {_toml_value(c.binding)}")
+            if c.cflags is not None:
+                lines.append(f"cflags = {_toml_value(c.cflags)}")
             for k, v in c.params.items():
                 lines.append(f"{k} = {_toml_value(v)}")
             if c.env:
@@ -215,11 +224,22 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
     if not _NAME.match(name):
         raise MtError(f"invalid campaign name '{name}': use letters, digits, '_', '.', '+', '-'")
 
+    def binding_of(v, where=""):
+        if v not in BINDINGS:
+            raise MtError(f"invalid binding '{v}'{where} (allowed: {', '.join(BINDINGS)})")
+        return v
+
+    def cflags_of(v, where=""):
+        if v is not None and not isinstance(v, str):
+            raise MtError(f"invalid cflags {v!r}{where}: expected a string of C compiler flags, e.g. \"-O2\"")
+        return v
+
     configs_raw = raw.get("config")
     configs: list[Config] = []
     if configs_raw is None:
         configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"],
-                              env={str(key): str(v) for key, v in (d["env"] or {}).items()}))
+                              env={str(key): str(v) for key, v in (d["env"] or {}).items()},
+                              binding=binding_of(d["binding"]), cflags=cflags_of(d["cflags"])))
     else:
         if not isinstance(configs_raw, list) or not configs_raw:
             raise MtError("invalid 'config': expected one or more [[config]] tables")
@@ -240,7 +260,9 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
             configs.append(Config(name=str(c["name"]), mpicc=c.get("mpicc", d["mpicc"]),
                                   launcher=overrides.get("launcher") or c.get("launcher", d["launcher"]),
                                   env={str(key): str(v) for key, v in env.items()},
-                                  description=str(c.get("description", "")), params=cparams))
+                                  description=str(c.get("description", "")), params=cparams,
+                                  binding=binding_of(c.get("binding", d["binding"]), f" in [[config]] '{c['name']}'"),
+                                  cflags=cflags_of(c.get("cflags", d["cflags"]), f" in [[config]] '{c['name']}'")))
     seen = set()
     for c in configs:
         if not _NAME.match(c.name):

@@ -52,6 +52,8 @@ FACTORS = {
     "governor": lambda m: str(_get(m, "machine", "frequency_governor")),
     "cache_policy": lambda m: str(m.get("cache_policy", "") or ""),
     "clock_sync": lambda m: str(_get(m, "clock", "sync")),
+    "binding": lambda m: str(_get(m, "launch", "launcher", "binding_requested")),
+    "cflags": lambda m: str(_get(m, "build", "flags")),
 }
 
 

@@ -110,7 +110,7 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     anything is created; returns the builds by configuration name."""
     builds: dict[str, Build] = {}
     for cfg in c.configs:
-        builds[cfg.name] = ensure_build(cfg.mpicc)
+        builds[cfg.name] = ensure_build(cfg.mpicc, cflags=cfg.cflags)
         c.kind_obj.check(c, builds[cfg.name], [cfg])
     return builds
 
@@ -141,7 +141,7 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         cmd = [b.binary(kind.executable), "--outdir", str(rdir), "--config", cfg.name, "--run-index",
                str(r.run_index), *c.core_args(cfg), *(["--seed", str(seed)] if takes_seed else []),
                "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json"), "--quiet"]
-        launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env)
+        launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
                 "position_in_campaign": planned.index(r)}

@@ -44,9 +44,14 @@ def ncores() -> int:
         return os.cpu_count() or 1
 
 
-def default_template(build: Build, np: int) -> tuple[str, str, bool]:
-    """(template, binding, oversubscribed) for this MPI flavour on this machine."""
+def default_template(build: Build, np: int, binding: str = "core") -> tuple[str, str, bool]:
+    """(template, binding, oversubscribed) for this MPI flavour on this machine; binding "none"
+    asks for unbound ranks (pinning as a factor)."""
     over = np > ncores()
+    if binding == "none" and not over:
+        if build.flavour == "openmpi":
+            return "{mpiexec} -n {np} --bind-to none {cmd}", "none", False
+        return "{mpiexec} -n {np} {cmd}", "none", False
     if build.flavour == "openmpi":
         if over:
             return "{mpiexec} -n {np} --oversubscribe --bind-to none {cmd}", "none", True
@@ -89,7 +94,7 @@ def argv_is_srun(template: str | None) -> bool:
 
 
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
-                extra_env: dict[str, str] | None = None) -> Launch:
+                extra_env: dict[str, str] | None = None, binding: str = "core") -> Launch:
     if np < 1:
         raise MtError(f"invalid number of ranks {np}: must be >= 1")
     notes = []
@@ -102,9 +107,11 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
         if "{cmd}" not in template:
             raise MtError(f"invalid --launcher '{template}': it must contain the placeholder {{cmd}} "
                           f"(or be one of: {', '.join(NAMED)})")
+        if binding != "core":
+            notes.append(f"binding '{binding}' applies to the default launcher only; this template binds as it says")
         binding, over = "custom", np > ncores()
     else:
-        template, binding, over = default_template(build, np)
+        template, binding, over = default_template(build, np, binding)
         if over:
             notes.append(f"{np} ranks on {ncores()} cores: oversubscribed, unbound; timings are not meaningful")
     env = flavour_env(build, over)
