@@ -93,7 +93,7 @@ def test_binding_and_cflags_reach_the_runs(cli, tmp_path):
     spec = tmp_path / "f.toml"
     spec.write_text('name = "f"\nnp = 2\nmpiruns = 1\nnrep = 5\nmsizes = "8"\n'
                     '[[config]]\nname = "pinned"\n'
-                    '[[config]]\nname = "unpinned-O0"\nbinding = "none"\ncflags = "-O1"\n')
+                    '[[config]]\nname = "unpinned-O0"\nbinding = "none"\ncflags = "-O0"\n')
     code, out, err = cli("run", spec, "-o", camp, "--quiet", "--no-summary", "--timer-reads", "1000")
     assert code == 0, err
     metas = {d.name: json.loads((d / "meta.json").read_text()) for d in (camp / "runs").iterdir()}
