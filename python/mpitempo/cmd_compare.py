@@ -90,11 +90,14 @@ def print_csv(c: Comparison) -> None:
 @click.option("--holm", is_flag=True, help="Holm-adjust the p-values over all rows (family-wise error).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level for '~' and the notes.")
+@click.option("--test", "test", type=click.Choice(["ranksum", "ttest"]), default="ranksum", show_default=True,
+              help="ranksum: Wilcoxon rank-sum; ttest: Welch's t-test on the means of the per-run medians, "
+                   "valid only when those are near normal (docs/statistics.md says when it is wrong).")
 @filter_options
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (times in seconds).")
-def compare_cmd(dirs, by, alternative, base, holm, alpha, filter_kind, tukey_k, cut_coef, as_json,
+def compare_cmd(dirs, by, alternative, base, holm, alpha, test, filter_kind, tukey_k, cut_coef, as_json,
                 as_markdown, as_csv):
     """Compare two levels of a factor (configurations, campaigns, MPI libraries, timers, ...) with
     the Wilcoxon rank-sum test on the per-mpirun medians, per (op, msize, nprocs).
@@ -117,7 +120,10 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, filter_kind, tukey_k, 
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     by = by or ("campaign" if len(dirs) == 2 else "config")
     data = open_campaigns(list(dirs))
-    c = compare(data, by, alternative, base, holm, make_filter(filter_kind, tukey_k, cut_coef), alpha)
+    c = compare(data, by, alternative, base, holm, make_filter(filter_kind, tukey_k, cut_coef), alpha, test)
+    if test == "ttest":
+        c.notes.insert(0, "test: Welch's t-test on the means of the per-run medians instead of the rank-sum test "
+                          "(the columns p and stars are the t-test's); it assumes near-normal means")
     multi = len(c.levels) > 2
     if as_json or as_csv:
         print_json(c.rows) if as_json else print_csv(c)

@@ -53,7 +53,8 @@ def _level_order(data: CampaignData, by: str, values) -> list[str]:
 
 
 def compare(data: CampaignData, by: str = "config", alternative: str = "two-sided", base: str | None = None,
-            use_holm: bool = False, filt: Filter | None = None, alpha: float = ALPHA) -> Comparison:
+            use_holm: bool = False, filt: Filter | None = None, alpha: float = ALPHA,
+            test: str = "ranksum") -> Comparison:
     if by not in allowed_factors():
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     filt = filt or Filter()
@@ -101,7 +102,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         if not common:
             raise MtError(f"nothing to compare: {base} and {other} have no (op, msize, nprocs) in common")
         for key in common:
-            r = compare_samples(samples[base][key], samples[other][key], alternative, alpha)
+            r = compare_samples(samples[base][key], samples[other][key], alternative, alpha, test)
             op, msize, nprocs = key
             rows.append({"factor": by, "a": base, "b": other, "op": op, "msize": msize,
                          "nprocs": nprocs if by != "nprocs" else None, **r, "alternative": alternative})
@@ -117,7 +118,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
     if empty_runs:
         notes.append(f"{len(empty_runs)} run(s) with no valid measurement left out: " + ", ".join(empty_runs[:10])
                      + (" ..." if len(empty_runs) > 10 else ""))
-    cannot = [r for r in rows if r["p_value"] is not None and r["min_p"] > alpha]
+    cannot = [r for r in rows if r["p_value"] is not None and r["min_p"] is not None and r["min_p"] > alpha]
     if cannot:
         sizes = sorted({(r["runs_a"], r["runs_b"]) for r in cannot})
         na, nb = sizes[0]

@@ -84,12 +84,31 @@ def delta_pct(med_a: float | None, med_b: float | None) -> float | None:
     return 100.0 * (med_b - med_a) / med_a
 
 
-def compare_samples(a, b, alternative: str = "two-sided", alpha: float = ALPHA) -> dict:
-    """The comparison of one group: medians of both sides (of the run medians), their dispersion
-    (relative half-range of the middle 50%, as benchstat's ±), delta %, U, p and stars."""
+TESTS = ("ranksum", "ttest")
+
+
+def welch_t(a, b, alternative: str = "two-sided") -> tuple[float | None, float | None]:
+    """(t, p) of Welch's two-sample t-test on the means; (None, None) with fewer than 2 values a
+    side or no variance at all. Valid only when both sample means are near normal (docs/statistics.md)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
-    u, p = mann_whitney(a, b, alternative)
+    if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return None, None
+    from scipy import stats as sps
+
+    res = sps.ttest_ind(a, b, equal_var=False, alternative=alternative)
+    return float(res.statistic), float(res.pvalue)
+
+
+def compare_samples(a, b, alternative: str = "two-sided", alpha: float = ALPHA, test: str = "ranksum") -> dict:
+    """The comparison of one group: medians of both sides (of the run medians), their dispersion
+    (relative half-range of the middle 50%, as benchstat's ±), delta %, U (or t), p and stars.
+    test: "ranksum" (Wilcoxon rank-sum / Mann-Whitney U, the default) or "ttest" (Welch)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if test not in TESTS:
+        raise ValueError(f"unknown test '{test}' (allowed: {', '.join(TESTS)})")
+    u, p = mann_whitney(a, b, alternative) if test == "ranksum" else welch_t(a, b, alternative)
     da, db = describe(a), describe(b)
     med_a, med_b = da["median_s"], db["median_s"]
 
@@ -100,6 +119,7 @@ def compare_samples(a, b, alternative: str = "two-sided", alpha: float = ALPHA) 
 
     return {"runs_a": int(a.size), "runs_b": int(b.size), "median_a_s": med_a, "median_b_s": med_b,
             "iqr_pct_a": disp(da), "iqr_pct_b": disp(db),
-            "delta_pct": delta_pct(med_a, med_b), "u": u, "p_value": p,
-            "min_p": min_p(int(a.size), int(b.size), alternative),
+            "delta_pct": delta_pct(med_a, med_b), "u": u if test == "ranksum" else None, "p_value": p,
+            "min_p": min_p(int(a.size), int(b.size), alternative) if test == "ranksum" else None,
+            **({"t": u, "test": "ttest"} if test == "ttest" else {}),
             "significant": p is not None and p <= alpha, "stars": stars(p)}
