@@ -198,3 +198,20 @@ def test_summary_process_bad_input(cli, tmp_path):
     assert code != 0 and "global clock" in err and "--sync" in err
     code, out, err = cli("summary", local, "--process", "all")
     assert code == 0 and "ps4_mpiblib_global left out" in out
+
+
+def test_clt_check_tells_light_from_heavy_tails():
+    rng = np.random.default_rng(3)
+    light = ps.clt_check(rng.normal(1e-6, 1e-8, 2000), 30)
+    assert light["normal_at_nrep"] and light["normal_from_n"] is not None and light["normal_from_n"] <= 30
+    heavy = rng.normal(1e-6, 1e-8, 2000)
+    heavy[:4] = 1e-3                                  # rare huge outliers, as preempted measurements
+    h = ps.clt_check(heavy, 30)
+    assert not h["normal_at_nrep"]
+
+
+def test_summary_process_warns_below_500(cli, tmp_path):
+    root = make_campaign(tmp_path / "c")
+    code, out, err = cli("summary", root, "--process", "ps2_mpiblib")
+    assert code == 0, err
+    assert "fewer than 500 valid measurements per mpirun" in out

@@ -64,6 +64,7 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                           f"'{root}' have no {FILE_NAME} (e.g. {without[0]}); {HOW_TO_RECORD}")
         # group -> scheme -> per-run results
         groups: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+        clt_sample: dict[tuple, tuple[int, np.ndarray]] = {}   # group -> (fewest valid per run, lmax of one run)
         mscheme: dict[tuple, set] = defaultdict(set)
         local_clock_runs = 0
         for d in complete:
@@ -85,6 +86,10 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                 start, end = pr.experiment(exp)
                 if start.shape[1] == 0:
                     continue
+                lmax = ((end - start) / pr.calls).max(axis=0)
+                prev = clt_sample.get(key)
+                clt_sample[key] = (min(prev[0], lmax.size) if prev else lmax.size,
+                                   lmax if not prev or lmax.size > prev[1].size else prev[1])
                 for n in need_pr:
                     if n == "ps4_mpiblib_global" and not pr.global_clock:
                         if names == [n]:
@@ -95,6 +100,8 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
         if local_clock_runs and "ps4_mpiblib_global" in names:
             notes.append(f"ps4_mpiblib_global left out for {local_clock_runs} run(s) of '{root}' with local "
                          f"per-rank times (it needs a global clock; {HOW_TO_SYNC})")
+        if any(n in ps.MEAN_CI_SCHEMES for n in names):
+            notes += _clt_notes(clt_sample)
         for key in sorted(groups, key=lambda k: (k[0] or "", k[1], k[2], k[3], k[4])):
             camp, cfg, op, msize, nprocs = key
             for n in names:
@@ -112,3 +119,25 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                     row["filter"] = filt.settings()
                 rows.append(row)
     return rows, notes
+
+
+def _clt_notes(clt_sample: dict, limit: int = 3) -> list[str]:
+    """Warnings for groups with fewer than CLT_NREP measurements per mpirun, where PS2/PS4 give a
+    Student-t interval of the mean, with a CLT check on the group's own data."""
+    small = {k: v for k, v in clt_sample.items() if v[0] < ps.CLT_NREP}
+    if not small:
+        return []
+    out = [f"warning: {len(small)} group(s) have fewer than {ps.CLT_NREP} valid measurements per mpirun: the "
+           "confidence intervals of the mean of ps2_mpiblib and ps4_mpiblib_global assume normal means, "
+           "which Hunold and Carpen-Amarie (2016) saw only from about 500 measurements"]
+    for key, (n, x) in sorted(small.items(), key=lambda kv: kv[1][0])[:limit]:
+        if x.size < 10:
+            continue
+        c = ps.clt_check(x, n)
+        name = f"{key[1]} {key[2]} {key[3]} B"
+        verdict = (f"means of {n} look normal (Shapiro-Wilk p = {c['shapiro_p_at_nrep']:.2g})" if c["normal_at_nrep"]
+                   else f"means of {n} do not look normal (Shapiro-Wilk p = {c['shapiro_p_at_nrep']:.2g})")
+        more = (f"; normal from n = {c['normal_from_n']}" if c["normal_from_n"]
+                else "; not normal even at the largest n tried: prefer the median")
+        out.append(f"CLT check ({name}, resampled): {verdict}{more}")
+    return out

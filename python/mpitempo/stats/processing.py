@@ -42,6 +42,8 @@ SCHEMES = {
 }
 PROCESS_NAMES = ("reprompi",) + tuple(SCHEMES)
 
+CLT_NREP = 500       # measurements per mpirun Hunold and Carpen-Amarie (2016, section 4.1) needed for normal means
+MEAN_CI_SCHEMES = ("ps2_mpiblib", "ps4_mpiblib_global")
 MPIBENCH_A = 2.0     # MPIBench outlier threshold: t_thresh = a x t99 (Grove 2003; a = 2 by default)
 CI_LEVEL = 0.95
 
@@ -161,3 +163,18 @@ def across_runs(per_run: list[dict]) -> dict:
             out[k] = float(np.median(vals))
     out["run_values_s"] = [r["value_s"] for r in per_run]
     return out
+
+
+def clt_check(x, nrep: int, sizes=(10, 30, 100, 300, 500), nboot: int = 500, alpha: float = 0.05,
+              seed: int = 1) -> dict:
+    """Are means of `nrep` measurements like x near normal (the central limit theorem at work)?
+    Resamples means of n values for each n (and nrep), Shapiro-Wilk on them: ``normal_at_nrep``
+    and ``normal_from_n`` (the smallest n tried whose means pass, or None)."""
+    from mpitempo.stats.diagnostics import clt_means
+
+    x = np.asarray(x, dtype=float)
+    ns = sorted(set(int(n) for n in sizes) | {int(nrep)})
+    res = clt_means(x, sizes=ns, nboot=nboot, seed=seed)
+    ok = {n: res[n]["shapiro_p"] > alpha for n in ns}
+    return {"nrep": int(nrep), "shapiro_p_at_nrep": res[int(nrep)]["shapiro_p"], "normal_at_nrep": ok[int(nrep)],
+            "normal_from_n": next((n for n in ns if all(ok[m] for m in ns if m >= n)), None)}
