@@ -215,6 +215,8 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                         [[esc(format_size(m) if m else 0), "-" if d is None else f"{100 * d:.2f}%"]
                          for m, d in maxdiff.items()]))
     from mpitempo.present.processing import report_section
+    from mpitempo.present.studies import timebins_section
+    parts.append(timebins_section(data, filt))
     parts.append(report_section(data.roots, filt))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
