@@ -21,22 +21,21 @@ def test_time_bins_by_hand():
         time_bins(x, 0)
 
 
-def test_report_has_the_study_sections(tmp_path):
+def test_report_sections_of_the_studies(tmp_path):
+    """The sections build_report appends (the whole report is tested in test_report.py)."""
     from mpitempo.analysis.store import open_campaigns
     from mpitempo.io.synthetic import make_campaign
-    from mpitempo.present.report import build_report
+    from mpitempo.present.processing import report_section
+    from mpitempo.present.studies import timebins_section
+    from mpitempo.stats.outliers import Filter
+    from test_processing import make_campaign as make_perrank_campaign
 
-    root = make_campaign(tmp_path / "c", runs=3, ops=("allreduce",), msizes=(8,), nrep=400)
-    html = build_report(open_campaigns([root]))
-    assert "Mean vs median over one mpirun" in html
-    assert "Processing schemes" not in html            # no per-rank data in this campaign
-
-
-def test_report_has_the_processing_section(tmp_path):
-    from mpitempo.analysis.store import open_campaigns
-    from mpitempo.present.report import build_report
-    from test_processing import make_campaign
-
-    root = make_campaign(tmp_path / "c")
-    html = build_report(open_campaigns([root]))
+    root = make_campaign(tmp_path / "c", runs=2, ops=("allreduce",), msizes=(8,), nrep=400)
+    data = open_campaigns([root])
+    html = timebins_section(data, Filter())
+    assert "Mean vs median over one mpirun" in html and "<img" in html
+    assert report_section(data.roots, Filter()) == ""          # no per-rank data in this campaign
+    short = open_campaigns([make_perrank_campaign(tmp_path / "p")])
+    assert timebins_section(short, Filter()) == ""              # 4 measurements per run: no bins
+    html = report_section(short.roots, Filter())
     assert "Processing schemes" in html and "ps8_mpptest" in html
