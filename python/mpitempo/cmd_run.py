@@ -72,11 +72,18 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
                    f"when it is done: mpitempo summary {target}", err=True)
         return
+    from mpitempo.runner.dvfs import check_governor, fixed_governor
     from mpitempo.runner.perrank_size import size_note
+    if c.governor:
+        check_governor(c.governor)   # before anything is created
     note = size_note(c)
     if note and not quiet:
         click.echo(note, err=True)
-    counts = execute(c, target, resume=bool(resume_dir), quiet=quiet)
+    with fixed_governor(c.governor, target / "dvfs.json" if c.governor else None) as gov:
+        if gov and not quiet:
+            click.echo(f"mpitempo: cpufreq governor '{c.governor}' set on {gov['cpus']} CPUs for this campaign "
+                       "(restored at the end; see dvfs.json)", err=True)
+        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)

@@ -68,6 +68,7 @@ CAMPAIGN_DEFAULTS = {
     "env": {},
     "binding": "core",
     "cflags": None,
+    "governor": None,     # cpufreq governor for the whole campaign (runner/dvfs.py), restored afterwards
 }
 CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description", "binding", "cflags"}
 BINDINGS = ("core", "none")   # of the default launcher (Hunold and Carpen-Amarie 2016, Fig. 5: pinning)
@@ -96,6 +97,7 @@ class Campaign:
     timeout_s: float
     configs: list[Config]
     params: dict                                  # measurement parameters of the kind (params.def rows)
+    governor: str | None = None                   # cpufreq governor set for the campaign (runner/dvfs.py)
 
     def __getattr__(self, key):                   # c.nrep, c.ops, c.scheme, ...
         params = self.__dict__.get("params")
@@ -120,7 +122,7 @@ class Campaign:
 
     def to_toml(self) -> str:
         lines = ["# mpitempo campaign, as run (written by mpitempo)"]
-        for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s"):  # binding, cflags: per config
+        for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s", "governor"):  # binding, cflags: per config
             v = getattr(self, k)
             if v is not None and not (k == "kind" and v == "bench"):
                 lines.append(f"{k} = {_toml_value(v)}")
@@ -272,4 +274,5 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
         seen.add(c.name)
 
     return Campaign(name=name, kind=kind_name, np=nps, mpiruns=_int_check(1, 100000)("mpiruns", d["mpiruns"]),
-                    seed=seed, order=order, timeout_s=timeout, configs=configs, params=params)
+                    seed=seed, order=order, timeout_s=timeout, configs=configs, params=params,
+                    governor=None if d["governor"] is None else str(d["governor"]))

@@ -31,6 +31,38 @@ void mt_format_cpulist(const unsigned char *cpus, int n, char *out, size_t len)
     }
 }
 
+static int read_line(const char *path, char *out, size_t len);
+
+/* The frequency of one CPU as the kernel reports it: cpufreq's scaling_cur_freq (kHz) when
+ * present, else "cpu MHz" of /proc/cpuinfo (also in virtual machines); -1 when neither. */
+static double cpu_mhz(int cpu, const char **src)
+{
+    char path[128], line[256];
+    *src = "none";
+    if (cpu < 0) return -1;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
+    if (read_line(path, line, sizeof line) == 0) {
+        *src = "cpufreq";
+        return atof(line) / 1000.0;
+    }
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return -1;
+    int cur = -1;
+    double mhz = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "processor", 9) == 0) {
+            const char *c = strchr(line, ':');
+            cur = c ? atoi(c + 1) : -1;
+        } else if (cur == cpu && strncmp(line, "cpu MHz", 7) == 0) {
+            const char *c = strchr(line, ':');
+            if (c) mhz = atof(c + 1), *src = "cpuinfo";
+            break;
+        }
+    }
+    fclose(f);
+    return mhz;
+}
+
 void mt_factors_rank_record(const mt_ctx_t *ctx, char *buf, size_t len)
 {
     char host[256] = "unknown", cpus[256] = "", esc[512];
@@ -45,11 +77,18 @@ void mt_factors_rank_record(const mt_ctx_t *ctx, char *buf, size_t len)
         mt_format_cpulist(bits, CPU_SETSIZE, cpus, sizeof cpus);
         nallowed = CPU_COUNT(&set);
     }
+    int cpu = sched_getcpu();
+    const char *fsrc;
+    double mhz = cpu_mhz(cpu, &fsrc);
+    char mhzs[64];
+    if (mhz > 0) snprintf(mhzs, sizeof mhzs, "%.3f", mhz);
+    else snprintf(mhzs, sizeof mhzs, "null");
     snprintf(buf, len,
              "{\"rank\": %d, \"host\": \"%s\", \"pid\": %d, \"cpus_allowed\": \"%s\", \"n_cpus_allowed\": %d, "
-             "\"bound\": %s, \"cpu_at_start\": %d, \"timer_ticks_per_s\": %.17g}",
+             "\"bound\": %s, \"cpu_at_start\": %d, \"cpu_mhz_at_start\": %s, \"cpu_mhz_source\": \"%s\", "
+             "\"timer_ticks_per_s\": %.17g}",
              ctx->rank, mt_json_escape(host, esc, sizeof esc), (int)getpid(), cpus, nallowed,
-             (nallowed > 0 && nallowed < ncpu_online) ? "true" : "false", sched_getcpu(), ctx->timer.ticks_per_s);
+             (nallowed > 0 && nallowed < ncpu_online) ? "true" : "false", cpu, mhzs, fsrc, ctx->timer.ticks_per_s);
 }
 
 static int read_line(const char *path, char *out, size_t len)
