@@ -20,6 +20,7 @@ COMMANDS = {
     "compare": ("mpitempo.cmd_compare", "compare_cmd", "Compare configurations: Wilcoxon rank-sum on run medians."),
     "report": ("mpitempo.cmd_report", "report", "Write a static HTML report with plots."),
     "clocks": ("mpitempo.cmd_clocks", "clocks", "Evaluate clock-synchronisation algorithms."),
+    "drift": ("mpitempo.cmd_drift", "drift", "Is clock drift linear? Offsets over time, windowed fits, R²."),
     "pingpong": ("mpitempo.cmd_pingpong", "pingpong", "Small-message ping-pong latency (timer resolution, npp)."),
     "imbalance": ("mpitempo.cmd_imbalance", "imbalance", "Exit imbalance of an operation under a global clock."),
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),

@@ -103,3 +103,13 @@ def test_binding_and_cflags_reach_the_runs(cli, tmp_path):
     assert u["build"]["flags"] == "-O0" and "-O3" in p["build"]["flags"]
     code, out, err = cli("compare", camp, "--by", "binding", "--json")
     assert code == 0, err
+
+
+def test_drift_study_recovers_a_simulated_drift(cli, tmp_path):
+    code, out, err = cli("drift", "-n", "2", "--duration", "2s", "--interval", "0.2s", "--windows", "1s,all",
+                         "--sim-drifts", "0,200", "--json", "--check-pp", "20")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["samples"] == 11 and res["simulated"]
+    assert res["whole"]["1"]["drift_ppm"] == pytest.approx(200, rel=0.1)
+    assert res["whole"]["1"]["r2"] > 0.9 and res["linear_holds_s"] == 2
