@@ -70,10 +70,14 @@ def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> Non
               help="Analyse an existing campaign, run directory or JSON document instead of measuring.")
 @click.option("--full", is_flag=True, help="Print the full output (timer study, histograms, frequency tables).")
 @click.option("--timeout", "timeout_s", type=float, default=3600, show_default=True, help="Seconds per mpirun.")
+@click.option("--pairs", "pairs", default=None, metavar="all|A-B,...",
+              help="Many pairs: every rank pair of the job (all) or the listed ones, one pair per mpirun; prints "
+                   "the latency matrix and writes its heat map (--plot). Excludes --source/--dest.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="With --pairs: the heat map.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from_dir, full, timeout_s, quiet,
-             as_json, **params):
+             as_json, pairs, plot_path, **params):
     """Small-message latency: timer resolution and overhead, ping-pong with
     hand-shake, npp from the timer resolution, full statistics (Luecke,
     Spanoyannis and Kraeva 2004).
@@ -96,6 +100,16 @@ def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from
     from mpitempo.io.campaign import build_campaign
     from mpitempo.runner.execute import check_campaign, run_campaign
 
+    if pairs is not None or plot_path is not None:
+        from mpitempo.present.pingpong_pairs import run_pairs
+
+        if pairs is None:
+            raise MtError("--plot needs --pairs")
+        if params.get("source") is not None or params.get("dest") is not None:
+            raise MtError("--pairs chooses the ranks: give either --pairs or --source/--dest")
+        run_pairs(pairs, np or 2, params, launcher, mpicc, mpiruns, timeout_s, outdir, quiet, as_json, cut_coef,
+                  plot_path)
+        return
     params = dict(params, loop=True if compare else None)
     c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
                                   timeout_s=timeout_s, name="pingpong"), kind="pingpong")

@@ -113,3 +113,14 @@ def test_drift_study_recovers_a_simulated_drift(cli, tmp_path):
     assert res["samples"] == 11 and res["simulated"]
     assert res["whole"]["1"]["drift_ppm"] == pytest.approx(200, rel=0.1)
     assert res["whole"]["1"]["r2"] > 0.9 and res["linear_holds_s"] == 2
+
+
+def test_pingpong_pairs_matrix(cli, tmp_path):
+    code, out, err = cli("pingpong", "--pairs", "all", "-n", "3", "--msizes", "8", "--ntrial", "20",
+                         "--timer-reads", "1000", "--json", "--plot", tmp_path / "m.png")
+    assert code == 0, err
+    res = json.loads(out)
+    mat = res["matrix"]["8"]["latency_s"]
+    assert res["pairs"] == ["0-1", "0-2", "1-2"] and res["oversubscribed"]
+    assert all(mat[i][j] > 0 and mat[i][j] == mat[j][i] for i in range(3) for j in range(3) if i != j)
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
