@@ -54,6 +54,7 @@ static int check(mt_run_t *r, int np, char *err)
     pp->max_pp = mt_p_set(p, MTP_max_pp) ? mt_p_int(p, MTP_max_pp) : 0;
     pp->warmup = mt_p_int(p, MTP_warmup);
     pp->loop = mt_p_bool(p, MTP_loop);
+    pp->bidir = mt_p_bool(p, MTP_bidir);
     pp->loop_iters = mt_p_set(p, MTP_loop_iters) ? mt_p_int(p, MTP_loop_iters) : 0;
     pp->loop_reps = mt_p_int(p, MTP_loop_reps);
     int rc = MT_OK;
@@ -196,6 +197,7 @@ static void write_config(mt_json_t *j, const mt_pp_cfg_t *pp, const int64_t *siz
     mt_json_kint(j, "max_pp", pp->max_pp);
     mt_json_kint(j, "warmup", pp->warmup);
     mt_json_kbool(j, "loop", pp->loop);
+    mt_json_kbool(j, "bidir", pp->bidir);
     mt_json_kint(j, "loop_reps", pp->loop_reps);
     mt_json_kint(j, "loop_iters", pp->loop_iters);
     mt_json_kstr(j, "datatype", "MPI_BYTE");
@@ -315,6 +317,21 @@ static int run(mt_run_t *r, char *err)
             }
         }
         if (is_src) mt_json_arr_end(j);
+        /* bidirectional exchanges at the first npp of the sets */
+        if (pp->bidir) {
+            int64_t nt = mt_pp_trials_for(pp, npps[0]);
+            mt_pp_bidir_trials(&pair, msize, npps[0], nt, min_ov, ticks);
+            if (is_src) {
+                mt_json_key(j, "bidir");
+                mt_json_obj_begin(j);
+                mt_json_kint(j, "npp", npps[0]);
+                mt_json_kint(j, "ntrial", nt);
+                write_quick_stats(j, ti, ticks, nt, (double)npps[0]); /* seconds per exchange */
+                if (!csv) write_ticks(j, ticks, nt);
+                mt_json_obj_end(j);
+                csv_rows(csv, "bidir", msize, npps[0], ti, ticks, nt);
+            }
+        }
         /* the loop-averaged method on the same pair, right after */
         if (pp->loop) {
             int64_t iters = mt_pp_loop_iters(pp, msize);

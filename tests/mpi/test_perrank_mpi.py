@@ -124,3 +124,17 @@ def test_pingpong_pairs_matrix(cli, tmp_path):
     assert res["pairs"] == ["0-1", "0-2", "1-2"] and res["oversubscribed"]
     assert all(mat[i][j] > 0 and mat[i][j] == mat[j][i] for i in range(3) for j in range(3) if i != j)
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_pingpong_bidirectional(cli, tmp_path):
+    code, out, err = cli("pingpong", "-n", "2", "--msizes", "8,4K", "--ntrial", "30", "--bidir", "--timer-reads",
+                         "1000", "--json", "-o", tmp_path / "pp")
+    assert code == 0, err
+    res = json.loads(out)
+    assert [r["msize"] for r in res["bidir"]] == [8, 4096]
+    for r in res["bidir"]:
+        assert r["ntrial"] == 30 and r["median_s"] > 0 and r["min_s"] <= r["median_s"] <= r["max_s"]
+        assert r["rate_both_median_mb_s"] == pytest.approx(2 * r["msize"] / r["median_s"] / 1e6)
+        assert r["pingpong_one_way_median_s"] > 0
+    rows = list(csv.DictReader(open(next((tmp_path / "pp" / "runs").iterdir()) / "timings.csv")))
+    assert sum(r["kind"] == "bidir" for r in rows) == 60

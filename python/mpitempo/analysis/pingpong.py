@@ -81,7 +81,29 @@ def analyse(run: Run, cut_coef: float = stats.DEFAULT_CUT_COEF, bins: int = 40, 
         loops.append(rec)
     return {"nprocs": run.meta.get("nprocs"), "source": run.meta["pingpong"]["source"],
             "dest": run.meta["pingpong"]["dest"], "timer_study": timer_study(run, bins),
-            "params": run.meta["pingpong"], "cut_coef": cut_coef, "results": results, "loop": loops}
+            "params": run.meta["pingpong"], "cut_coef": cut_coef, "results": results, "loop": loops,
+            "bidir": bidir_records(run, results, cut_coef)}
+
+
+def bidir_records(run: Run, results: list[dict], cut_coef: float) -> list[dict]:
+    """Bidirectional exchanges (--bidir): per message size the time of one exchange (both ranks
+    send and receive msize bytes at once), filtered by cut_coef x median, the rate counting both
+    directions (2 x msize / time), and the one-way ping-pong rate of the same size for comparison."""
+    out = []
+    for ser in sorted(run.get("bidir"), key=lambda s: s.msize):
+        t = ser.ticks.astype(float) * run.s_per_tick / ser.npp
+        kept, removed = stats.filter_cut(t, cut_coef)
+        s = stats.summarize(kept)
+        rec = {"msize": ser.msize, "npp": ser.npp, "ntrial": int(t.size), "removed": removed, "min_s": s.min_s,
+               "median_s": s.median_s, "mean_s": s.mean_s, "max_s": s.max_s,
+               "rate_both_median_mb_s": stats.rate_mb_s(2 * ser.msize, s.median_s)}
+        uni = next((r for r in results if r["msize"] == ser.msize), None)
+        if uni is not None:
+            med = (uni.get("filtered") or {}).get("median_s", uni["median_s"])
+            rec["pingpong_one_way_median_s"] = med
+            rec["rate_uni_median_mb_s"] = stats.rate_mb_s(ser.msize, med)
+        out.append(rec)
+    return out
 
 
 def sweep_table(results: list[dict], msize: int) -> dict:
@@ -111,4 +133,4 @@ def json_records(a: dict, details: bool = False) -> dict:
         ts.pop("frequency", None)
         ts.pop("histogram", None)
     return clean({"nprocs": a["nprocs"], "source": a["source"], "dest": a["dest"], "cut_coef": a["cut_coef"],
-                  "timer_study": ts, "results": a["results"], "loop": a["loop"]})
+                  "timer_study": ts, "results": a["results"], "loop": a["loop"], "bidir": a.get("bidir", [])})

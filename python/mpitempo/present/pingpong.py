@@ -159,6 +159,22 @@ def compare_lines(a: dict) -> list[str]:
     return lines
 
 
+def bidir_lines(a: dict) -> list[str]:
+    """The bidirectional exchanges (--bidir) next to the one-way ping-pong."""
+    if not a.get("bidir"):
+        return []
+    lines = ["", "BIDIRECTIONAL EXCHANGES (both ranks send and receive at once; rates count both directions)",
+             f"{'bytes':>10} {'exchange [us]':>14} {'rate both [MB/s]':>17} {'one-way [us]':>13} "
+             f"{'rate uni [MB/s]':>16}"]
+    for r in a["bidir"]:
+        ow = r.get("pingpong_one_way_median_s")
+        lines.append(f"{r['msize']:>10} {r['median_s'] * 1e6:>14.4f} {r['rate_both_median_mb_s']:>17.2f} "
+                     f"{'-' if ow is None else f'{ow * 1e6:.4f}':>13} "
+                     f"{'-' if ow is None else format(r['rate_uni_median_mb_s'], '.2f'):>16}")
+    lines.append("(medians after the cut_coef filter; exchange = time for both messages of one exchange)")
+    return lines
+
+
 def summary_text(a: dict, sweep_tables: list[dict]) -> str:
     lines = header(a)
     for r in a["results"]:
@@ -168,6 +184,7 @@ def summary_text(a: dict, sweep_tables: list[dict]) -> str:
     for t in sweep_tables:
         lines += sweep_lines(t)
     lines += compare_lines(a)
+    lines += bidir_lines(a)
     return "\n".join(lines) + "\n"
 
 
@@ -200,4 +217,5 @@ def full_text(a: dict, sweep_tables: list[dict]) -> str:
     for t in sweep_tables:
         lines += sweep_lines(t)
     lines += compare_lines(a)
+    lines += bidir_lines(a)
     return "\n".join(lines) + "\n"

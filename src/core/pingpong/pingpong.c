@@ -184,8 +184,11 @@ int mt_pp_pair_init(mt_pp_pair_t *p, MPI_Comm world, const mt_pp_cfg_t *c, const
     p->buflen = max_msize < 8 ? 8 : max_msize;
     if (p->role >= 0) {
         p->buf = malloc((size_t)p->buflen);
-        if (!p->buf) return mt_fail(err, MT_ENOMEM, "out of memory for a %lld-byte buffer", (long long)p->buflen);
+        p->buf2 = malloc((size_t)p->buflen);
+        if (!p->buf || !p->buf2)
+            return mt_fail(err, MT_ENOMEM, "out of memory for a %lld-byte buffer", (long long)p->buflen);
         memset(p->buf, 1, (size_t)p->buflen); /* touch every page before timing */
+        memset(p->buf2, 1, (size_t)p->buflen);
     }
     return MT_OK;
 }
@@ -194,7 +197,8 @@ void mt_pp_pair_free(mt_pp_pair_t *p)
 {
     if (p->pair != MPI_COMM_NULL) mt_check_mpi(MPI_Comm_free(&p->pair), "MPI_Comm_free");
     free(p->buf);
-    p->buf = NULL;
+    free(p->buf2);
+    p->buf = p->buf2 = NULL;
 }
 
 void mt_pp_sleepy_barrier(MPI_Comm world)
@@ -252,6 +256,32 @@ void mt_pp_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, i
             }
             mt_check_mpi(rc, "MPI_Recv/MPI_Send (ping-pong)");
         }
+    }
+}
+
+void mt_pp_bidir_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, int64_t min_ov_ticks,
+                        int64_t *ticks)
+{
+    int64_t (*now)(void) = p->ti->t->now;
+    int cnt = (int)msize, peer = p->peer, rc = MPI_SUCCESS;
+    unsigned char *out = p->buf, *in = p->buf2;
+    MPI_Comm comm = p->pair;
+    for (int64_t k = 0; k < ntrial; k++) {
+        mt_check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+        if (p->role == 0)
+            mt_check_mpi(MPI_Recv(out, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
+        else
+            mt_check_mpi(MPI_Send(out, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm), "MPI_Send (hand-shake)");
+        int64_t t1 = now();
+        for (int64_t i = 0; i < npp && rc == MPI_SUCCESS; i++) {
+            MPI_Request req[2];
+            if ((rc = MPI_Irecv(in, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, &req[0])) != MPI_SUCCESS) break;
+            if ((rc = MPI_Isend(out, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, &req[1])) != MPI_SUCCESS) break;
+            rc = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        }
+        int64_t t2 = now();
+        mt_check_mpi(rc, "MPI_Irecv/MPI_Isend/MPI_Waitall (bidirectional)");
+        if (p->role == 0) ticks[k] = t2 - t1 - min_ov_ticks;
     }
 }
 

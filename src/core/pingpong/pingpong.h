@@ -32,6 +32,7 @@ typedef struct mt_pp_cfg {
     int64_t max_pp;          /* cap ntrial so that ntrial * npp <= max_pp (0: none) */
     int64_t warmup;          /* untimed ping-pongs before each message size */
     int loop;                /* also run the loop-averaged method */
+    int bidir;               /* also time bidirectional exchanges */
     int64_t loop_iters;      /* 0: OSU default (10000 up to 8 KiB, 1000 above) */
     int64_t loop_reps;       /* repetitions of the loop-averaged measurement */
 } mt_pp_cfg_t;
@@ -85,6 +86,7 @@ typedef struct mt_pp_pair {
     int peer;                /* the other one's rank in pair */
     const mt_timer_inst_t *ti;
     unsigned char *buf;      /* message buffer, at least 8 bytes */
+    unsigned char *buf2;     /* receive buffer of the bidirectional exchange, as large */
     int64_t buflen;
 } mt_pp_pair_t;
 
@@ -95,6 +97,12 @@ void mt_pp_pair_free(mt_pp_pair_t *p);
 /* Barrier on world in which every rank sleeps between tests, so ranks that
  * wait (idle ranks, or the pair while the others finish) do not spin. */
 void mt_pp_sleepy_barrier(MPI_Comm world);
+
+/* ntrial trials of npp bidirectional exchanges of msize bytes: per exchange both ranks post
+ * MPI_Irecv and MPI_Isend and wait for both; barrier and hand-shake per trial as mt_pp_trials.
+ * On the source, ticks[k] = t2 - t1 - min_ov_ticks. */
+void mt_pp_bidir_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, int64_t min_ov_ticks,
+                        int64_t *ticks);
 
 /* ntrial trials of npp ping-pongs of msize bytes (section 3.2 with the
  * hand-shake). On the source, ticks[k] = t2 - t1 - min_ov_ticks. Only the
