@@ -55,6 +55,7 @@ static int check(mt_run_t *r, int np, char *err)
     pp->warmup = mt_p_int(p, MTP_warmup);
     pp->loop = mt_p_bool(p, MTP_loop);
     pp->bidir = mt_p_bool(p, MTP_bidir);
+    pp->barrier_all = mt_p_bool(p, MTP_barrier_all);
     pp->loop_iters = mt_p_set(p, MTP_loop_iters) ? mt_p_int(p, MTP_loop_iters) : 0;
     pp->loop_reps = mt_p_int(p, MTP_loop_reps);
     int rc = MT_OK;
@@ -198,11 +199,12 @@ static void write_config(mt_json_t *j, const mt_pp_cfg_t *pp, const int64_t *siz
     mt_json_kint(j, "warmup", pp->warmup);
     mt_json_kbool(j, "loop", pp->loop);
     mt_json_kbool(j, "bidir", pp->bidir);
+    mt_json_kstr(j, "barrier", pp->barrier_all ? "all ranks" : "pair");
     mt_json_kint(j, "loop_reps", pp->loop_reps);
     mt_json_kint(j, "loop_iters", pp->loop_iters);
     mt_json_kstr(j, "datatype", "MPI_BYTE");
     mt_json_kint(j, "handshake_bytes", 8);
-    mt_json_kstr(j, "idle_ranks", "sleep in MPI_Ibarrier/MPI_Test with 20 us naps");
+    mt_json_kstr(j, "idle_ranks", pp->barrier_all ? "take part in every trial's MPI_Barrier on the whole job" : "sleep in MPI_Ibarrier/MPI_Test with 20 us naps");
     mt_json_key(j, "msizes");
     mt_json_arr_begin(j);
     for (int i = 0; i < nsizes; i++) mt_json_int(j, sizes[i]);
@@ -264,11 +266,14 @@ static int run(mt_run_t *r, char *err)
     int64_t one_npp[1];
     rc = (ticks && ppt) ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory for %lld trials", (long long)maxn);
     if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) return rc;
-    for (int si = 0; si < nsizes && pair.role >= 0; si++) {
+    /* with --barrier-all the idle ranks follow every trial's barrier on the whole job */
+    int idle = pair.role < 0;
+#define PP_TRIALS(fn, npp_, nt_) (idle ? mt_pp_idle_trials(&pair, (nt_)) : fn(&pair, msize, (npp_), (nt_), min_ov, ticks))
+    for (int si = 0; si < nsizes && (!idle || pp->barrier_all); si++) {
         int64_t msize = sizes[si];
-        mt_pp_warmup(&pair, msize, pp->warmup);
+        if (!idle) mt_pp_warmup(&pair, msize, pp->warmup);
         /* part 3: npp estimate, npptrial timings of npp_init ping-pongs */
-        mt_pp_trials(&pair, msize, pp->npp_init, pp->npptrial, min_ov, ticks);
+        PP_TRIALS(mt_pp_trials, pp->npp_init, pp->npptrial);
         int64_t npp_calc = 0;
         double median_ppt = 0;
         if (is_src) {
@@ -287,7 +292,10 @@ static int run(mt_run_t *r, char *err)
             mt_json_obj_end(j);
             csv_rows(csv, "estimate", msize, pp->npp_init, ti, ticks, pp->npptrial);
         }
-        mt_check_mpi(MPI_Bcast(&npp_calc, 1, MPI_INT64_T, 0, pair.pair), "MPI_Bcast");
+        if (pp->barrier_all)
+            mt_check_mpi(MPI_Bcast(&npp_calc, 1, MPI_INT64_T, pp->source, ctx->comm), "MPI_Bcast");
+        else
+            mt_check_mpi(MPI_Bcast(&npp_calc, 1, MPI_INT64_T, 0, pair.pair), "MPI_Bcast");
         /* part 2: the timings, for every npp asked for */
         const int64_t *npps = pp->npp_sweep;
         int nnpp = pp->nsweep;
@@ -302,7 +310,7 @@ static int run(mt_run_t *r, char *err)
         }
         for (int q = 0; q < nnpp; q++) {
             int64_t nt = mt_pp_trials_for(pp, npps[q]);
-            mt_pp_trials(&pair, msize, npps[q], nt, min_ov, ticks);
+            PP_TRIALS(mt_pp_trials, npps[q], nt);
             if (is_src) {
                 mt_json_obj_begin(j);
                 mt_json_kint(j, "npp", npps[q]);
@@ -320,7 +328,7 @@ static int run(mt_run_t *r, char *err)
         /* bidirectional exchanges at the first npp of the sets */
         if (pp->bidir) {
             int64_t nt = mt_pp_trials_for(pp, npps[0]);
-            mt_pp_bidir_trials(&pair, msize, npps[0], nt, min_ov, ticks);
+            PP_TRIALS(mt_pp_bidir_trials, npps[0], nt);
             if (is_src) {
                 mt_json_key(j, "bidir");
                 mt_json_obj_begin(j);
@@ -333,7 +341,7 @@ static int run(mt_run_t *r, char *err)
             }
         }
         /* the loop-averaged method on the same pair, right after */
-        if (pp->loop) {
+        if (pp->loop && !idle) {
             int64_t iters = mt_pp_loop_iters(pp, msize);
             int64_t skip = msize <= 8192 ? 100 : 10; /* osu_latency's skip */
             for (int64_t k = 0; k < pp->loop_reps; k++) mt_pp_loop(&pair, msize, skip, iters, &ticks[k]);
@@ -351,6 +359,7 @@ static int run(mt_run_t *r, char *err)
         }
         if (is_src) mt_json_obj_end(j);
     }
+#undef PP_TRIALS
     mt_pp_sleepy_barrier(ctx->comm);
     if (jp) {
         mt_json_arr_end(jp);

@@ -138,3 +138,22 @@ def test_pingpong_bidirectional(cli, tmp_path):
         assert r["pingpong_one_way_median_s"] > 0
     rows = list(csv.DictReader(open(next((tmp_path / "pp" / "runs").iterdir()) / "timings.csv")))
     assert sum(r["kind"] == "bidir" for r in rows) == 60
+
+
+def test_pingpong_barrier_over_all_ranks(build, tmp_path):
+    """--barrier-all with a pair that is not (0, last): the idle rank 0 joins every trial's barrier."""
+    from mpitempo.runner.launch import make_launch as ml
+
+    cmd = [build.binary("mpitempo-pingpong"), "--outdir", str(tmp_path), "--msizes", "8", "--ntrial", "20",
+           "--npp-sweep", "1,3", "--bidir", "--barrier-all", "--source", "1", "--dest", "2", "--timer-reads", "1000",
+           "--quiet"]
+    launch = ml(build, 3, cmd)
+    env = dict(os.environ)
+    env.update(launch.env)
+    r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["pingpong"]["barrier"] == "all ranks" and meta["pingpong"]["source"] == 1
+    res = meta["results"][0]
+    assert [s["npp"] for s in res["sets"]] == [1, 3] and res["bidir"]["ntrial"] == 20
+    assert all(s["median_s"] > 0 for s in res["sets"])

@@ -180,6 +180,7 @@ int mt_pp_pair_init(mt_pp_pair_t *p, MPI_Comm world, const mt_pp_cfg_t *c, const
     mt_check_mpi(MPI_Comm_split(world, p->role >= 0 ? 0 : MPI_UNDEFINED, p->role >= 0 ? p->role : 0, &p->pair),
                  "MPI_Comm_split");
     p->peer = p->role == 0 ? 1 : 0;
+    p->bar = c->barrier_all ? world : p->pair;
     if (max_msize > INT_MAX) return mt_fail(err, MT_EINVAL, "message size %lld is above INT_MAX", (long long)max_msize);
     p->buflen = max_msize < 8 ? 8 : max_msize;
     if (p->role >= 0) {
@@ -236,7 +237,7 @@ void mt_pp_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, i
     unsigned char *a = p->buf;
     MPI_Comm comm = p->pair;
     for (int64_t k = 0; k < ntrial; k++) {
-        mt_check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+        mt_check_mpi(MPI_Barrier(p->bar), "MPI_Barrier");
         if (p->role == 0) {
             /* hand-shake: the dest has left the barrier and is about to post its receive */
             mt_check_mpi(MPI_Recv(a, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
@@ -259,6 +260,11 @@ void mt_pp_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, i
     }
 }
 
+void mt_pp_idle_trials(mt_pp_pair_t *p, int64_t ntrial)
+{
+    for (int64_t k = 0; k < ntrial; k++) mt_check_mpi(MPI_Barrier(p->world), "MPI_Barrier");
+}
+
 void mt_pp_bidir_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, int64_t min_ov_ticks,
                         int64_t *ticks)
 {
@@ -267,7 +273,7 @@ void mt_pp_bidir_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntr
     unsigned char *out = p->buf, *in = p->buf2;
     MPI_Comm comm = p->pair;
     for (int64_t k = 0; k < ntrial; k++) {
-        mt_check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+        mt_check_mpi(MPI_Barrier(p->bar), "MPI_Barrier");
         if (p->role == 0)
             mt_check_mpi(MPI_Recv(out, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
         else

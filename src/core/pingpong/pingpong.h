@@ -33,6 +33,7 @@ typedef struct mt_pp_cfg {
     int64_t warmup;          /* untimed ping-pongs before each message size */
     int loop;                /* also run the loop-averaged method */
     int bidir;               /* also time bidirectional exchanges */
+    int barrier_all;         /* the barrier per trial spans the whole job, not only the pair */
     int64_t loop_iters;      /* 0: OSU default (10000 up to 8 KiB, 1000 above) */
     int64_t loop_reps;       /* repetitions of the loop-averaged measurement */
 } mt_pp_cfg_t;
@@ -82,6 +83,7 @@ void mt_pp_tstudy_free(mt_pp_tstudy_t *s);
 typedef struct mt_pp_pair {
     MPI_Comm world;          /* the job */
     MPI_Comm pair;           /* source and dest only; MPI_COMM_NULL elsewhere */
+    MPI_Comm bar;            /* the barrier per trial: pair, or world with barrier_all */
     int role;                /* 0 source, 1 dest, -1 idle */
     int peer;                /* the other one's rank in pair */
     const mt_timer_inst_t *ti;
@@ -97,6 +99,9 @@ void mt_pp_pair_free(mt_pp_pair_t *p);
 /* Barrier on world in which every rank sleeps between tests, so ranks that
  * wait (idle ranks, or the pair while the others finish) do not spin. */
 void mt_pp_sleepy_barrier(MPI_Comm world);
+
+/* An idle rank's part of ntrial trials with barrier_all: one barrier on world per trial. */
+void mt_pp_idle_trials(mt_pp_pair_t *p, int64_t ntrial);
 
 /* ntrial trials of npp bidirectional exchanges of msize bytes: per exchange both ranks post
  * MPI_Irecv and MPI_Isend and wait for both; barrier and hand-shake per trial as mt_pp_trials.
