@@ -44,7 +44,7 @@ typedef struct tr_ev {
     int32_t root;         /* world rank of the root of rooted collectives, else -1 */
     int32_t tag;          /* point-to-point tag (sendrecv: the send tag), else -1 */
     int16_t call;         /* tr_call_id */
-    int16_t csize_log;    /* unused: keeps 48 bytes */
+    int16_t rtag15;       /* sendrecv: the received tag (low 15 bits; keeps the record at 48 bytes) */
 } tr_ev_t;
 
 /* What the tracer knows; one per process (the PMPI library is a singleton). */
@@ -85,7 +85,7 @@ typedef struct tr_out_ev {
     double t0_raw, t1_raw, t0, t1;  /* raw local (base clock) and global seconds */
     int64_t bytes;
     uint32_t commkey;
-    int32_t peer, peer2, root, tag;
+    int32_t peer, peer2, root, tag, rtag;
     int32_t call, rank;
     int64_t seq;
 } tr_out_ev_t;

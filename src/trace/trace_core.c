@@ -458,6 +458,9 @@ static tr_out_ev_t *tr_convert(int64_t *nout)
         x->peer2 = e->peer2;
         x->root = e->root;
         x->tag = e->tag;
+        int k = tr_calls[e->call].kind;
+        x->rtag = (k == TR_K_RECV || k == TR_K_MSGRECV) ? e->tag : k == TR_K_SENDRECV ? e->rtag15 : -1;
+        if (k == TR_K_RECV || k == TR_K_MSGRECV) x->tag = -1;
         x->call = e->call;
         x->rank = tr.rank;
         x->seq = seq0 + i;

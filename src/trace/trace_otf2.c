@@ -120,7 +120,7 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
         int world = e->commkey == o->world_key;
         if (kind == TR_K_MSGRECV) { /* an MPI_Irecv completed (in the wait recorded just before) */
             if (world && e->peer >= 0) {
-                OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer, 0, (uint32_t)e->tag, (uint64_t)e->bytes);
+                OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer, 0, (uint32_t)e->rtag, (uint64_t)e->bytes);
                 cnt++;
             }
             continue;
@@ -140,11 +140,11 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
             cnt += 2;
         }
         if (world && kind == TR_K_RECV && e->peer >= 0) {
-            OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer, 0, (uint32_t)e->tag, (uint64_t)e->bytes);
+            OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer, 0, (uint32_t)e->rtag, (uint64_t)e->bytes);
             cnt++;
         }
         if (world && kind == TR_K_SENDRECV && e->peer2 >= 0) {
-            OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer2, 0, OTF2_UNDEFINED_UINT32, (uint64_t)e->bytes);
+            OTF2_EvtWriter_MpiRecv(w, NULL, t1, (uint32_t)e->peer2, 0, (uint32_t)e->rtag, (uint64_t)e->bytes);
             cnt++;
         }
         OTF2_EvtWriter_Leave(w, NULL, t1, (OTF2_RegionRef)e->call);

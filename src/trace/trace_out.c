@@ -38,7 +38,7 @@ const char *tr_kind_name(int kind)
 
 void tr_csv_header(FILE *f)
 {
-    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,peer,peer2,root,tag,comm\n", f);
+    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,peer,peer2,root,tag,recv_tag,comm\n", f);
 }
 
 void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n)
@@ -46,9 +46,9 @@ void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         const tr_out_ev_t *e = &ev[i];
         const tr_call_info_t *c = &tr_calls[e->call];
-        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%d,%d,%d,%d,%08x\n", e->rank, (long long)e->seq, c->id,
+        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%d,%d,%d,%d,%d,%08x\n", e->rank, (long long)e->seq, c->id,
                 tr_kind_name(c->kind), e->t0_raw, e->t1_raw, e->t0, e->t1, (long long)e->bytes, e->peer, e->peer2,
-                e->root, e->tag, e->commkey);
+                e->root, e->tag, e->rtag, e->commkey);
     }
 }
 
@@ -97,6 +97,7 @@ static void tr_pf_event(FILE *f, const tr_out_ev_t *e, int pid, double t0, doubl
     if (e->peer2 != -1) fprintf(f, ",\"source\":%d", e->peer2);
     if (e->root >= 0) fprintf(f, ",\"root\":%d", e->root);
     if (e->tag >= 0) fprintf(f, ",\"tag\":%d", e->tag);
+    if (e->rtag >= 0) fprintf(f, ",\"recv_tag\":%d", e->rtag);
     if (e->commkey) fprintf(f, ",\"comm\":\"%08x\"", e->commkey);
     fprintf(f, ",\"seq\":%lld}}", (long long)e->seq);
 }

@@ -61,7 +61,7 @@ static inline void tr_fill(tr_ev_t *e, int call, int64_t t0, int64_t t1, MPI_Com
     e->root = root;
     e->tag = tag;
     e->call = (int16_t)call;
-    e->csize_log = 0;
+    e->rtag15 = 0;
 }
 
 /* a collective: enter, PMPI call, exit, record */
@@ -253,7 +253,7 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int dest, int stag, vo
     if (e) {
         tr_fill(e, TR_sendrecv, t0, t1, comm, tr_bytes(sc, st), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
-        e->csize_log = (int16_t)(s->MPI_TAG & 0x7fff); /* the received tag (low bits) */
+        e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff); /* the received tag (low bits) */
     }
     return r;
 }
@@ -271,7 +271,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
     if (e) {
         tr_fill(e, TR_sendrecv_replace, t0, t1, comm, tr_bytes(count, dt), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
-        e->csize_log = (int16_t)(s->MPI_TAG & 0x7fff);
+        e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff);
     }
     return r;
 }
