@@ -191,7 +191,8 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         if partial.is_dir():
             raise MtError(f"the application exited without MPI_Finalize ({status}, exit code {rc}): "
                           f"per-rank partial events in {partial}")
-        raise MtError(f"no trace written ({status}, exit code {rc}): see the messages above")
+        raise MtError(f"no trace written ({status}, exit code {rc}): the application did not initialise MPI, "
+                      "or the tracer disabled itself (its warning is above)")
     _show(out, None, None, str(out / "gantt.png"), as_json, launch_over=lw.oversubscribed)
     if status != "ok":
         raise MtError(f"the application failed ({status}, exit code {rc}); the trace was written to {out}",

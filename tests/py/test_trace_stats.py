@@ -1,0 +1,186 @@
+"""Clock-condition violations, message matching and start skew of traces (mpitempo.stats.trace),
+on synthetic events; the bad inputs of `mpitempo trace` that are refused before anything runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as hst
+
+from mpitempo.stats import trace as st
+
+COLS = ("rank", "seq", "call", "kind", "t_enter_raw_s", "t_exit_raw_s", "t_enter_s", "t_exit_s", "bytes",
+        "peer", "peer2", "root", "tag", "recv_tag", "comm")
+
+
+def events(rows: list[dict], offsets=None) -> dict:
+    """rows on the true (global) clock; raw = global + offsets[rank]"""
+    offsets = offsets or {}
+    out = {k: [] for k in COLS}
+    seq: dict = {}
+    for r in rows:
+        rank = r["rank"]
+        seq[rank] = seq.get(rank, -1) + 1
+        d = {"seq": seq[rank], "bytes": 8, "peer": -1, "peer2": -1, "root": -1, "tag": -1, "recv_tag": -1,
+             "comm": "c0"}
+        d.update(r)
+        off = offsets.get(rank, 0.0)
+        d["t_enter_s"], d["t_exit_s"] = r["t0"], r["t1"]
+        d["t_enter_raw_s"], d["t_exit_raw_s"] = r["t0"] + off, r["t1"] + off
+        for k in COLS:
+            out[k].append(d[k])
+    return {k: np.asarray(v, dtype=object if k in ("call", "kind", "comm") else None) for k, v in out.items()}
+
+
+def allreduce(rank, t0, t1):
+    return {"rank": rank, "call": "allreduce", "kind": "coll_all2all", "t0": t0, "t1": t1}
+
+
+def test_allreduce_violation_only_with_offsets():
+    rows = [allreduce(0, 0.0, 10e-6), allreduce(1, 2e-6, 10.5e-6), allreduce(0, 20e-6, 30e-6),
+            allreduce(1, 21e-6, 30e-6)]
+    ev = events(rows, offsets={1: 1e-3})   # rank 1's clock 1 ms ahead
+    assert st.count_violations(ev, "global")["total"] == 0
+    v = st.count_violations(ev, "raw")
+    # rank 0 leaves (raw) before rank 1 entered (raw, +1 ms): once per instance
+    assert v["collective"] == 2 and v["p2p"] == 0 and v["collective_instances"] == 2
+
+
+def test_own_entry_is_not_a_violation():
+    # the last rank to enter leaves after its own entry; the others after it: no violation
+    ev = events([allreduce(0, 0.0, 5e-6), allreduce(1, 4e-6, 5e-6), allreduce(2, 1e-6, 6e-6)])
+    assert st.count_violations(ev, "global")["collective"] == 0
+    ev = events([allreduce(0, 0.0, 3e-6), allreduce(1, 4e-6, 5e-6), allreduce(2, 1e-6, 6e-6)])
+    assert st.count_violations(ev, "global")["collective"] == 1
+
+
+def test_message_received_before_sent():
+    rows = [{"rank": 0, "call": "send", "kind": "send", "t0": 10e-6, "t1": 11e-6, "peer": 1, "tag": 5},
+            {"rank": 1, "call": "recv", "kind": "recv", "t0": 8e-6, "t1": 12e-6, "peer": 0, "recv_tag": 5}]
+    assert st.count_violations(events(rows), "global") == {"total": 0, "p2p": 0, "collective": 0, "messages": 1,
+                                                           "collective_instances": 0}
+    # rank 1 runs 3 us behind: its receive ends (raw) at 9 us, before the send began at 10 us
+    assert st.count_violations(events(rows, offsets={1: -3e-6}), "raw")["p2p"] == 1
+
+
+def test_matching_is_per_tag_and_in_order():
+    rows = [{"rank": 0, "call": "isend", "kind": "isend", "t0": 1e-6, "t1": 1.1e-6, "peer": 1, "tag": 1},
+            {"rank": 0, "call": "isend", "kind": "isend", "t0": 2e-6, "t1": 2.1e-6, "peer": 1, "tag": 2},
+            {"rank": 0, "call": "isend", "kind": "isend", "t0": 3e-6, "t1": 3.1e-6, "peer": 1, "tag": 1},
+            # posted tag 2 first, then two tag-1 receives
+            {"rank": 1, "call": "irecv_done", "kind": "irecv_done", "t0": 0.5e-6, "t1": 4e-6, "peer": 0,
+             "recv_tag": 2},
+            {"rank": 1, "call": "irecv_done", "kind": "irecv_done", "t0": 0.6e-6, "t1": 4e-6, "peer": 0,
+             "recv_tag": 1},
+            {"rank": 1, "call": "recv", "kind": "recv", "t0": 3.5e-6, "t1": 5e-6, "peer": 0, "recv_tag": 1}]
+    ev = events(rows)
+    pairs = st.match_messages(ev)
+    assert sorted(pairs) == [(0, 4), (1, 3), (2, 5)]
+
+
+def test_sendrecv_is_both_sides():
+    rows = [{"rank": 0, "call": "sendrecv", "kind": "sendrecv", "t0": 0, "t1": 2e-6, "peer": 1, "peer2": 1,
+             "tag": 0, "recv_tag": 0},
+            {"rank": 1, "call": "sendrecv", "kind": "sendrecv", "t0": 0.5e-6, "t1": 2.5e-6, "peer": 0, "peer2": 0,
+             "tag": 0, "recv_tag": 0}]
+    ev = events(rows)
+    assert len(st.match_messages(ev)) == 2
+    assert st.count_violations(ev, "global")["p2p"] == 0
+    assert st.count_violations(events(rows, offsets={1: 5e-6}), "raw")["p2p"] == 1
+
+
+def test_rooted_collectives():
+    bc = [{"rank": 0, "call": "bcast", "kind": "coll_one2all", "t0": 5e-6, "t1": 6e-6, "root": 0},
+          {"rank": 1, "call": "bcast", "kind": "coll_one2all", "t0": 1e-6, "t1": 4e-6, "root": 0}]
+    assert st.count_violations(events(bc), "global")["collective"] == 1   # left before the root entered
+    red = [{"rank": 0, "call": "reduce", "kind": "coll_all2one", "t0": 0, "t1": 2e-6, "root": 0},
+           {"rank": 1, "call": "reduce", "kind": "coll_all2one", "t0": 3e-6, "t1": 4e-6, "root": 0}]
+    assert st.count_violations(events(red), "global")["collective"] == 1
+    red[0]["t1"] = 5e-6
+    assert st.count_violations(events(red), "global")["collective"] == 0
+
+
+def test_incomplete_instances_are_skipped_and_wrap_counts_from_the_end():
+    rows = [allreduce(0, 0, 1e-6), allreduce(0, 2e-6, 3e-6), allreduce(1, 2.1e-6, 3e-6)]
+    ev = events(rows)
+    # from the start, rank 1's only call would pair with rank 0's first: from the end it is the last one
+    assert len(st.complete_instances(ev, st.collective_instances(ev, from_end=True))) == 1
+    inst = st.call_instances(ev, "allreduce", from_end=True)
+    assert [sorted(ev["rank"][i] for i in rows) for rows in inst] == [[0, 1]]
+    assert st.start_skew(ev, inst, "global")[0] == pytest.approx(0.1e-6)
+
+
+def test_parse_range():
+    assert st.parse_range(None, 100) == (45, 55)
+    assert st.parse_range(None, 4) == (0, 4)
+    assert st.parse_range("10:20", 100) == (10, 20)
+    assert st.parse_range("-5:", 100) == (95, 100)
+    assert st.parse_range("3", 100) == (3, 4)
+    for bad in ("x", "1:2:3", "50:10"):
+        with pytest.raises(ValueError, match="invalid range"):
+            st.parse_range(bad, 100)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.lists(hst.floats(min_value=-1.0, max_value=1.0), min_size=3, max_size=3),
+       hst.integers(min_value=1, max_value=8))
+def test_true_times_never_violate_and_skew_is_offset_free(offsets, n):
+    """Events consistent in real time have no violations on the true clock, whatever offsets
+    the raw clocks have; the start skew on the true clock does not depend on them."""
+    rows = []
+    for k in range(n):
+        base = k * 100e-6
+        for r in range(3):
+            rows.append(allreduce(r, base + r * 1e-6, base + 5e-6 + r * 0.1e-6))
+    ev = events(rows, offsets={r: o for r, o in enumerate(offsets)})
+    assert st.count_violations(ev, "global")["total"] == 0
+    inst = st.call_instances(ev, "allreduce")
+    assert len(inst) == n
+    assert np.allclose(st.start_skew(ev, inst, "global"), 2e-6)
+
+
+# ---- bad input of the command line: refused before anything is created or launched ----
+
+def test_bad_inputs_refused_before_launch(cli, tmp_path):
+    out = tmp_path / "t"
+    (tmp_path / "afile").write_text("")
+    app = "/bin/true"
+    cases = [
+        (["trace", "run", "-o", out, "--calls", "allreduce,bogus", "--", app], "unknown MPI call 'bogus'"),
+        (["trace", "run", "-o", out, "--calls", "", "--", app], "invalid --calls"),
+        (["trace", "run", "-o", out, "--buffer", "0", "--", app], "invalid --buffer 0"),
+        (["trace", "run", "-o", out, "--on-full", "drop", "--", app], "'drop' is not one of"),
+        (["trace", "run", "-o", out, "--", str(tmp_path / "no-such-app")], "not found or not executable"),
+        (["trace", "run", "-o", tmp_path / "afile" / "trace", "--", app], "cannot create output directory"),
+    ]
+    for args, msg in cases:
+        code, stdout, err = cli(*args)
+        assert code != 0, args
+        assert msg in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+
+
+def test_existing_trace_is_not_overwritten(cli, tmp_path):
+    (tmp_path / "trace.json").write_text("{}")
+    code, _, err = cli("trace", "run", "-o", tmp_path, "--", "/bin/true")
+    assert code != 0 and "already holds a trace" in err
+
+
+def test_show_bad_inputs(cli, tmp_path):
+    code, _, err = cli("trace", str(tmp_path / "missing"))
+    assert code != 0 and "is not a directory" in err
+    code, _, err = cli("trace", str(tmp_path))
+    assert code != 0 and "holds no trace" in err
+
+
+def test_help_has_example(cli):
+    for args in (["trace", "--help"], ["trace", "run", "--help"], ["trace", "show", "--help"]):
+        code, out, _ = cli(*args)
+        assert code == 0 and "Example" in out
+
+
+def test_call_table_matches_the_c_definition():
+    from mpitempo.cmd_trace import call_table
+
+    ids = [i for i, _, _ in call_table()]
+    assert "allreduce" in ids and "irecv" in ids and "waitall" in ids and len(ids) == len(set(ids)) >= 40
