@@ -203,18 +203,27 @@ def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, 
     """The job in its own process group; the application's output goes to stderr with --json."""
     from mpitempo.runner.execute import _kill_group
 
+    out = None
+    if quiet:   # keep stdout for the JSON: the application's output goes to stderr
+        try:
+            out = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            out = subprocess.PIPE   # stderr is not a file (tests): relayed after the run
     try:
-        p = subprocess.Popen(argv, env=env, start_new_session=True, stdout=sys.stderr if quiet else None)
+        p = subprocess.Popen(argv, env=env, start_new_session=True, stdout=out, text=True)
     except OSError as e:
-        raise MtError(f"cannot start '{argv[0]}': {e.strerror}") from None
+        raise MtError(f"cannot start '{argv[0]}': {e.strerror or e}") from None
     try:
-        rc = p.wait(timeout=timeout)
+        text, _ = p.communicate(timeout=timeout)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
         _kill_group(p)
         return "timeout", p.returncode
     except KeyboardInterrupt:
         _kill_group(p)
         raise
+    if text:
+        sys.stderr.write(text)
     return ("ok" if rc == 0 else "failed" if rc > 0 else "killed"), rc
 
 

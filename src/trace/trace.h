@@ -76,6 +76,7 @@ typedef struct tr_state {
     double corr_end_s;    /* global(init model) - global(finalize model) at tk_end on this rank */
     double walltime0;     /* CLOCK_REALTIME at start (for OTF2) */
     int finalized;
+    int oversubscribed;   /* more ranks on a host than it has CPUs online (any host) */
 } tr_state_t;
 
 extern tr_state_t tr;

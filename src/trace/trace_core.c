@@ -323,9 +323,6 @@ static int tr_mkdirs(const char *path, char *err)
 
 static int tr_lazy(MPI_Comm comm)
 {
-    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
-    if (sl && sl[0] == '1') return 1;
-    if (sl && sl[0] == '0') return 0;
     MPI_Comm node;
     int nlocal = 1, any = 0;
     PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -333,6 +330,12 @@ static int tr_lazy(MPI_Comm comm)
     PMPI_Comm_free(&node);
     int mine = nlocal > (int)sysconf(_SC_NPROCESSORS_ONLN);
     PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    tr.oversubscribed = any;
+    /* MPITEMPO_CLOCK_SLEEP overrides the waits of the clock code (placements the detection
+     * cannot see, e.g. fake hosts sharing one machine's CPUs) */
+    const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
+    if (sl && sl[0] == '1') return 1;
+    if (sl && sl[0] == '0') return 0;
     return any;
 }
 
@@ -484,6 +487,7 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     mt_json_kstr(&j, "format", "mpitempo-trace");
     mt_json_kint(&j, "format_version", 1);
     mt_json_kint(&j, "ranks", tr.size);
+    mt_json_kbool(&j, "oversubscribed", tr.oversubscribed);
     mt_json_kstr(&j, "timer", tr.timer_name);
     mt_json_knum(&j, "timer_resolution_s", tr.timer.s_per_tick);
     mt_json_kstr(&j, "calls", tr.calls_str);

@@ -18,13 +18,13 @@ COLUMNS = {"rank": "INTEGER", "seq": "BIGINT", "call": "VARCHAR", "kind": "VARCH
            "recv_tag": "INTEGER", "comm": "VARCHAR"}
 
 
-def _read_csv(files: list[Path]) -> dict[str, np.ndarray]:
+def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
     import duckdb
 
     cols = ", ".join(f"'{k}': '{v}'" for k, v in COLUMNS.items())
     lst = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
     con = duckdb.connect()
-    rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, comment='#', columns={{{cols}}}) "
+    rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, delim=',', skip={skip}, columns={{{cols}}}) "
                       f"ORDER BY rank, seq").fetchnumpy()
     out = {}
     for k in COLUMNS:
@@ -61,7 +61,7 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
                                           "drift_at_end_s": None},
                 "note": "the application did not call MPI_Finalize: per-rank partial files, timestamps on the "
                         "MPI_Init clock model (no drift correction), no OTF2 or Perfetto output"}
-        return meta, _read_csv(partial)
+        return meta, _read_csv(partial, skip=1)
     raise MtError(f"'{d}' holds no trace (no trace.json, no partial/rank-*.csv)")
 
 

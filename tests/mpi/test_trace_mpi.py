@@ -1,0 +1,239 @@
+"""The tracer for real (issue 13): unmodified MPI applications run under mpiexec with
+libmpitempo-trace.so preloaded. Checked: the files (OTF2 read back by otf2-print, Perfetto
+JSON, events.csv), the contract of `mpitempo trace DIR --json`, and with per-rank clock offsets
+and drift (the simulated clock, real time namespaces per rank, and fake hosts with their own
+CLOCK_MONOTONIC offset): clock-condition violations on the raw timestamps, none on the global
+clock, and global timestamps within 2 us of the ground truth. Bad input to the library leaves
+the application running untraced. Timings are never asserted: the machine is shared."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpitempo.analysis.trace import load
+from mpitempo.runner.launch import make_launch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from netns import cluster as nc  # noqa: E402
+
+pytestmark = pytest.mark.mpi
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACT = ("ranks", "events", "sync", "violations_raw", "violations_global", "otf2", "perfetto",
+            "max_start_skew_raw_s", "max_start_skew_global_s")
+ALIGN_S = 2e-6   # the issue's target: global timestamps aligned to within 2 us
+
+
+@pytest.fixture(scope="module")
+def amg(build, tmp_path_factory):
+    """examples/trace/amg_like.c compiled with the MPI of the core, as a user would."""
+    exe = tmp_path_factory.mktemp("amg") / "amg_like"
+    subprocess.run([build.mpicc, "-O2", "-o", str(exe), str(ROOT / "examples/trace/amg_like.c")], check=True)
+    return str(exe)
+
+
+@pytest.fixture(scope="module")
+def lib(build):
+    from mpitempo.cmd_trace import find_library
+
+    return find_library(build)
+
+
+def trace_json(cli, *args):
+    code, out, err = cli("trace", "run", "--json", *args)
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def clock_error(d: Path, offsets, drifts=None) -> float:
+    """max |global - true| over every timestamp of every rank, relative to rank 0, where the true
+    time of a raw reading on rank r is (raw - offset_r) / (1 + drift_r)."""
+    _, ev = load(d)
+    r = ev["rank"].astype(int)
+    o = np.asarray(offsets, dtype=float)[r]
+    dr = np.asarray(drifts if drifts is not None else [0.0] * len(offsets), dtype=float)[r]
+    errs = []
+    for raw, glob in (("t_enter_raw_s", "t_enter_s"), ("t_exit_raw_s", "t_exit_s")):
+        errs.append(ev[glob] - (ev[raw] - o) / (1 + dr))
+    e = np.concatenate(errs)
+    rr = np.concatenate([r, r])
+    return float(np.abs(e - np.median(e[rr == 0])).max())
+
+
+def test_default_trace_files_and_contract(cli, amg, tmp_path):
+    out = tmp_path / "tr"
+    res, _ = trace_json(cli, "-n", "2", "-o", out, "--", amg, "--iters", "150")
+    for k in CONTRACT:
+        assert k in res, k
+    assert set(res["sync"]) >= {"algorithm", "duration_s", "drift_at_end_s"}
+    assert res["sync"]["algorithm"] == "h2:hca3/prop" and res["ranks"] == 2
+    # per rank: 150 allreduce, 30 halo exchanges of 2 irecv + 2 isend + waitall + 2 completions
+    assert res["events"] == 2 * (150 + 30 * 7)
+    assert res["call"] == "allreduce" and res["call_instances"] == 150
+    assert res["violations_global"] == 0
+    assert res["violations"]["global"]["messages"] == 2 * 30 * 2
+    meta = json.loads((out / "trace.json").read_text())
+    assert meta["buffer"]["events_dropped"] == 0 and meta["sync"]["interpolated"] is True
+    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "gantt.png", "otf2", "perfetto.json",
+                                                     "trace.json"]
+    pf = json.loads(Path(res["perfetto"]).read_text())
+    xs = [e for e in pf["traceEvents"] if e["ph"] == "X"]
+    assert len(xs) == 2 * res["events"]   # the global and the raw timeline
+    assert {e["name"] for e in xs} >= {"MPI_Allreduce", "MPI_Irecv", "MPI_Isend", "MPI_Waitall"}
+    if res["otf2"] is None:
+        pytest.skip(f"built without OTF2: {meta.get('otf2_note')}")
+    if shutil.which("otf2-print") is None:
+        pytest.skip("otf2-print not installed (Debian package otf2-tools)")
+    r = subprocess.run(["otf2-print", res["otf2"]], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("MPI_COLLECTIVE_END") == 2 * 150
+    assert r.stdout.count("MPI_SEND ") == 2 * 60 and r.stdout.count("MPI_RECV ") == 2 * 60
+    r = subprocess.run(["otf2-print", "-G", res["otf2"]], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "MPI_COMM_WORLD" in r.stdout
+
+
+def test_simulated_offset_and_drift(cli, amg, tmp_path, monkeypatch):
+    """Rank 1's clock 3 ms ahead and 50 ppm fast: the default spec falls back to hca3 (ClockPropSync
+    refuses different time sources), raw timestamps violate the clock condition, global ones do not."""
+    monkeypatch.setenv("MPITEMPO_SIM_OFFSETS", "0,0.003")
+    monkeypatch.setenv("MPITEMPO_SIM_DRIFTS", "0,50")
+    out = tmp_path / "sim"
+    res, _ = trace_json(cli, "-n", "2", "-o", out, "--", amg, "--iters", "200")
+    assert "fell back to 'hca3'" in res["sync"]["note"] and res["sync"]["algorithm"] == "hca3"
+    assert res["violations_raw"] > 100
+    assert res["violations_global"] == 0
+    assert res["median_start_skew_raw_s"] > 1e-3 > res["median_start_skew_global_s"]
+    assert clock_error(out, [0, 0.003], [0, 50e-6]) <= ALIGN_S
+
+
+def test_time_namespace_per_rank(cli, amg, tmp_path):
+    """Real CLOCK_MONOTONIC offsets: every rank in its own time namespace (rank r: +3r s)."""
+    r = subprocess.run(["unshare", "--time", "--monotonic", "3", "true"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot create a time namespace: {r.stderr.strip()}")
+    wrap = tmp_path / "timens.sh"
+    wrap.write_text('#!/bin/sh\nr=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}}\n'
+                    'exec unshare --time --monotonic $((r * 3)) "$@"\n')
+    wrap.chmod(0o755)
+    out = tmp_path / "ns"
+    res, _ = trace_json(cli, "-n", "2", "--sync", "hca3", "--launcher", "{mpiexec} -n {np} " + str(wrap) + " {cmd}",
+                        "-o", out, "--", amg, "--iters", "200")
+    assert res["violations_raw"] > 100 and res["violations_global"] == 0
+    assert res["max_start_skew_raw_s"] > 2.9
+    assert clock_error(out, [0, 3]) <= ALIGN_S
+
+
+@pytest.mark.parametrize("timer", ["gettimeofday", "rdtscp"])
+def test_other_timers(cli, amg, tmp_path, timer):
+    res, _ = trace_json(cli, "-n", "2", "--timer", timer, "--sync", "hca3", "--calls", "allreduce",
+                        "-o", tmp_path / timer, "--", amg, "--iters", "100", "--halo-every", "0")
+    meta = json.loads((tmp_path / timer / "trace.json").read_text())
+    assert meta["timer"] == timer and meta["calls_selected"] == ["allreduce"]
+    assert res["events"] == 200 and res["violations_global"] == 0
+
+
+def test_buffer_stop_and_wrap(cli, amg, tmp_path):
+    res, _ = trace_json(cli, "-n", "2", "--buffer", "50", "-o", tmp_path / "stop", "--", amg, "--iters", "100")
+    b = res["buffer"]
+    assert b["on_full"] == "stop" and b["events_kept"] == 100 and b["events_dropped"] > 0 and b["ranks_full"] == 2
+    assert res["violations_global"] == 0
+    res, _ = trace_json(cli, "-n", "2", "--buffer", "50", "--on-full", "wrap", "-o", tmp_path / "wrap", "--", amg,
+                        "--iters", "100")
+    b = res["buffer"]
+    assert b["on_full"] == "wrap" and b["events_kept"] == 100 and b["events_overwritten"] > 0
+    # the kept events are the last 50 of each rank: the last allreduce instances pair up from the end
+    _, ev = load(tmp_path / "wrap")
+    assert ev["seq"].max() > 50 and res["call_instances"] >= 5 and res["violations_global"] == 0
+
+
+def test_no_finalize_keeps_partial(cli, amg, tmp_path):
+    out = tmp_path / "nofin"
+    code, _, err = cli("trace", "run", "-n", "2", "-o", out, "--", amg, "--iters", "20", "--skip-finalize")
+    assert code != 0 and "without MPI_Finalize" in err
+    assert sorted(p.name for p in (out / "partial").iterdir()) == ["rank-0.csv", "rank-1.csv"]
+    code, stdout, err = cli("trace", out, "--json")
+    assert code == 0, err
+    res = json.loads(stdout)
+    assert res["complete"] is False and res["events"] == 2 * (20 + 4 * 7) and res["otf2"] is None
+
+
+def test_oversubscribed_is_flagged(cli, amg, tmp_path):
+    res, _ = trace_json(cli, "-n", "3", "-o", tmp_path / "o3", "--", amg, "--iters", "30")
+    assert res["oversubscribed"] is True and res["ranks"] == 3 and res["violations_global"] == 0
+    code, out, _ = cli("trace", tmp_path / "o3")
+    assert code == 0 and "OVERSUBSCRIBED" in out
+
+
+def _run_direct(build, lib, amg, env_add, tmp_path):
+    launch = make_launch(build, 2, ["env", f"LD_PRELOAD={lib}", *[f"{k}={v}" for k, v in env_add.items()], amg,
+                                    "--iters", "20"])
+    env = dict(os.environ, **launch.env)
+    return subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("env_add, msg", [
+    ({"MPITEMPO_TRACE_CALLS": "allreduce,bogus"}, "unknown MPI call 'bogus'"),
+    ({"MPITEMPO_TRACE_BUFFER": "0"}, "MPITEMPO_TRACE_BUFFER"),
+    ({"MPITEMPO_TRACE_ON_FULL": "drop"}, "invalid MPITEMPO_TRACE_ON_FULL 'drop'"),
+    ({"MPITEMPO_TRACE_TIMER": "sundial"}, "unknown timer 'sundial'"),
+    ({"MPITEMPO_TRACE_SYNC": "h2:prop/hca3"}, "fell back to 'hca3'"),
+    ({}, "MPITEMPO_TRACE_DIR is not set"),
+])
+def test_library_bad_input_runs_untraced(build, lib, amg, tmp_path, env_add, msg):
+    out = tmp_path / "t"
+    env = {"MPITEMPO_TRACE_DIR": str(out)} if "MPITEMPO_TRACE_DIR" not in env_add and env_add else {}
+    env.update(env_add)
+    r = _run_direct(build, lib, amg, env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "amg_like: 20 iterations on 2 ranks" in r.stdout
+    assert msg in r.stderr, r.stderr
+    if "fell back" in msg:   # a bad sync spec falls back to hca3 and still traces
+        assert (out / "trace.json").exists()
+    else:
+        assert "runs untraced" in r.stderr and not (out / "trace.json").exists()
+
+
+def test_library_unwritable_outdir(build, lib, amg, tmp_path):
+    (tmp_path / "afile").write_text("")
+    r = _run_direct(build, lib, amg, {"MPITEMPO_TRACE_DIR": str(tmp_path / "afile" / "tr")}, tmp_path)
+    assert r.returncode == 0 and "amg_like: 20 iterations" in r.stdout
+    assert "cannot create" in r.stderr and "runs untraced" in r.stderr
+    assert r.stderr.count("mpitempo-trace: warning") == 1   # one warning, from rank 0
+
+
+OFFSETS = [0, 5]   # CLOCK_MONOTONIC offset of each fake host (s)
+
+
+def test_fake_hosts_with_monotonic_offsets(build, cli, amg, tmp_path):
+    """2 fake hosts (network and time namespaces), 1 rank each: the default hierarchical spec
+    (HCA3 between hosts over TCP) aligns the traces of hosts whose clocks are 5 s apart."""
+    if build.flavour != "mpich":
+        pytest.skip(f"the fake-host launcher is written for MPICH Hydra (this build: {build.flavour})")
+    why = nc.unavailable(time_namespaces=True)
+    if why:
+        pytest.skip(f"fake hosts unavailable: {why}")
+    with nc.Cluster(2, monotonic_offsets=OFFSETS) as c:
+        h1 = c.hosts[0]
+        launch = tmp_path / "launch.sh"   # mpiexec on host 1, ranks on both hosts through the agent
+        launch.write_text("#!/bin/sh\n" + " ".join(shlex.quote(a) for a in c.wrap(h1, "X")[:-5]) +
+                          " sh -c 'hostname \"$0\" && exec \"$@\"' " + f"{h1} {build.mpiexec} -launcher rsh "
+                          f"-launcher-exec {c.agent} -hosts {','.join(h + ':1' for h in c.hosts)} -n 2 \"$@\"\n")
+        launch.chmod(0o755)
+        os.environ["UCX_TLS"] = "tcp"
+        try:
+            res, _ = trace_json(cli, "-n", "2", "--launcher", f"{launch} {{cmd}}", "-o", tmp_path / "hosts", "--",
+                                amg, "--iters", "200")
+        finally:
+            os.environ.pop("UCX_TLS", None)
+        meta = json.loads((tmp_path / "hosts" / "trace.json").read_text())
+    assert len(set(meta["hosts"])) == 2
+    assert res["sync"]["algorithm"] == "h2:hca3/prop"
+    assert res["violations_raw"] > 100 and res["violations_global"] == 0
+    assert clock_error(tmp_path / "hosts", OFFSETS) <= ALIGN_S
