@@ -21,18 +21,21 @@ class Mpitempo(CMakePackage):
     version("main", branch="main")
 
     variant("hwloc", default=True, description="Find the socket of each rank with hwloc (hierarchical clock sync)")
+    variant("otf2", default=True, description="The tracer libmpitempo-trace.so writes OTF2 archives")
 
     depends_on("c", type="build")
     depends_on("mpi")
     depends_on("cmake@3.13:", type="build")
     depends_on("pkgconfig", type="build", when="+hwloc")
     depends_on("hwloc", when="+hwloc")
+    depends_on("otf2", when="+otf2")
 
     def cmake_args(self):
         return [
             self.define("MPI_C_COMPILER", self.spec["mpi"].mpicc),
             self.define("MPITEMPO_TESTS", False),
             self.define_from_variant("MPITEMPO_HWLOC", "hwloc"),
+            self.define_from_variant("MPITEMPO_OTF2", "otf2"),
         ]
 
     def setup_run_environment(self, env):
