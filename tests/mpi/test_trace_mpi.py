@@ -67,9 +67,15 @@ def clock_error(d: Path, offsets, drifts=None) -> float:
     return float(np.abs(e - np.median(e[rr == 0])).max())
 
 
-def test_default_trace_files_and_contract(cli, amg, tmp_path):
+@pytest.fixture
+def default_trace(cli, amg, tmp_path):
     out = tmp_path / "tr"
     res, _ = trace_json(cli, "-n", "2", "-o", out, "--", amg, "--iters", "150")
+    return out, res
+
+
+def test_default_trace_files_and_contract(default_trace):
+    out, res = default_trace
     for k in CONTRACT:
         assert k in res, k
     assert set(res["sync"]) >= {"algorithm", "duration_s", "drift_at_end_s"}
@@ -105,9 +111,9 @@ def test_simulated_offset_and_drift(cli, amg, tmp_path, monkeypatch):
     monkeypatch.setenv("MPITEMPO_SIM_OFFSETS", "0,0.003")
     monkeypatch.setenv("MPITEMPO_SIM_DRIFTS", "0,50")
     out = tmp_path / "sim"
-    res, _ = trace_json(cli, "-n", "2", "-o", out, "--", amg, "--iters", "200")
+    res, _ = trace_json(cli, "-n", "2", "-o", out, "--", amg, "--iters", "120")
     assert "fell back to 'hca3'" in res["sync"]["note"] and res["sync"]["algorithm"] == "hca3"
-    assert res["violations_raw"] > 100
+    assert res["violations_raw"] > 50
     assert res["violations_global"] == 0
     assert res["median_start_skew_raw_s"] > 1e-3 > res["median_start_skew_global_s"]
     assert clock_error(out, [0, 0.003], [0, 50e-6]) <= ALIGN_S
@@ -124,8 +130,8 @@ def test_time_namespace_per_rank(cli, amg, tmp_path):
     wrap.chmod(0o755)
     out = tmp_path / "ns"
     res, _ = trace_json(cli, "-n", "2", "--sync", "hca3", "--launcher", "{mpiexec} -n {np} " + str(wrap) + " {cmd}",
-                        "-o", out, "--", amg, "--iters", "200")
-    assert res["violations_raw"] > 100 and res["violations_global"] == 0
+                        "-o", out, "--", amg, "--iters", "120")
+    assert res["violations_raw"] > 50 and res["violations_global"] == 0
     assert res["max_start_skew_raw_s"] > 2.9
     assert clock_error(out, [0, 3]) <= ALIGN_S
 
@@ -208,6 +214,37 @@ def test_library_unwritable_outdir(build, lib, amg, tmp_path):
     assert r.stderr.count("mpitempo-trace: warning") == 1   # one warning, from rank 0
 
 
+OTF2_READ = r"""
+import csv, sys, otf2
+enters = []
+with otf2.reader.open(sys.argv[1]) as tr:
+    for loc, ev in tr.events:
+        if isinstance(ev, otf2.events.Enter):
+            enters.append((int(loc.group.name.split()[-1]), ev.region.name, ev.time))
+rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["kind"] != "irecv_done"]
+want = sorted((int(r["rank"]), "MPI_" + r["call"].capitalize(), round(float(r["t_enter_s"]) * 1e9)) for r in rows)
+got = sorted(enters)
+assert len(got) == len(want), (len(got), len(want))
+bad = [(g, w) for g, w in zip(got, want) if g[:2] != w[:2] or abs(g[2] - w[2]) > 1]
+assert not bad, bad[:5]
+print("ok", len(got))
+"""
+
+
+def test_otf2_timestamps_are_the_global_clock(default_trace):
+    """The archive read back with the OTF2 Python bindings: one ENTER per call, at the global time of
+    events.csv (ns)."""
+    out, res = default_trace
+    if res["otf2"] is None:
+        pytest.skip("built without OTF2")
+    py = "/usr/bin/python3"
+    if not os.path.exists(py) or subprocess.run([py, "-c", "import otf2"], capture_output=True).returncode != 0:
+        pytest.skip("the OTF2 Python bindings are not installed (Debian package python3-otf2)")
+    r = subprocess.run([py, "-c", OTF2_READ, res["otf2"], str(out / "events.csv")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("ok"), r.stderr
+
+
 OFFSETS = [0, 5]   # CLOCK_MONOTONIC offset of each fake host (s)
 
 
@@ -229,11 +266,11 @@ def test_fake_hosts_with_monotonic_offsets(build, cli, amg, tmp_path):
         os.environ["UCX_TLS"] = "tcp"
         try:
             res, _ = trace_json(cli, "-n", "2", "--launcher", f"{launch} {{cmd}}", "-o", tmp_path / "hosts", "--",
-                                amg, "--iters", "200")
+                                amg, "--iters", "120")
         finally:
             os.environ.pop("UCX_TLS", None)
         meta = json.loads((tmp_path / "hosts" / "trace.json").read_text())
     assert len(set(meta["hosts"])) == 2
     assert res["sync"]["algorithm"] == "h2:hca3/prop"
-    assert res["violations_raw"] > 100 and res["violations_global"] == 0
+    assert res["violations_raw"] > 50 and res["violations_global"] == 0
     assert clock_error(tmp_path / "hosts", OFFSETS) <= ALIGN_S
