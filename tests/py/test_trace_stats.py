@@ -184,3 +184,13 @@ def test_call_table_matches_the_c_definition():
 
     ids = [i for i, _, _ in call_table()]
     assert "allreduce" in ids and "irecv" in ids and "waitall" in ids and len(ids) == len(set(ids)) >= 40
+
+
+def test_bad_sync_and_timer_refused_by_the_core(cli, build, tmp_path):
+    out = tmp_path / "t"
+    for args, msg in ((["--sync", "hca9"], "hca9"), (["--sync", "h2:prop/hca3"], "prop"),
+                      (["--timer", "wtime"], "unknown timer 'wtime'"), (["--timer", "sundial"], "unknown timer")):
+        code, _, err = cli("trace", "run", "-o", out, *args, "--", "/bin/true")
+        assert code != 0 and msg in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
