@@ -186,6 +186,12 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
               + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
     status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+    if out.is_dir():   # what was launched, beside the trace
+        import json
+
+        rec = dict(lw.to_json(), app=[app_path, *app[1:]], status=status, returncode=rc,
+                   core=build.describe(), fingerprint=build.fingerprint, mpiexec_version=build.mpiexec_version)
+        (out / "launch.json").write_text(json.dumps(rec, indent=2) + "\n")
     if not (out / "trace.json").exists():
         partial = out / "partial"
         if partial.is_dir():

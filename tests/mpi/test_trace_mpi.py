@@ -87,8 +87,10 @@ def test_default_trace_files_and_contract(default_trace):
     assert res["violations"]["global"]["messages"] == 2 * 30 * 2
     meta = json.loads((out / "trace.json").read_text())
     assert meta["buffer"]["events_dropped"] == 0 and meta["sync"]["interpolated"] is True
-    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "gantt.png", "otf2", "perfetto.json",
-                                                     "trace.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "gantt.png", "launch.json", "otf2",
+                                                     "perfetto.json", "trace.json"]
+    launch = json.loads((out / "launch.json").read_text())
+    assert launch["status"] == "ok" and launch["argv"][-3:] == [launch["app"][0], "--iters", "150"]
     pf = json.loads(Path(res["perfetto"]).read_text())
     xs = [e for e in pf["traceEvents"] if e["ph"] == "X"]
     assert len(xs) == 2 * res["events"]   # the global and the raw timeline
