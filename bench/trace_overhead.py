@@ -43,8 +43,8 @@ TIMERS = ("monotonic", "gettimeofday", "rdtscp")
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=20000)
-    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=101)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--mpicc", default=None)
     ap.add_argument("--out", default=str(HERE / "results" / "trace_overhead.json"))
