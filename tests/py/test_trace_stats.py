@@ -194,3 +194,51 @@ def test_bad_sync_and_timer_refused_by_the_core(cli, build, tmp_path):
         assert code != 0 and msg in err, (args, err)
         assert len(err.strip().splitlines()) == 1, err
         assert not out.exists()
+
+
+def write_trace(d, ev: dict, meta_extra=None):
+    """a trace directory as the tracer writes it (trace.json, events.csv)"""
+    import csv
+    import json
+
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "events.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLS)
+        for i in range(len(ev["rank"])):
+            w.writerow([ev[k][i] for k in COLS])
+    meta = {"format": "mpitempo-trace", "format_version": 1, "ranks": 2, "oversubscribed": False,
+            "timer": "monotonic", "buffer": {"events_overwritten": 0, "events_dropped": 0},
+            "sync": {"algorithm": "hca3", "duration_s": 0.5, "drift_at_end_s": 1e-7,
+                     "max_abs_offset_after_sync_s": 2e-7},
+            "events": "events.csv", "perfetto": "perfetto.json", "otf2": None}
+    meta.update(meta_extra or {})
+    (d / "trace.json").write_text(json.dumps(meta))
+
+
+def test_show_json_contract_and_plot(cli, tmp_path):
+    import json
+
+    rows = []
+    for k in range(30):
+        base = k * 100e-6
+        rows += [allreduce(0, base, base + 10e-6), allreduce(1, base + 1e-6, base + 10.2e-6)]
+    ev = events(rows, offsets={1: 2e-3})
+    write_trace(tmp_path / "tr", ev)
+    code, out, err = cli("trace", tmp_path / "tr", "--range", "5:15", "--plot", tmp_path / "g.png", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    for k in ("ranks", "events", "sync", "violations_raw", "violations_global", "otf2", "perfetto",
+              "max_start_skew_raw_s", "max_start_skew_global_s"):
+        assert k in res
+    assert res["events"] == 60 and res["call"] == "allreduce" and res["range"] == [5, 15]
+    assert res["violations_raw"] == 30 and res["violations_global"] == 0
+    assert res["max_start_skew_global_s"] == pytest.approx(1e-6)
+    assert res["max_start_skew_raw_s"] == pytest.approx(2e-3 + 1e-6)
+    assert (tmp_path / "g.png").stat().st_size > 1000
+    code, out, _ = cli("trace", tmp_path / "tr")
+    assert code == 0 and "violations: raw 30" in out and "global 0" in out
+    code, _, err = cli("trace", tmp_path / "tr", "--call", "bcast")
+    assert code != 0 and "call 'bcast' is not a collective in this trace" in err
+    code, _, err = cli("trace", tmp_path / "tr", "--range", "40:50")
+    assert code != 0 and "invalid range '40:50'" in err
