@@ -90,9 +90,8 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
     n_ev = len(ev["rank"])
     v_raw = st.count_violations(ev, "raw", wrapped)
     v_glob = st.count_violations(ev, "global", wrapped)
-    known_calls = sorted(set(ev["call"]))
-    if call is not None and call not in known_calls:
-        coll = sorted({c for c, k in zip(ev["call"], ev["kind"]) if k in st.COLL_KINDS})
+    coll = sorted({c for c, k in zip(ev["call"], ev["kind"]) if k in st.COLL_KINDS})
+    if call is not None and call not in coll:
         raise MtError(f"call '{call}' is not a collective in this trace (collectives traced: "
                       f"{', '.join(coll) if coll else 'none'})")
     call = call or default_call(ev)
