@@ -197,7 +197,10 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         if partial.is_dir():
             raise MtError(f"the application exited without MPI_Finalize ({status}, exit code {rc}): "
                           f"per-rank partial events in {partial}")
-        raise MtError(f"no trace written ({status}, exit code {rc}): the application did not initialise MPI, "
+        if status != "ok":
+            raise MtError(f"no trace written: the application {'timed out' if status == 'timeout' else status} "
+                          f"(exit code {rc}) before MPI_Finalize", code=rc if rc and rc > 0 else 1)
+        raise MtError(f"no trace written (exit code {rc}): the application did not initialise MPI, "
                       "or the tracer disabled itself (its warning is above)")
     _show(out, None, None, str(out / "gantt.png"), as_json, launch_over=lw.oversubscribed)
     if status != "ok":

@@ -195,6 +195,12 @@ def test_no_finalize_keeps_partial(cli, amg, tmp_path):
     assert res["complete"] is False and res["events"] == 2 * (20 + 4 * 7) and res["otf2"] is None
 
 
+def test_timeout_kills_the_run(cli, amg, tmp_path):
+    code, _, err = cli("trace", "run", "-n", "2", "--timeout", "3", "-o", tmp_path / "slow", "--", amg,
+                       "--iters", "1000000")
+    assert code != 0 and "no trace written: the application timed out" in err, err
+
+
 def test_oversubscribed_is_flagged(cli, amg, tmp_path):
     res, _ = trace_json(cli, "-n", "3", "-o", tmp_path / "o3", "--", amg, "--iters", "30")
     assert res["oversubscribed"] is True and res["ranks"] == 3 and res["violations_global"] == 0
