@@ -95,9 +95,9 @@ static int check(mt_run_t *r, int np, char *err)
         mt_redop_names(allowed, sizeof allowed);
         return mt_fail(err, MT_EINVAL, "unknown reduction op '%s' (allowed: %s)", mt_p_str(p, MTP_redop), allowed);
     }
-    if (mt_p_set(p, MTP_msize) && mt_p_int(p, MTP_msize) < a->dtype->size)
+    if (mt_p_set(p, MTP_msize) && mt_p_size(p, MTP_msize) < a->dtype->size)
         return mt_fail(err, MT_EINVAL, "invalid --msize %lld: smaller than one %s (%d B)",
-                       (long long)mt_p_int(p, MTP_msize), a->dtype->name, a->dtype->size);
+                       (long long)mt_p_size(p, MTP_msize), a->dtype->name, a->dtype->size);
     a->imb_rank = -1;
     if (mt_p_set(p, MTP_imbalance)) {
         const char *s = mt_p_str(p, MTP_imbalance), *c = strchr(s, ':');
@@ -475,7 +475,7 @@ static int run(mt_run_t *r, char *err)
     gclk = mt_gclock_clock(&gc) ? *mt_gclock_clock(&gc) : base_only;
 
     /* the trees: two identical instances (Gsum alternates them), one for SOR */
-    int count = a->sor ? 1 : mt_p_set(p, MTP_msize) ? (int)(mt_p_int(p, MTP_msize) / a->dtype->size) : n;
+    int count = a->sor ? 1 : mt_p_set(p, MTP_msize) ? (int)(mt_p_size(p, MTP_msize) / a->dtype->size) : n;
     MPI_Datatype type = a->sor ? MPI_DOUBLE : a->dtype->reduce;
     MPI_Op op = a->sor ? MPI_SUM : a->redop->op;
     const mt_dtype_t *vdt = a->sor ? mt_dtype_find("double") : a->dtype;

@@ -250,9 +250,8 @@ def load_run(d: Path) -> dict:
         f = d / name
         with open(f) as fh:
             cols = fh.readline().strip().split(",")
-        a = np.loadtxt(f, delimiter=",", skiprows=1, ndmin=2)
-        if a.size == 0:
-            a = np.zeros((0, len(cols)))
+            empty = not fh.readline()
+        a = np.zeros((0, len(cols))) if empty else np.loadtxt(f, delimiter=",", skiprows=1, ndmin=2)
         return {c: a[:, i] for i, c in enumerate(cols)}
 
     return {"meta": meta, "events": read("events.csv"), "links": read("links.csv"), "dir": str(d)}
