@@ -95,7 +95,7 @@ int mt_tar_call(mt_tar_t *t, const void *sbuf, void *rbuf, int record)
                          "MPI_Reduce_local");
         }
         up = t->acc;
-        if (e) e[MT_TAR_UP] = t->now();
+        if (e && t->parent >= 0) e[MT_TAR_UP] = t->now();
     } else if (e) {
         e[MT_TAR_UP] = e[MT_TAR_ENTER];
     }
@@ -105,12 +105,12 @@ int mt_tar_call(mt_tar_t *t, const void *sbuf, void *rbuf, int record)
         if (e) e[MT_TAR_DOWN] = t->now();
     } else {
         memcpy(rbuf, up, t->bytes);
-        if (e) e[MT_TAR_DOWN] = e[MT_TAR_UP];
+        if (e) e[MT_TAR_UP] = e[MT_TAR_DOWN] = t->now(); /* the root: t2 = t3 once the result is in place */
     }
     for (int j = 0; j < n; j++) {
         int idx = t->down_order == MT_TAR_DOWN_LIFO ? t->seq[n - 1 - j] : j;
-        if (e) {
-            e[MT_TAR_NFIX + n + idx] = t->now();
+        if (e) { /* the first departure follows t3 with nothing in between: the same reading */
+            e[MT_TAR_NFIX + n + idx] = j ? t->now() : e[MT_TAR_DOWN];
             dd[idx] = j;
         }
         mt_check_mpi(MPI_Send(rbuf, t->count, t->type, t->kids[idx], TAG_DOWN, t->comm), "MPI_Send");

@@ -14,7 +14,11 @@
  *   exit   t4 of the own contribution (the call returns)
  *   arr[i] t1 of child i at this node: its partial result has arrived (the link's t2)
  *   dep[i] t4 of child i: the result leaves for child i (the link's t3)
- * A leaf reads the clock twice (enter = up, down = exit: nothing happens in between). */
+ * Readings are shared where nothing happens between two events, which keeps
+ * the collectors off the critical path: a leaf reads the clock twice (enter =
+ * up, down = exit); the root's up = down is read once its result is in place;
+ * the first departure is the reading of down (so the up latency t4,first - t3
+ * is 0 by construction and the cost of each send shows as departure wait). */
 #ifndef MT_TREE_AR_H
 #define MT_TREE_AR_H
 
