@@ -111,3 +111,23 @@ def write_html(runs: list[dict], res: dict, out: Path) -> Path:
            + section(runs, res) + "</body></html>\n")
     out.write_text(doc, encoding="utf-8")
     return out
+
+
+def report_section(root) -> str:
+    """The tree section of `mpitempo report` for a campaign of kind tree ("" for other kinds)."""
+    from mpitempo import kinds
+
+    root = Path(root)
+    if not (root / "runs").is_dir() or kinds.of_campaign(root).name != "tree":
+        return ""
+    from mpitempo.analysis import tree as analysis
+    from mpitempo.io.rundir import find_runs
+
+    complete, _, _ = find_runs(root)
+    runs = [analysis.analyse_run(d) for d in complete]
+    if not runs:
+        return ""
+    names = [c for c in dict.fromkeys(r["config"] for r in runs) if not next(x for x in runs if x["config"] == c)["mpi"]]
+    comparison = analysis.compare_configs(runs, names[0], names[1]) if len(names) == 2 else None
+    tuning = analysis.tuning(runs) if len(dict.fromkeys(r["config"] for r in runs)) > 2 else None
+    return section(runs, analysis.json_result(runs, comparison, tuning))
