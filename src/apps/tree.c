@@ -196,8 +196,11 @@ static int map_hosts(const treeapp_t *a, const job_t *jb, int *map, char *err)
             }
         if (!found) {
             char names[512] = "";
-            for (int r = 0; r < n; r++)
-                if (jb->hidx[r] == r || (r > 0 && jb->hidx[r] > jb->hidx[r - 1])) mt_names_add(names, sizeof names, jb->host[r]);
+            for (int r = 0, last = -1; r < n; r++) /* host indices grow in order of first appearance */
+                if (jb->hidx[r] > last) {
+                    mt_names_add(names, sizeof names, jb->host[r]);
+                    last = jb->hidx[r];
+                }
             rc = mt_fail(err, MT_EINVAL, "invalid --tree-hosts: node %d is mapped to host '%s', which is not in the job "
                          "(hosts: %s)", i, a->hosts[i], names);
         } else if (free_rank < 0) {
