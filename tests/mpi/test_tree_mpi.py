@@ -110,6 +110,10 @@ def test_two_trees_compared_with_report(cli, tmp_path):
     code, out, err = cli("summary", out_dir, "--json")
     assert code == 0, err
     assert {r["op"] for r in json.loads(out)} == {"allreduce-tree"}
+    code, out, err = cli("tree", "--from", out_dir, "--json")     # re-analysis of the kept campaign
+    assert code == 0, err
+    again = json.loads(out)
+    assert again["comparison"] == rows and again["nodes"] and again["links"]
     code, out, err = cli("report", out_dir, "-o", tmp_path / "r.html")
     assert code == 0, err
     doc = (tmp_path / "r.html").read_text()

@@ -81,7 +81,7 @@ def json_result(runs: list[dict], comparison: list[dict] | None = None, tuning: 
            "paths": paths,
            "imbalance": None if imb is None else {k: imb[k] for k in ("culprit_rank", "culprit_host", "evidence_s",
                                                                         "share", "imbalanced", "path")},
-           "groups": a["groups"], "subtrees": a["subtrees"]}
+           "groups": a["groups"], "subtrees": a["subtrees"], "nodes": a["nodes"], "links": a["links"]}
     if comparison is not None:
         out["comparison"] = comparison
     if tuning is not None:

@@ -31,6 +31,15 @@ def text(runs: list[dict], res: dict) -> str:
         lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {imb['culprit_host']} "
                       f"(last at the root in {100 * imb['share']:.0f}% of calls, root waited {_us(imb['evidence_s'])} "
                       f"µs on average for it; path of last arrivals {' > '.join(map(str, imb['path']))})"]
+    if res.get("nodes"):
+        lines += ["", "tree nodes (run 1): per contributor last arrivals / mean arrival wait / mean departure wait [us]"]
+        for nd in res["nodes"]:
+            cells = "; ".join(f"{c}: {la}x last, {_us(aw)} / {_us(dw)}" for c, la, aw, dw in
+                              zip(nd["contributors"], nd["last_arrivals"], nd["arrival_wait_s"], nd["departure_wait_s"]))
+            lines.append(f"  node {nd['node']}: down latency {_us(nd['down_latency_s'])} us; {cells}")
+    if res.get("links"):
+        lines.append("links (child>parent): two-way latency (t4-t1)-(t3-t2) [us]: " + ", ".join(
+            f"{ln['child']}: {_us(ln['two_way_s'])}" for ln in res["links"]))
     if res.get("groups"):
         lines += ["", "path groups (slowest first; time without arrival waits):"]
         for i, g in enumerate(res["groups"]):
