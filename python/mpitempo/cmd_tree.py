@@ -15,7 +15,6 @@ import click
 
 from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, param_options
-from mpitempo.present.tables import print_json
 
 TREE_KEYS = ("tree", "tree_map", "tree_hosts", "down_order")
 
@@ -129,6 +128,7 @@ def _analyse_dir(p: Path, skip: int) -> list[dict]:
 def _present(runs: list[dict], as_json: bool, tune: bool, outdir: Path | None) -> None:
     from mpitempo.analysis import tree as analysis
     from mpitempo.present import tree as show
+    from mpitempo.present.tables import print_json
 
     configs = list(dict.fromkeys(r["config"] for r in runs))
     trees = [c for c in configs if not next(r for r in runs if r["config"] == c)["mpi"]]
