@@ -217,3 +217,26 @@ def test_random_trees_are_trees(seeds):
         assert st.path_of(parents, r)[-1] == 0
     imb = st.imbalance(parents, ev)
     assert 0 <= imb["culprit_rank"] < len(parents)
+
+
+def test_structural_lateness_is_not_imbalance():
+    """Gsum on 2 ranks: the leaf leaves each call after the root, so it is always the root's last
+    arrival although both ranks work equally long (1 us) between calls: the detector names the
+    latest branch but reports no application imbalance; a delayed rank is reported."""
+    n = 40
+    ev = {k: np.full((n, 2), np.nan) for k in ("enter", "up", "down", "exit", "arr", "dep")}
+    r_in, l_in = 0.0, 0.5e-6
+    for k in range(n):
+        ev["enter"][k] = [r_in, l_in]
+        ev["arr"][k, 1] = l_in + 5e-6
+        ev["up"][k] = [l_in + 6e-6, l_in]
+        ev["down"][k, 0] = ev["dep"][k, 1] = l_in + 6e-6
+        ev["down"][k, 1] = ev["exit"][k, 1] = l_in + 11e-6
+        ev["exit"][k, 0] = l_in + 7e-6
+        r_in, l_in = ev["exit"][k, 0] + 1e-6, ev["exit"][k, 1] + 1e-6
+    imb = st.imbalance([-1, 0], ev)
+    assert imb["culprit_rank"] == 1 and imb["share"] == 1.0 and imb["evidence_s"] > 5e-6
+    assert abs(imb["excess_work_s"]) < 1e-9 and not imb["imbalanced"]
+    late = synth([-1, 0, 0], ncalls=40, late=2, late_s=200e-6)
+    imb = st.imbalance([-1, 0, 0], late)
+    assert imb["imbalanced"] and imb["culprit_rank"] == 2 and imb["excess_work_s"] > 150e-6

@@ -80,7 +80,7 @@ def json_result(runs: list[dict], comparison: list[dict] | None = None, tuning: 
            "call_median_s": float(np.median([r["call_median_s"] for r in same])),
            "paths": paths,
            "imbalance": None if imb is None else {k: imb[k] for k in ("culprit_rank", "culprit_host", "evidence_s",
-                                                                        "share", "imbalanced", "path")},
+                                                                        "share", "excess_work_s", "imbalanced", "path")},
            "groups": a["groups"], "subtrees": a["subtrees"], "nodes": a["nodes"], "links": a["links"]}
     if comparison is not None:
         out["comparison"] = comparison

@@ -27,7 +27,9 @@ def text(runs: list[dict], res: dict) -> str:
                      f"{_us(p['up_latency_s']):>9} {_us(p['departure_wait_s']):>13}")
     imb = res["imbalance"]
     if imb:
-        verdict = ("load imbalance" if imb["imbalanced"] else "no dominant late branch (balanced)")
+        verdict = ("load imbalance" if imb["imbalanced"] else
+                   "no application imbalance (the latest branch does not work longer between calls: "
+                   f"{_us(imb['excess_work_s'])} µs more than the others)")
         lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {imb['culprit_host']} "
                       f"(last at the root in {100 * imb['share']:.0f}% of calls, root waited {_us(imb['evidence_s'])} "
                       f"µs on average for it; path of last arrivals {' > '.join(map(str, imb['path']))})"]

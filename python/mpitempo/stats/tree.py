@@ -156,7 +156,10 @@ def imbalance(parent, ev: dict, hosts=None) -> dict:
     """Load-imbalance culprit: a graph of tree nodes and ranks (threads) weighted by how often each
     contributor arrived last; the path of most last arrivals, grown from the root along the heaviest
     edge, ends at the culprit rank. evidence_s: mean over calls of how long the root waited for that
-    branch after all other contributors had arrived (0 in calls where another branch was last)."""
+    branch after all other contributors had arrived (0 in calls where another branch was last).
+    imbalanced: the branch was the root's last arrival in at least half the calls and the culprit's
+    work between calls exceeds the other ranks' median by at least half of evidence_s (else the
+    lateness comes from the tree itself, e.g. a leaf that always enters after its root)."""
     kids = children(parent)
     root = parent.index(-1)
     node, path, weights = root, [], []
@@ -180,9 +183,24 @@ def imbalance(parent, ev: dict, hosts=None) -> dict:
         node = kids[node][best - 1]
     culprit = path[-1]
     share = weights[0] / ncalls if weights and ncalls else 0.0
+    # is the branch late because the rank works longer between calls (application imbalance), or
+    # because of its place in the tree (a leaf returns after the root and so enters later)?
+    work = outside_work(ev)
+    others = np.delete(work, culprit) if work.size > 1 else np.zeros(1)
+    excess = float(work[culprit] - np.median(others)) if work.size else 0.0
+    evidence = evidence or 0.0
     return {"culprit_rank": culprit, "culprit_host": hosts[culprit] if hosts is not None else None,
-            "evidence_s": evidence or 0.0, "path": path, "last_arrivals": weights,
-            "share": share, "imbalanced": bool(share >= 0.5 and len(weights) > 0)}
+            "evidence_s": evidence, "path": path, "last_arrivals": weights, "share": share,
+            "excess_work_s": excess,
+            "imbalanced": bool(share >= 0.5 and len(weights) > 0 and evidence > 0 and excess >= 0.5 * evidence)}
+
+
+def outside_work(ev: dict) -> np.ndarray:
+    """Per rank: mean time between leaving one call and entering the next (the application's
+    work between allreduce calls, and an injected delay)."""
+    if ev["enter"].shape[0] < 2:
+        return np.zeros(ev["enter"].shape[1])
+    return np.nanmean(ev["enter"][1:] - ev["exit"][:-1], axis=0)
 
 
 def group_paths(rows: list[dict], tol: float = 0.25) -> list[dict]:
