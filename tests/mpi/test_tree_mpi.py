@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,17 @@ def test_bad_trees_refused(build, tmp_path, args, msg):
     r = run_tree(build, 2, QUICK + ["--ncalls", "2", "--outdir", str(tmp_path)] + args)
     assert r.returncode == 2 and msg in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "trees").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_trees_run(cli, path):
+    code, out, err = cli("tree", "-n", "4", "--tree", path, "--ncalls", "10", "--warmup", "1", "--overhead-reps", "0",
+                         "--sync", "none", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["config"] == path.stem and len(res["paths"]) == 4
+    if path.stem == "explicit":      # node 0 on rank 3, node 1 on rank 0, node 3 (under node 1) on rank 2
+        assert [p["path"] for p in res["paths"]] == ["0>3", "1>3", "2>0>3", "3"]
