@@ -133,7 +133,7 @@ def _present(runs: list[dict], as_json: bool, tune: bool, outdir: Path | None) -
     configs = list(dict.fromkeys(r["config"] for r in runs))
     trees = [c for c in configs if not next(r for r in runs if r["config"] == c)["mpi"]]
     comparison = analysis.compare_configs(runs, trees[0], trees[1]) if len(trees) == 2 and not tune else None
-    tuning = analysis.tuning(runs) if tune or len(configs) > 2 else None
+    tuning = analysis.tuning(runs) if tune or len(configs) > 2 or len(trees) < len(configs) else None
     res = analysis.json_result(runs, comparison, tuning)
     if outdir is not None:
         (outdir / "analysis.json").write_text(json.dumps(res, indent=1) + "\n")
