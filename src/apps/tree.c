@@ -481,7 +481,7 @@ static int run(mt_run_t *r, char *err)
     MPI_Op op = a->sor ? MPI_SUM : a->redop->op;
     const mt_dtype_t *vdt = a->sor ? mt_dtype_find("double") : a->dtype;
     int64_t ncalls = mt_p_int(p, MTP_ncalls), warm = mt_p_int(p, MTP_warmup);
-    int64_t oreps = a->sor ? mt_p_int(p, MTP_overhead_reps) : mt_p_int(p, MTP_overhead_reps);
+    int64_t oreps = mt_p_int(p, MTP_overhead_reps); /* measured on Gsum blocks for both workloads */
     int64_t ocalls = mt_p_int(p, MTP_overhead_calls);
     int ninst = a->sor ? 1 : 2;
     int64_t cap = (ncalls + ninst - 1) / ninst;
