@@ -77,6 +77,7 @@ def serialization(series: dict[str, list[float]], title: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.6, 3.6))
     for name, ys in series.items():
         ax.plot(range(len(ys)), np.asarray(ys) * US, marker="o", label=name)
+    ax.set_xticks(range(max((len(v) for v in series.values()), default=1)))
     ax.set_xlabel("departure order (0 = first)")
     ax.set_ylabel("up latency + departure wait [µs]")
     ax.set_title(title, fontsize=9)
