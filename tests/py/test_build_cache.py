@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$dir"
 if [ -n "$build" ]; then
-  for n in mpitempo-bench mpitempo-pingpong mpitempo-clocks; do printf '#!/bin/sh\\n' > "$dir/$n"; chmod +x "$dir/$n"; done
+  for n in mpitempo-bench mpitempo-pingpong mpitempo-clocks mpitempo-tree; do printf '#!/bin/sh\\n' > "$dir/$n"; chmod +x "$dir/$n"; done
 fi
 """)
     src = tmp_path / "csrc"
