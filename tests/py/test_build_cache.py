@@ -244,7 +244,7 @@ def test_incomplete_installed_core(env, monkeypatch):
     monkeypatch.setenv("PATH", f"{core}:{Path(env.mpicc).parent}:{env.tools}:/usr/bin:/bin")
     assert B.ensure_build().origin == "built"  # a lone mpitempo-bench on PATH is not a core
     monkeypatch.setenv("MPITEMPO_CORE", str(core))
-    with pytest.raises(MtError, match="mpitempo-pingpong, mpitempo-clocks not found"):
+    with pytest.raises(MtError, match="mpitempo-pingpong, mpitempo-clocks, mpitempo-tree not found"):
         B.ensure_build()
 
 
