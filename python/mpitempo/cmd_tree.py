@@ -61,7 +61,8 @@ def configs_for(trees: list[str], tune: bool) -> list[dict]:
 @click.option("--skip", type=int, default=0, show_default=True, help="Leave out the first N recorded calls of each run.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
               help="Keep the campaign here: runs/<id>/{meta.json,events.csv,links.csv}, analysis.json, "
-                   "report.html with the timemaps (default: a temporary directory, removed afterwards).")
+                   "report.html with the timemaps (default: a temporary directory, removed afterwards). "
+                   "With --from: where analysis.json and report.html go.")
 @click.option("--from", "from_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="Analyse an existing tree campaign instead of measuring.")
 @click.option("--timeout", "timeout_s", type=float, default=600, show_default=True, help="Seconds per mpirun.")
@@ -92,7 +93,9 @@ def tree(np, launcher, mpicc, trees, tune, mpiruns, skip, outdir, from_dir, time
         raise MtError(f"invalid --skip {skip}: must be >= 0")
     if from_dir:
         runs = _analyse_dir(Path(from_dir), skip)
-        _present(runs, as_json, tune, Path(from_dir) if outdir else None)
+        if outdir:          # with --from, -o receives the analysis and the report
+            Path(outdir).mkdir(parents=True, exist_ok=True)
+        _present(runs, as_json, tune, Path(outdir) if outdir else None)
         return
     from mpitempo.io.campaign import build_campaign
     from mpitempo.io.tree import check_against_np
