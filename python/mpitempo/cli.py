@@ -25,6 +25,7 @@ COMMANDS = {
     "imbalance": ("mpitempo.cmd_imbalance", "imbalance", "Exit imbalance of an operation under a global clock."),
     "trace": ("mpitempo.cmd_trace", "trace", "Global-clock traces of unmodified MPI applications (OTF2, Perfetto, Gantt)."),
     "tree": ("mpitempo.cmd_tree", "tree", "Allreduce spanning trees: event collectors, analysis, timemaps, tuning."),
+    "tune": ("mpitempo.cmd_tune", "tune", "Choose the MPI library's fastest collective algorithms; write its config."),
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet or OSU-style text."),
 }

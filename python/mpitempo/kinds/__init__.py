@@ -10,6 +10,7 @@ _MODULES = {
     "clocks": "mpitempo.kinds.clocks",
     "pingpong": "mpitempo.kinds.pingpong",
     "tree": "mpitempo.kinds.tree",
+    "tune": "mpitempo.kinds.tune",
 }
 NAMES = tuple(_MODULES)
 

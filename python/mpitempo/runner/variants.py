@@ -113,3 +113,179 @@ def parse_variants(spec: str) -> list[Variant]:
     if not out:
         raise MtError(f"invalid --variants '{spec}': expected NAME:VAR=VAL[,VAR=VAL][;NAME2:...]")
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Selectable algorithms of the nine tunable collectives (mpitempo tune)
+# ---------------------------------------------------------------------------------------------------
+
+TUNABLE_OPS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter", "gather",
+               "scatter")
+
+# The documented fallback table, used when the library's own listing tool (ompi_info, mpivars) is missing
+# or lists nothing for an op: the algorithms of Open MPI 5.0 (coll_tuned, ids of its *_algorithm MCA
+# parameters) and MPICH 4.x/5.0 (names of MPIR_CVAR_<OP>_INTRA_ALGORITHM). docs/tune.md reproduces it.
+FALLBACK_OMPI = {
+    "allreduce": ["basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"],
+    "alltoall": ["linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"],
+    "allgather": ["linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc", "sparbit"],
+    "barrier": ["linear", "double_ring", "recursive_doubling", "bruck", "two_proc", "tree"],
+    "bcast": ["basic_linear", "chain", "pipeline", "split_binary_tree", "binary_tree", "binomial", "knomial",
+              "scatter_allgather", "scatter_allgather_ring"],
+    "reduce": ["linear", "chain", "pipeline", "binary", "binomial", "in-order_binary", "rabenseifner"],
+    "reduce_scatter": ["non-overlapping", "recursive_halving", "ring", "butterfly"],
+    "gather": ["basic_linear", "binomial", "linear_sync"],
+    "scatter": ["basic_linear", "binomial", "linear_nb"],
+}
+FALLBACK_MPICH = {
+    "barrier": ["nb", "smp", "k_dissemination", "recexch"],
+    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
+              "pipelined_tree", "tree"],
+    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
+    "allreduce": ["nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather", "tree",
+                  "recexch", "ring", "k_reduce_scatter_allgather"],
+    "allgather": ["brucks", "k_brucks", "nb", "recursive_doubling", "ring", "recexch_doubling", "recexch_halving"],
+    "alltoall": ["brucks", "k_brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"],
+    "reduce_scatter": ["nb", "noncommutative", "pairwise", "recursive_doubling", "recursive_halving"],
+    "gather": ["binomial", "nb"],
+    "scatter": ["binomial", "nb"],
+}
+# Listed by the library but not selectable here: MPICH's "ccl" needs Intel oneCCL, which the library
+# must have been built with; it is measured only when named with --algorithms.
+SKIP_MPICH = {"ccl"}
+
+
+@dataclass
+class Algorithm:
+    op: str
+    name: str
+    id: int | None          # Open MPI: the value of coll_tuned_<op>_algorithm; MPICH: None (selected by name)
+    env: dict[str, str] = field(default_factory=dict)   # the forced selection, for measuring it
+
+    @property
+    def config(self) -> str:
+        """Configuration name in the campaign."""
+        return f"{self.op}.{self.name}"
+
+
+@dataclass
+class Catalogue:
+    """The selectable algorithms of one library: op -> algorithms, and where the list came from."""
+    flavour: str
+    version: str
+    source: str                                     # "ompi_info", "mpivars" or "fallback table"
+    algorithms: dict[str, list[Algorithm]]
+    notes: list[str] = field(default_factory=list)
+
+    def find(self, op: str, name: str) -> Algorithm | None:
+        return next((a for a in self.algorithms.get(op, []) if a.name == name), None)
+
+
+def mpich_cvar(op: str) -> str:
+    return f"MPIR_CVAR_{op.upper()}_INTRA_ALGORITHM"
+
+
+def parse_ompi_info_ids(text: str, op: str) -> list[tuple[int, str]]:
+    """(id, name) pairs of coll_tuned_<op>_algorithm ('Valid values: 0|ignore, 1|basic_linear, ...')."""
+    key = f'"coll_tuned_{op}_algorithm"'
+    idx = text.find(key)
+    if idx < 0:
+        return []
+    m = re.search(r"Valid values:\s*([^\n]+)", text[idx:])
+    if not m:
+        return []
+    out = []
+    for item in m.group(1).split(","):
+        num, bar, name = item.strip().partition("|")
+        if bar and num.strip().isdigit():
+            out.append((int(num), name.strip()))
+    return out
+
+
+def ompi_env(op: str, alg_id: int) -> dict[str, str]:
+    return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", f"OMPI_MCA_coll_tuned_{op}_algorithm": str(alg_id)}
+
+
+def mpich_env(op: str, name: str) -> dict[str, str]:
+    # an algorithm that cannot run with these arguments is an error, not a silent fallback to the default
+    return {mpich_cvar(op): name, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+
+
+def _tool_text(argv: list[str]) -> str | None:
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout if r.returncode == 0 else None
+
+
+def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalogue:
+    """The library's selectable algorithms of ``ops`` (discovered from the installed library, else the
+    fallback table). Raises MtError for a library without algorithm selection."""
+    bindir = Path(build.mpiexec).parent
+    ops = list(ops)
+    bad = [o for o in ops if o not in TUNABLE_OPS]
+    if bad:
+        raise MtError(f"unknown op '{bad[0]}' for tune (allowed: {', '.join(TUNABLE_OPS)})")
+    algs: dict[str, list[Algorithm]] = {}
+    notes: list[str] = []
+    if build.flavour == "openmpi":
+        text = _tool_text([str(bindir / "ompi_info"), "--param", "coll", "tuned", "--level", "9"]) \
+            if use_tool and (bindir / "ompi_info").exists() else None
+        version = ""
+        if text is not None and "coll_tuned_" not in text:
+            raise MtError(f"Open MPI at {bindir} has no coll tuned component (ompi_info lists no coll_tuned "
+                          "parameters): it has no algorithm selection to tune")
+        source = "ompi_info" if text else "fallback table"
+        for op in ops:
+            pairs = parse_ompi_info_ids(text, op) if text else []
+            if not pairs:
+                pairs = list(enumerate(["ignore"] + FALLBACK_OMPI[op]))
+                if text:
+                    notes.append(f"ompi_info lists no coll_tuned_{op}_algorithm: using the fallback table")
+            out = []
+            for i, name in pairs:
+                if i == 0 or name == "ignore":
+                    continue
+                if name == "two_proc" and any(n != 2 for n in np_list):
+                    continue    # only for two processes
+                out.append(Algorithm(op, name, i, ompi_env(op, i)))
+            algs[op] = out
+    elif build.flavour == "mpich":
+        text = _tool_text([str(bindir / "mpivars")]) if use_tool and (bindir / "mpivars").exists() else None
+        version = ""
+        source = "mpivars" if text else "fallback table"
+        for op in ops:
+            names = parse_mpich_mpivars(text, op) if text else []
+            if not names:
+                names = FALLBACK_MPICH[op]
+                if text:
+                    notes.append(f"mpivars lists no {mpich_cvar(op)}: using the fallback table")
+            algs[op] = [Algorithm(op, n, None, mpich_env(op, n)) for n in names if n != "auto" and n not in SKIP_MPICH]
+    else:
+        raise MtError(f"the MPI of {build.mpicc} is neither Open MPI nor MPICH ({build.mpiexec_version or 'unknown'}): "
+                      "tune knows the algorithm selection of those two only")
+    for op in ops:
+        if not algs.get(op):
+            raise MtError(f"the {build.flavour} library lists no selectable algorithms for {op}")
+    return Catalogue(build.flavour, build.mpiexec_version, source, algs, notes)
+
+
+def restrict(cat: Catalogue, spec: str | None) -> Catalogue:
+    """Keep only the algorithms named in 'OP:NAME[+NAME...][,OP:NAME...]' (other ops keep all)."""
+    if not spec:
+        return cat
+    keep: dict[str, list[str]] = {}
+    for part in filter(None, (x.strip() for x in spec.split(","))):
+        op, colon, names = part.partition(":")
+        if not colon or not names:
+            raise MtError(f"invalid --algorithms item '{part}': expected OP:NAME[+NAME...]")
+        if op not in cat.algorithms:
+            raise MtError(f"--algorithms names op '{op}', which is not in --ops ({', '.join(cat.algorithms)})")
+        for n in names.split("+"):
+            if cat.find(op, n) is None:
+                allowed = ", ".join(a.name for a in cat.algorithms[op])
+                raise MtError(f"the {cat.flavour} library has no {op} algorithm '{n}' (allowed: {allowed})")
+            keep.setdefault(op, []).append(n)
+    algs = {op: [a for a in lst if op not in keep or a.name in keep[op]] for op, lst in cat.algorithms.items()}
+    return Catalogue(cat.flavour, cat.version, cat.source, algs, cat.notes)

@@ -1,0 +1,493 @@
+"""`mpitempo tune`: choose the MPI library's fastest collective algorithms, with evidence, and write the
+library's own configuration; `--verify CONFIG` checks a written configuration with new mpiruns."""
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import click
+
+from mpitempo.errors import MtError
+from mpitempo.options import json_option, launcher_option, mpicc_option
+
+DEFAULT_OPS = "allreduce,bcast"
+DEFAULT_MSIZES = "8,1K,64K"
+
+
+def _np_list(text: str | None) -> list[int]:
+    if text is None:
+        return [2]
+    out = []
+    for item in str(text).split(","):
+        item = item.strip()
+        if not item.isdigit() or int(item) < 1:
+            raise MtError(f"invalid -n/--np '{text}': expected process counts >= 1, e.g. 2 or 2,4")
+        out.append(int(item))
+    if len(set(out)) != len(out):
+        raise MtError(f"invalid -n/--np '{text}': a process count is given twice")
+    return sorted(out)
+
+
+def _ops(text: str) -> list[str]:
+    from mpitempo.runner.variants import TUNABLE_OPS
+
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    if not ops:
+        raise MtError(f"invalid --ops '{text}': expected a comma-separated list")
+    for o in ops:
+        if o not in TUNABLE_OPS:
+            raise MtError(f"unknown op '{o}' for tune (allowed: {', '.join(TUNABLE_OPS)})")
+    if len(set(ops)) != len(ops):
+        raise MtError(f"an op is listed twice in --ops '{text}'")
+    return ops
+
+
+def _failed_configs(outdir: Path) -> dict[str, str]:
+    """configuration -> why its mpiruns failed, for configurations without a single complete run."""
+    from mpitempo.io.rundir import find_runs
+    from mpitempo import kinds
+
+    complete, failed, _ = find_runs(outdir, kinds.get("tune"))
+    ok = {re.sub(r"(-np\d+)?-\d+$", "", d.name) for d in complete}
+    out: dict[str, str] = {}
+    for rec in failed:
+        cfg = re.sub(r"(-np\d+)?-\d+$", "", str(rec.get("run_id", "")))
+        if cfg in ok or cfg in out:
+            continue
+        out[cfg] = failure_reason(rec)
+    return out
+
+
+_SIGNALS = {11: "segmentation fault", 6: "abort", 9: "killed", 15: "terminated", 7: "bus error"}
+
+
+def failure_reason(rec: dict) -> str:
+    """One line saying why an mpirun failed: the core's error, else the library's last error line
+    (MPICH's error stack without its function(line) prefixes), else the exit status."""
+    lines = [ln.strip() for ln in str(rec.get("stderr_tail", "")).splitlines() if ln.strip()]
+    core = [ln.split(": error: ", 1)[1] for ln in lines if ": error: " in ln]
+    if core:
+        return core[0][:200]
+    errs = [re.sub(r"^\S+\(\d+\)\.*:\s*", "", ln) for ln in lines
+            if ("rror" in ln or "usable" in ln or "invalid" in ln.lower()) and not ln.startswith("/")]
+    if errs:
+        return errs[-1][:200]
+    rc = rec.get("returncode")
+    sig = _SIGNALS.get(rc if isinstance(rc, int) else -1)
+    return f"{rec.get('status', 'failed')}, exit code {rc}" + (f" (a rank died: {sig})" if sig else "")
+
+
+def _over(np_list, build) -> dict[int, bool]:
+    from mpitempo.runner.launch import ncores
+
+    return {n: n > ncores() for n in np_list}
+
+
+@click.command()
+@click.option("--ops", default=DEFAULT_OPS, show_default=True, metavar="LIST",
+              help="Collectives to tune: barrier, bcast, reduce, allreduce, allgather, alltoall, reduce_scatter, "
+                   "gather, scatter.")
+@click.option("--msizes", default=DEFAULT_MSIZES, show_default=True, metavar="LIST",
+              help="Message sizes in bytes per rank (K/M suffixes, ranges like 8-64K by powers of two).")
+@click.option("-n", "--np", "np_text", default=None, metavar="LIST",
+              help="Process counts, e.g. 2 or 2,4 (default 2). More ranks than cores: oversubscribed, "
+                   "flagged, for function only.")
+@launcher_option
+@mpicc_option
+@click.option("--algorithms", default=None, metavar="SPEC",
+              help="Measure only these algorithms: OP:NAME[+NAME...][,OP:...] (default: every algorithm the "
+                   "library lists).")
+@click.option("--mpiruns", type=click.IntRange(min=1), default=10, show_default=True,
+              help="mpiruns per configuration (default and each algorithm), interleaved.")
+@click.option("--time-slice", default="200ms", show_default=True, metavar="T",
+              help="Round-Time slice per experiment (op x size) in each mpirun.")
+@click.option("--nrep", type=click.IntRange(min=1), default=300, show_default=True,
+              help="At most this many valid measurements per experiment and mpirun.")
+@click.option("--min-gain", type=click.FloatRange(min=0), default=5.0, show_default=True, metavar="PCT",
+              help="Keep the default unless an algorithm is faster by more than PCT percent (and significantly).")
+@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the rank-sum tests (Holm-adjusted per size).")
+@click.option("--budget", default=None, metavar="T",
+              help="Plan the campaign to fit this wall time (e.g. 90s, 10m, 1h); says what it left out.")
+@click.option("--verify", "verify", default=None, metavar="CONFIG", type=click.Path(dir_okay=False),
+              help="Verify a written configuration (the tuning.env of an earlier tune): new mpiruns with it "
+                   "against the default.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (configurations, mpiruns, estimate) and stop.")
+@click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
+              help="Output directory (default mpitempo-tune-<date>): campaign/, tuning.env, rules, report, plots.")
+@click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random, recorded).")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+@json_option
+def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget,
+         verify, dry_run, outdir, seed, quiet, as_json):
+    """Choose the MPI library's fastest collective algorithms and write its configuration.
+
+    For every op x size x process count, every algorithm the library lists
+    (Open MPI: coll_tuned via ompi_info; MPICH: MPIR_CVAR_<OP>_INTRA_ALGORITHM
+    via mpivars; else a documented fallback table) runs as its own
+    configuration beside the library's default, MPIRUNS interleaved mpiruns
+    each, timed with Round-Time on a global clock. The default is kept unless
+    an algorithm is faster with Holm-adjusted p <= ALPHA and by more than
+    --min-gain; sizes where the choice changes become rule boundaries.
+
+    Writes OUTDIR/tuning.env (the environment that enables the result), the
+    Open MPI dynamic rules file ompi-coll-rules.conf (MPICH: the CVARs in
+    tuning.env), tune.json, tune-report.txt and one plot per op. Time it on
+    an otherwise idle machine.
+
+    \b
+    Examples:
+      mpitempo tune --ops allreduce,bcast --msizes 8-64K --budget 10m -o t1
+      mpitempo tune --verify t1/tuning.env --ops allreduce,bcast --msizes 8-64K
+      flock /tmp/mpitempo-cpu.lock mpitempo tune --mpicc ~/ompi/bin/mpicc --json
+    """
+    from mpitempo.io.sizes import parse_sizes
+    from mpitempo.io.params import parse_duration
+    from mpitempo.runner.tuneplan import parse_budget
+
+    # -- every input checked before anything is built, created or launched --------------------------
+    op_list = _ops(ops)
+    sizes = parse_sizes(msizes)
+    np_list = _np_list(np_text)
+    ts = parse_duration(time_slice, "--time-slice")
+    if not ts > 0:
+        raise MtError(f"invalid --time-slice '{time_slice}': must be > 0")
+    budget_s = parse_budget(budget) if budget is not None else None
+    if verify and (algorithms or dry_run):
+        raise MtError("--verify measures a written configuration: it takes no --algorithms or --dry-run")
+    target = Path(outdir) if outdir else Path(f"mpitempo-tune-{time.strftime('%Y%m%d-%H%M%S')}")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not dry_run:
+        raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
+
+    from mpitempo.build import ensure_build
+    from mpitempo.runner.variants import catalogue, restrict
+
+    b = ensure_build(mpicc)
+    cat = restrict(catalogue(b, op_list, np_list), algorithms)
+    if verify:
+        return _verify(b, cat, Path(verify), op_list, sizes, np_list, launcher, mpicc, mpiruns, ts, nrep, alpha,
+                       budget_s, target, seed, quiet, as_json)
+
+    from mpitempo.runner.tuneplan import Plan, fit
+
+    plan = fit(Plan(op_list, sizes, {op: [a.name for a in cat.algorithms[op]] for op in op_list}, np_list,
+                    mpiruns, ts), budget_s, alpha)
+    if dry_run:
+        out = {"library": b.flavour, "discovery": cat.source, "ops": plan.ops, "msizes": plan.msizes,
+               "nprocs": plan.np_list, "algorithms": plan.algorithms, "mpiruns": plan.mpiruns,
+               "time_slice_s": plan.time_slice_s, "configurations": plan.configs,
+               "total_mpiruns": plan.total_mpiruns, "estimate_s": round(plan.estimate_s, 1),
+               "budget_s": budget_s, "left_out": plan.left_out}
+        if as_json:
+            from mpitempo.present.tables import print_json
+            print_json(out)
+        else:
+            _print_plan(out)
+        return
+
+    spec = _spec(plan, cat, launcher, mpicc, nrep, seed, "tune")
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.execute import check_campaign, execute
+
+    c = build_campaign(spec, kind="tune")
+    check_campaign(c)
+    if not quiet:
+        click.echo(f"mpitempo tune: {b.flavour} ({cat.source}): {plan.configs - 1} algorithms + default, "
+                   f"{plan.total_mpiruns} mpiruns, estimated {plan.estimate_s / 60:.1f} min"
+                   + (f" (budget {budget_s / 60:.1f} min)" if budget_s else ""), err=True)
+        for lo in plan.left_out:
+            click.echo(f"mpitempo tune: left out to fit the budget: {lo}", err=True)
+    over = _over(np_list, b)
+    if any(over.values()) and not quiet:
+        click.echo(f"mpitempo tune: np {', '.join(str(n) for n, o in over.items() if o)} oversubscribes this "
+                   "machine: those results check function only, not speed", err=True)
+    target.mkdir(parents=True, exist_ok=True)
+    camp = target / "campaign"
+    t0 = time.monotonic()
+    counts = execute(c, camp, quiet=quiet)
+    elapsed = time.monotonic() - t0
+    if counts.get("interrupted"):
+        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+    failed = _failed_configs(camp)
+    if "default" in failed:
+        raise MtError(f"the library's default configuration failed in every mpirun: {failed['default']}")
+
+    from mpitempo.analysis.store import open_campaign
+    from mpitempo.analysis.tune import decide, mpich_one_per_op, rules_from
+
+    data = open_campaign(camp)
+    dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1)
+    rows, notes = dec.rows, list(dec.notes)
+    if b.flavour == "mpich":
+        rows, more = mpich_one_per_op(rows, dec.candidates)
+        notes += more
+    for r in rows:
+        r["oversubscribed"] = over.get(r["nprocs"], False)
+    for cnd in dec.candidates:
+        cnd["chosen"] = any(r["chosen"] == cnd["algorithm"] and (r["op"], r["msize"], r["nprocs"])
+                            == (cnd["op"], cnd["msize"], cnd["nprocs"]) for r in rows)
+    ids = {(a.op, a.name): a.id for lst in cat.algorithms.values() for a in lst}
+    rules = rules_from(rows, ids)
+    result = _write_config(b, cat, rules, rows, target)
+    result.update({"rows": [_contract_row(r) for r in rows], "candidates": dec.candidates,
+                   "alpha": alpha, "min_gain_pct": min_gain, "discovery": cat.source,
+                   "method": f"Round-Time (time slice {plan.time_slice_s * 1e3:g} ms, sync hca3), "
+                             f"{plan.mpiruns} interleaved mpiruns per configuration",
+                   "mpiruns": plan.mpiruns, "campaign": str(camp), "left_out": plan.left_out,
+                   "failed_algorithms": failed, "elapsed_s": round(elapsed, 1),
+                   "estimate_s": round(plan.estimate_s, 1), "notes": notes + cat.notes,
+                   "oversubscribed": any(over.values())})
+    result["plots"] = _plots(rows, dec.candidates, target, b.flavour)
+    from mpitempo.present.tune import print_rows, report_text
+
+    (target / "tune-report.txt").write_text(report_text(result))
+    (target / "tune.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    if as_json:
+        from mpitempo.present.tables import print_json
+        print_json({k: result[k] for k in ("library", "rows", "config_file", "settings", "settings_file",
+                                           "failed_algorithms", "left_out", "notes", "oversubscribed")})
+    else:
+        print_rows(rows, f"{b.flavour}: default vs chosen per size (gain: median of mpirun medians, "
+                         f"bootstrap 95% CI; p: Holm-adjusted)")
+        if not any(r["chosen"] != "default" for r in rows):
+            click.echo("No algorithm is significantly faster than the default at any measured size: "
+                       "the default is kept.")
+        for n in result["notes"]:
+            click.echo(f"note: {n}")
+        click.echo(f"settings: {target / 'tuning.env'}" + (f"; rules: {result['config_file']}"
+                                                           if result["config_file"] else ""))
+        click.echo(f"report: {target / 'tune-report.txt'}; plots: {', '.join(result['plots'])}")
+        click.echo(f"verify with: mpitempo tune --verify {target / 'tuning.env'} --ops {','.join(plan.ops)} "
+                   f"--msizes {','.join(str(s) for s in plan.msizes)} -n {','.join(str(n) for n in np_list)}")
+    if counts["failed"] and not quiet:
+        click.echo(f"mpitempo tune: {counts['failed']} mpirun(s) failed; algorithms that never ran: "
+                   f"{', '.join(sorted(failed)) or 'none'}", err=True)
+
+
+def _contract_row(r: dict) -> dict:
+    keys = ("op", "msize", "nprocs", "default", "chosen", "gain_pct", "gain_ci_lo_pct", "gain_ci_hi_pct",
+            "p_value", "median_default_s", "median_chosen_s", "oversubscribed")
+    out = {k: r.get(k) for k in keys}
+    if r.get("chosen_per_size"):
+        out["chosen_per_size"] = r["chosen_per_size"]
+    return out
+
+
+def _spec(plan, cat, launcher, mpicc, nrep, seed, name, extra_configs=None) -> dict:
+    configs = [{"name": "default", "env": {}, "mpicc": mpicc, "launcher": launcher}]
+    if extra_configs is None:
+        for op in plan.ops:
+            for a in cat.algorithms[op]:
+                if a.name in plan.algorithms[op]:
+                    configs.append({"name": a.config, "env": a.env, "mpicc": mpicc, "launcher": launcher,
+                                    "ops": [op], "msizes": "8" if op == "barrier" else
+                                    ",".join(str(s) for s in plan.msizes)})
+    else:
+        configs += extra_configs
+    msz = ",".join(str(s) for s in plan.msizes)
+    spec = {"name": name, "np": plan.np_list, "mpiruns": plan.mpiruns, "ops": plan.ops, "msizes": msz,
+            "nrep": nrep, "time_slice": f"{plan.time_slice_s * 1e3:g}ms", "config": configs}
+    if seed is not None:
+        spec["seed"] = seed
+    return spec
+
+
+def _write_config(b, cat, rules, rows, target: Path) -> dict:
+    from mpitempo.io.tuning_files import (RULES_FILE, SETTINGS_FILE, mpich_settings, ompi_rules_text,
+                                          settings_text)
+
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    header = f"written by mpitempo tune, {stamp}, for {b.mpiexec_version or b.flavour}"
+    chosen = [r for r in rules if r.algorithm is not None]
+    config_file = None
+    if b.flavour == "openmpi":
+        settings = {}
+        if chosen:
+            ops_tuned = {r.op for r in chosen}
+            path = (target / RULES_FILE["openmpi"]).resolve()
+            path.write_text(ompi_rules_text([r for r in rules if r.op in ops_tuned], header))
+            config_file = str(path)
+            settings = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                        "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
+    else:
+        settings = mpich_settings(rules)
+    sfile = (target / SETTINGS_FILE).resolve()
+    note = header + "\nthe environment that makes MPI jobs use the tuned algorithms (KEY=VALUE)"
+    if not settings:
+        note += "\nnothing to set: no algorithm was significantly faster than the library's default"
+    sfile.write_text(settings_text(settings, note))
+    return {"library": b.flavour, "library_version": b.mpiexec_version, "config_file": config_file,
+            "settings": settings, "settings_file": str(sfile)}
+
+
+def _plots(rows, cands, target: Path, flavour: str) -> list[str]:
+    from mpitempo.present.plots.tune import algorithm_plot
+
+    out = []
+    for op, np_ in sorted({(r["op"], r["nprocs"]) for r in rows}):
+        if op == "barrier":
+            continue
+        fig = algorithm_plot(op, np_, cands, rows, f"{flavour}: {op} on {np_} ranks (red star: chosen)")
+        p = target / f"tune-{op}-np{np_}.png"
+        fig.savefig(p, dpi=100)
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+        out.append(str(p))
+    return out
+
+
+def _print_plan(p: dict) -> None:
+    click.echo(f"library: {p['library']} (algorithms from {p['discovery']})")
+    for op, algs in p["algorithms"].items():
+        click.echo(f"  {op}: default + {len(algs)} algorithms: {', '.join(algs)}")
+    click.echo(f"sizes: {', '.join(str(s) for s in p['msizes'])} B; np: {', '.join(str(n) for n in p['nprocs'])}")
+    click.echo(f"{p['configurations']} configurations x {p['mpiruns']} mpiruns = {p['total_mpiruns']} mpiruns, "
+               f"time slice {p['time_slice_s'] * 1e3:g} ms; estimated {p['estimate_s'] / 60:.1f} min"
+               + (f" (budget {p['budget_s'] / 60:.1f} min)" if p["budget_s"] else ""))
+    for lo in p["left_out"]:
+        click.echo(f"left out to fit the budget: {lo}")
+
+
+# -- verification -------------------------------------------------------------------------------------
+
+def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[str, int], list]:
+    """The configuration against the library's own list of algorithms, before anything is launched.
+    Returns {(op, nprocs or 0): [(from_size, algorithm name)]} of what it selects."""
+    from mpitempo.io.tuning_files import parse_ompi_rules
+    from mpitempo.runner.variants import TUNABLE_OPS, mpich_cvar
+
+    sel: dict[tuple[str, int], list] = {}
+    if b.flavour == "mpich":
+        if any(k.startswith("OMPI_MCA_") for k in settings):
+            raise MtError(f"{where} holds Open MPI settings, but the library is MPICH")
+        for op in TUNABLE_OPS:
+            v = settings.get(mpich_cvar(op))
+            if v is None:
+                continue
+            known = cat.algorithms.get(op)
+            if known is not None and v not in [a.name for a in known] + ["auto"]:
+                raise MtError(f"{where}: MPICH rejects {mpich_cvar(op)}={v}: not one of its {op} algorithms "
+                              f"(allowed: {', '.join(a.name for a in known)})")
+            sel[(op, 0)] = [(0, v)]
+        return sel
+    if any(k.startswith("MPIR_CVAR_") for k in settings):
+        raise MtError(f"{where} holds MPICH settings, but the library is Open MPI")
+    fname = settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
+    if fname is None:
+        return sel
+    if settings.get("OMPI_MCA_coll_tuned_use_dynamic_rules") not in ("1", "true", "yes"):
+        raise MtError(f"{where} names a rules file but does not set OMPI_MCA_coll_tuned_use_dynamic_rules=1: "
+                      "Open MPI would ignore the file")
+    rp = Path(fname)
+    if not rp.is_file():
+        raise MtError(f"{where}: the rules file '{fname}' does not exist")
+    for op, comsize, msz, alg in parse_ompi_rules(rp.read_text(errors="replace")):
+        if alg == 0:
+            sel.setdefault((op, comsize), []).append((msz, "default"))
+            continue
+        known = cat.algorithms.get(op)
+        if known is None:
+            continue     # an op that is not being verified
+        ids = {a.id: a.name for a in known}
+        if alg not in ids:
+            raise MtError(f"{where}: Open MPI rejects algorithm id {alg} for {op} in {fname} "
+                          f"(allowed: {', '.join(f'{i}={n}' for i, n in sorted(ids.items()))})")
+        sel.setdefault((op, comsize), []).append((msz, ids[alg]))
+    return sel
+
+
+def _selected(sel, op: str, msize: int, nprocs: int, flavour: str) -> str:
+    from mpitempo.io.tuning_files import ompi_rule_size
+
+    if flavour == "mpich":
+        rules = sel.get((op, 0))
+        return rules[0][1] if rules else "default"
+    cands = [c for (o, c) in sel if o == op and c <= nprocs]
+    if not cands:
+        return "default"
+    name = "default"
+    for start, alg in sorted(sel[(op, max(cands))]):
+        if ompi_rule_size(op, msize, nprocs) >= start:
+            name = alg
+    return name
+
+
+def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mpiruns, ts, nrep, alpha, budget_s,
+            target, seed, quiet, as_json):
+    from mpitempo.analysis.comparison import compare, sample_arrays
+    from mpitempo.analysis.store import open_campaign
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.io.tuning_files import read_settings
+    from mpitempo.runner.execute import check_campaign, execute
+    from mpitempo.runner.tuneplan import Plan, estimate
+    from mpitempo.stats.compare import min_runs_for
+    from mpitempo.stats.gain import gain_ci
+
+    settings = read_settings(cfg_path)
+    sel = check_settings(b, cat, settings, f"--verify '{cfg_path}'")
+    plan = Plan(op_list, sizes, {op: ["tuned"] for op in op_list[:1]}, np_list, mpiruns, ts)
+    plan.estimate_s = estimate(plan)
+    if budget_s is not None and plan.estimate_s > budget_s:
+        if estimate(Plan(op_list, sizes, plan.algorithms, np_list, min_runs_for(alpha, "greater"), ts)) > budget_s:
+            raise MtError(f"--budget {budget_s:g} s is too small to verify: {min_runs_for(alpha, 'greater')} "
+                          f"mpiruns of default and tuned need {estimate(Plan(op_list, sizes, plan.algorithms, np_list, min_runs_for(alpha, 'greater'), ts)):.0f} s")
+        while plan.mpiruns > min_runs_for(alpha, "greater") and estimate(plan) > budget_s:
+            plan.mpiruns -= 1
+    extra = [{"name": "tuned", "env": settings, "mpicc": mpicc, "launcher": launcher}]
+    spec = _spec(plan, cat, launcher, mpicc, nrep, seed, "tune-verify", extra_configs=extra)
+    c = build_campaign(spec, kind="tune")
+    check_campaign(c)
+    target.mkdir(parents=True, exist_ok=True)
+    camp = target / "campaign"
+    counts = execute(c, camp, quiet=quiet)
+    if counts.get("interrupted"):
+        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+    failed = _failed_configs(camp)
+    if "tuned" in failed:
+        raise MtError(f"the library rejected the configuration {cfg_path}: every mpirun with it failed: "
+                      f"{failed['tuned']}")
+    if "default" in failed:
+        raise MtError(f"the library's default configuration failed in every mpirun: {failed['default']}")
+    data = open_campaign(camp)
+    cmp = compare(data, by="config", alternative="greater", base="default", alpha=alpha)
+    arr = sample_arrays(data)
+    samples: dict[tuple, list[float]] = {}
+    for cfg, op, msize, nprocs, med in zip(arr["config"], arr["op"], arr["msize"], arr["nprocs"], arr["med"]):
+        if med is not None and med == med:
+            samples.setdefault((str(cfg), str(op), int(msize), int(nprocs)), []).append(float(med))
+    over = _over(np_list, b)
+    rows = []
+    for r in sorted(cmp.rows, key=lambda r: (r["op"], r["nprocs"], r["msize"])):
+        key = (r["op"], int(r["msize"]), int(r["nprocs"]))
+        ci = gain_ci(samples.get(("default",) + key, []), samples.get(("tuned",) + key, []),
+                     seed=seed if seed is not None else 1)
+        chosen = _selected(sel, r["op"], int(r["msize"]), int(r["nprocs"]), b.flavour)
+        rows.append({"op": r["op"], "msize": int(r["msize"]), "nprocs": int(r["nprocs"]), "default": "default",
+                     "chosen": chosen, "gain_pct": None if r["delta_pct"] is None else -r["delta_pct"],
+                     "gain_ci_lo_pct": ci[0] if ci else None, "gain_ci_hi_pct": ci[1] if ci else None,
+                     "p_value": r["p_value"], "median_default_s": r["median_a_s"], "median_chosen_s": r["median_b_s"],
+                     "confirmed": bool(r["significant"]), "oversubscribed": over.get(int(r["nprocs"]), False)})
+    result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename"),
+              "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
+              "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
+              "campaign": str(camp), "notes": cmp.notes, "oversubscribed": any(over.values())}
+    (target / "verify.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    if as_json:
+        from mpitempo.present.tables import print_json
+        print_json(result)
+        return
+    from mpitempo.present.tune import print_rows
+
+    print_rows(rows, f"{b.flavour}: verification of {cfg_path}: new mpiruns, tuned vs default "
+                     f"(one-sided rank-sum p; gain: bootstrap 95% CI)", verify=True)
+    tuned = [r for r in rows if r["chosen"] != "default"]
+    held = [r for r in tuned if r["confirmed"]]
+    if not tuned:
+        click.echo("The configuration selects the default at every measured size: nothing to confirm "
+                   "(the rows show that it costs nothing).")
+    else:
+        click.echo(f"{len(held)} of {len(tuned)} tuned sizes confirmed faster (p <= {alpha:g}).")
+    for n in cmp.notes:
+        click.echo(f"note: {n}")

@@ -1,0 +1,85 @@
+"""The human side of `mpitempo tune`: the table of default vs chosen per size, and the report file."""
+from __future__ import annotations
+
+from mpitempo.io.sizes import format_size
+from mpitempo.present.tables import console, table, us
+
+
+def _gain(r) -> str:
+    if r.get("chosen") in (None, "default") and not r.get("verify"):
+        return "-"
+    g = r.get("gain_pct")
+    if g is None:
+        return "-"
+    ci = ""
+    if r.get("gain_ci_lo_pct") is not None:
+        ci = f" [{r['gain_ci_lo_pct']:+.1f}, {r['gain_ci_hi_pct']:+.1f}]"
+    return f"{g:+.1f}%{ci}"
+
+
+def _p(r) -> str:
+    p = r.get("p_value")
+    return "-" if p is None else f"{p:.3g}"
+
+
+def print_rows(rows: list[dict], title: str, verify: bool = False) -> None:
+    cols = [("op", "left"), ("size [B]", "right"), ("np", "right"), ("default [µs]", "right"),
+            ("chosen", "left"), ("chosen [µs]", "right"), ("gain (95% CI)", "right"), ("p", "right"),
+            ("note", "left")]
+    t = table(title, cols)
+    for r in rows:
+        note = r.get("why_default", "") if r["chosen"] == "default" else ""
+        if r.get("chosen_per_size"):
+            note = f"per size: {r['chosen_per_size']}"
+        if r.get("oversubscribed"):
+            note = ("OVERSUBSCRIBED: function only; " + note).rstrip("; ")
+        if verify:
+            note = ("gain holds (p < alpha)" if r.get("confirmed") else "not confirmed") + \
+                   ("; OVERSUBSCRIBED" if r.get("oversubscribed") else "")
+        t.add_row(r["op"], format_size(r["msize"]) if r["msize"] else "0", str(r["nprocs"]),
+                  us(r.get("median_default_s")), r["chosen"], us(r.get("median_chosen_s")),
+                  _gain(dict(r, verify=verify)), _p(r), note)
+    console().print(t)
+
+
+def report_text(result: dict) -> str:
+    """A plain-text report (tune-report.txt) of the whole result."""
+    lines = [f"mpitempo tune: {result['library']}", ""]
+    lines.append(f"algorithms from: {result['discovery']}; method: {result['method']}")
+    lines.append(f"decision: the default unless an algorithm is faster with Holm-adjusted p <= {result['alpha']:g} "
+                 f"(two-sided Mann-Whitney U on per-mpirun medians) and by more than {result['min_gain_pct']:g}%")
+    lines.append("")
+    hdr = f"{'op':<15}{'size [B]':>10}{'np':>4}{'default [µs]':>14}  {'chosen':<28}{'chosen [µs]':>12}  " \
+          f"{'gain % (95% CI)':<24}{'p':>8}"
+    lines.append(hdr)
+    for r in result["rows"]:
+        def f(x):
+            return "-" if x is None else f"{x * 1e6:.3f}"
+        g = "-" if r["chosen"] == "default" else (
+            f"{r['gain_pct']:+.1f} [{r['gain_ci_lo_pct']:+.1f}, {r['gain_ci_hi_pct']:+.1f}]"
+            if r.get("gain_ci_lo_pct") is not None else f"{r['gain_pct']:+.1f}")
+        p = "-" if r.get("p_value") is None else f"{r['p_value']:.3g}"
+        lines.append(f"{r['op']:<15}{r['msize']:>10}{r['nprocs']:>4}{f(r.get('median_default_s')):>14}  "
+                     f"{r['chosen']:<28}{f(r.get('median_chosen_s')):>12}  {g:<24}{p:>8}"
+                     + ("  OVERSUBSCRIBED (function only)" if r.get("oversubscribed") else ""))
+    lines.append("")
+    if not any(r["chosen"] != "default" for r in result["rows"]):
+        lines.append("No algorithm is significantly faster than the library's default at any measured size: "
+                     "the default is kept everywhere.")
+    lines.append(f"configuration: {result.get('config_file') or '(none: default kept)'}")
+    lines.append(f"settings ({result['settings_file']}):")
+    lines += [f"  {k}={v}" for k, v in result["settings"].items()] or ["  (none)"]
+    if result.get("left_out"):
+        lines.append("left out to fit the budget: " + "; ".join(result["left_out"]))
+    for n in result.get("notes", []):
+        lines.append(f"note: {n}")
+    lines.append("")
+    lines.append("every algorithm vs the default (gain %, Holm-adjusted p):")
+    for c in result.get("candidates", []):
+        g = "-" if c["gain_pct"] is None else f"{c['gain_pct']:+.1f}"
+        p = "-" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
+        med = "-" if c["median_s"] is None else f"{c['median_s'] * 1e6:.3f}"
+        lines.append(f"  {c['op']} {c['msize']} B np={c['nprocs']} {c['algorithm']}: median "
+                     f"{med} µs, gain {g}%, p {p}"
+                     + (" (chosen)" if c.get("chosen") else ""))
+    return "\n".join(lines) + "\n"
