@@ -164,6 +164,4 @@ def read_settings(path: str | Path) -> dict[str, str]:
         if not eq or not _KEY.match(k.strip()):
             raise MtError(f"invalid line {n} of '{path}': '{ln.strip()}' (expected KEY=VALUE)")
         out[k.strip()] = v.strip().strip('"').strip("'")
-    if not out:
-        raise MtError(f"'{path}' sets nothing (expected KEY=VALUE lines)")
-    return out
+    return out   # empty: the tuning kept the library's default everywhere
