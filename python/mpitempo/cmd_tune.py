@@ -427,14 +427,18 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
 
     settings = read_settings(cfg_path)
     sel = check_settings(b, cat, settings, f"--verify '{cfg_path}'")
-    plan = Plan(op_list, sizes, {op: ["tuned"] for op in op_list[:1]}, np_list, mpiruns, ts)
-    plan.estimate_s = estimate(plan)
-    if budget_s is not None and plan.estimate_s > budget_s:
-        if estimate(Plan(op_list, sizes, plan.algorithms, np_list, min_runs_for(alpha, "greater"), ts)) > budget_s:
-            raise MtError(f"--budget {budget_s:g} s is too small to verify: {min_runs_for(alpha, 'greater')} "
-                          f"mpiruns of default and tuned need {estimate(Plan(op_list, sizes, plan.algorithms, np_list, min_runs_for(alpha, 'greater'), ts)):.0f} s")
-        while plan.mpiruns > min_runs_for(alpha, "greater") and estimate(plan) > budget_s:
+    # two configurations (default, tuned), each measuring every op x size
+    plan = Plan(op_list, sizes, {}, np_list, mpiruns, ts)
+    floor = min_runs_for(alpha, "greater")
+    if budget_s is not None and 2 * estimate(plan) > budget_s:
+        if 2 * estimate(Plan(op_list, sizes, {}, np_list, floor, ts)) > budget_s:
+            raise MtError(f"--budget {budget_s:g} s is too small to verify: {floor} mpiruns of default and "
+                          f"tuned need {2 * estimate(Plan(op_list, sizes, {}, np_list, floor, ts)):.0f} s")
+        while plan.mpiruns > floor and 2 * estimate(plan) > budget_s:
             plan.mpiruns -= 1
+        if not quiet:
+            click.echo(f"mpitempo tune: left out to fit the budget: mpiruns per configuration {mpiruns} -> "
+                       f"{plan.mpiruns}", err=True)
     extra = [{"name": "tuned", "env": settings, "mpicc": mpicc, "launcher": launcher}]
     spec = _spec(plan, cat, launcher, mpicc, nrep, seed, "tune-verify", extra_configs=extra)
     c = build_campaign(spec, kind="tune")

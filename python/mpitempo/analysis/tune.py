@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from mpitempo.analysis.comparison import compare, sample_arrays
 from mpitempo.analysis.store import CampaignData
 from mpitempo.io.tuning_files import Rule
@@ -80,7 +82,7 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
         elig = [c for c in mine if c["eligible"]]
         best = max(elig, key=lambda c: c["gain_pct"]) if elig else None
         fastest = min((c for c in mine if c["median_s"] is not None), key=lambda c: c["median_s"], default=None)
-        med_def = mine[0]["median_default_s"] if mine else (float(sorted(a)[len(a) // 2]) if a else None)
+        med_def = mine[0]["median_default_s"] if mine else (float(np.median(a)) if a else None)
         row = {"op": op, "msize": msize, "nprocs": nprocs, "default": DEFAULT,
                "chosen": best["algorithm"] if best else DEFAULT,
                "median_default_s": med_def, "median_chosen_s": best["median_s"] if best else med_def,
