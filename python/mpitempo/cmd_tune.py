@@ -172,8 +172,15 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
 
     from mpitempo.runner.tuneplan import Plan, fit
 
-    plan = fit(Plan(op_list, sizes, {op: [a.name for a in cat.algorithms[op]] for op in op_list}, np_list,
-                    mpiruns, ts), budget_s, alpha)
+    plan = Plan(op_list, sizes, {op: [a.name for a in cat.algorithms[op]] for op in op_list}, np_list, mpiruns, ts)
+    if budget_s is not None and not dry_run:
+        from mpitempo.runner.tuneplan import probe_overhead
+
+        for n in np_list:   # what one mpirun costs here and now
+            t = probe_overhead(b, n, launcher)
+            if t is not None:
+                plan.overhead[n] = t
+    plan = fit(plan, budget_s, alpha)
     if dry_run:
         out = {"library": b.flavour, "discovery": cat.source, "ops": plan.ops, "msizes": plan.msizes,
                "nprocs": plan.np_list, "algorithms": plan.algorithms, "mpiruns": plan.mpiruns,
@@ -217,9 +224,16 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     from mpitempo.analysis.store import open_campaign
     from mpitempo.analysis.tune import decide, mpich_one_per_op, rules_from
 
+    if budget_s is not None and elapsed > 1.1 * budget_s:
+        failed_note = (f"the campaign took {elapsed / 60:.1f} min, over the budget of {budget_s / 60:.1f} min "
+                       f"(estimated {plan.estimate_s / 60:.1f} min): mpiruns were slower than the probe mpirun "
+                       "(a busy machine?)")
+    else:
+        failed_note = None
+
     data = open_campaign(camp)
     dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1)
-    rows, notes = dec.rows, list(dec.notes)
+    rows, notes = dec.rows, list(dec.notes) + ([failed_note] if failed_note else [])
     if b.flavour == "mpich":
         rows, more = mpich_one_per_op(rows, dec.candidates)
         notes += more
@@ -238,6 +252,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
                    "mpiruns": plan.mpiruns, "campaign": str(camp), "left_out": plan.left_out,
                    "failed_algorithms": failed, "elapsed_s": round(elapsed, 1),
                    "estimate_s": round(plan.estimate_s, 1), "notes": notes + cat.notes,
+                   "probe_overhead_s": {str(k): round(v, 2) for k, v in plan.overhead.items()},
                    "oversubscribed": any(over.values())})
     result["plots"] = _plots(rows, dec.candidates, target, b.flavour)
     from mpitempo.present.tune import print_rows, report_text

@@ -168,3 +168,15 @@ def test_ompi_verify_refuses_an_unknown_algorithm_id(cli, ompi_build, tmp_path):
                        "-o", tmp_path / "v")
     assert code != 0 and "does not set OMPI_MCA_coll_tuned_use_dynamic_rules=1" in se
     assert not (tmp_path / "v").exists()
+
+
+def test_ompi_rules_per_communicator_size(ompi_build, tmp_path):
+    """With rules for 2 and 4 ranks, Open MPI uses those of the largest listed size <= the communicator
+    size: the (invalid) 4-rank rule must not touch a 2-rank job and must apply to a 4-rank one."""
+    rules = tmp_path / "rules.conf"
+    rules.write_text(tf.ompi_rules_text([tf.Rule("allreduce", 2, 8, None), tf.Rule("allreduce", 4, 8, "x", 99)]))
+    env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules)}
+    two = _run_bench(ompi_build, 2, "allreduce", 8, env, tmp_path / "two")
+    assert two.returncode == 0, two.stderr[-2000:]
+    four = _run_bench(ompi_build, 4, "allreduce", 8, env, tmp_path / "four")
+    assert four.returncode != 0 and "MPI_ERR_ARG" in four.stderr

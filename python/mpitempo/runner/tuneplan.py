@@ -1,7 +1,8 @@
 """Planning a tune campaign to fit a time budget (`mpitempo tune --budget 10m`).
 
 Cost model (estimates, documented in docs/tune.md): one mpirun costs a start-up and clock-sync
-overhead of ``1.0 + 0.25 x np`` s plus at most ``time_slice`` per experiment (Round-Time ends an
+overhead (``1.0 + 0.25 x np`` s, or what a probe mpirun just took, whichever is larger: a busy machine
+or a slow launcher shows there) plus at most ``time_slice`` per experiment (Round-Time ends an
 experiment when its slice is used up or nrep measurements are valid). The ``default`` configuration
 measures every op x size; a configuration per algorithm measures its op's sizes. Everything runs
 ``mpiruns`` times per process count.
@@ -45,6 +46,7 @@ class Plan:
     time_slice_s: float
     estimate_s: float = 0.0
     left_out: list[str] = field(default_factory=list)
+    overhead: dict[int, float] = field(default_factory=dict)   # measured start-up cost per process count
 
     @property
     def configs(self) -> int:
@@ -62,7 +64,7 @@ def _sizes_for(op: str, msizes: list[int]) -> list[int]:
 def estimate(p: Plan) -> float:
     t = 0.0
     for np_ in p.np_list:
-        o = overhead_s(np_)
+        o = max(overhead_s(np_), p.overhead.get(np_, 0.0))
         n_default = sum(len(_sizes_for(op, p.msizes)) for op in p.ops)
         t += o + n_default * p.time_slice_s
         for op in p.ops:
@@ -118,10 +120,32 @@ def fit(p: Plan, budget_s: float | None, alpha: float) -> Plan:
         left.append(f"message sizes left out: {', '.join(gone)} B")
     p.estimate_s = estimate(p)
     if p.estimate_s > budget_s:
-        one = Plan(p.ops, p.msizes, p.algorithms, p.np_list, 1, p.time_slice_s)
+        one = Plan(p.ops, p.msizes, p.algorithms, p.np_list, 1, p.time_slice_s, overhead=p.overhead)
         raise MtError(f"--budget {budget_s:g} s is too small: {p.configs} configurations ({p.configs - 1} algorithms "
                       f"+ default) need {estimate(one):.0f} s for one mpirun each and {p.estimate_s:.0f} s for the "
                       f"{p.mpiruns} mpiruns a decision at alpha {alpha:g} needs; give more time, fewer --ops or "
                       f"--algorithms")
     p.left_out = left
     return p
+
+
+def probe_overhead(build, np_: int, launcher: str | None, env: dict | None = None) -> float | None:
+    """Wall time of one minimal mpirun of the core (start-up, HCA3 clock sync, one 1 ms Round-Time
+    experiment of MPI_Barrier, output), or None when it fails (the campaign will say why)."""
+    import os
+    import subprocess
+    import tempfile
+    import time
+
+    from mpitempo.runner.launch import make_launch
+
+    with tempfile.TemporaryDirectory(prefix="mpitempo-probe-") as d:
+        cmd = [build.binary(), "--ops", "barrier", "--nrep", "1", "--warmup", "0", "--scheme", "roundtime",
+               "--sync", "hca3", "--time-slice", "1ms", "--outdir", d, "--quiet", "--allow-few-valid"]
+        launch = make_launch(build, np_, cmd, launcher, env or {})
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run(launch.argv, capture_output=True, env=dict(os.environ, **launch.env), timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return time.monotonic() - t0 if r.returncode == 0 else None
