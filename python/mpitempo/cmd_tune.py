@@ -174,7 +174,11 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
 
     plan = Plan(op_list, sizes, {op: [a.name for a in cat.algorithms[op]] for op in op_list}, np_list, mpiruns, ts)
     if budget_s is not None and not dry_run:
+        import copy
+
         from mpitempo.runner.tuneplan import probe_overhead
+
+        fit(copy.deepcopy(plan), budget_s, alpha)   # a budget too small even by the model: refused before any launch
 
         for n in np_list:   # what one mpirun costs here and now
             t = probe_overhead(b, n, launcher)
