@@ -217,8 +217,10 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     target.mkdir(parents=True, exist_ok=True)
     camp = target / "campaign"
     t0 = time.monotonic()
+    load0 = _load()
     counts = execute(c, camp, quiet=quiet)
     elapsed = time.monotonic() - t0
+    busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
     failed = _failed_configs(camp)
@@ -237,7 +239,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
 
     data = open_campaign(camp)
     dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1)
-    rows, notes = dec.rows, list(dec.notes) + ([failed_note] if failed_note else [])
+    rows, notes = dec.rows, list(dec.notes) + [n for n in (failed_note, busy) if n]
     if b.flavour == "mpich":
         rows, more = mpich_one_per_op(rows, dec.candidates)
         notes += more
@@ -283,6 +285,27 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     if counts["failed"] and not quiet:
         click.echo(f"mpitempo tune: {counts['failed']} mpirun(s) failed; algorithms that never ran: "
                    f"{', '.join(sorted(failed)) or 'none'}", err=True)
+
+
+def _load() -> float | None:
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def _busy_note(before, after) -> str | None:
+    """A note when the machine ran other work during the campaign (1-minute load average above the
+    number of cores at its start or end): its timings include that work."""
+    from mpitempo.runner.launch import ncores
+
+    loads = [x for x in (before, after) if x is not None]
+    if loads and max(loads) > ncores():
+        return (f"the machine was busy: load average {max(loads):.1f} on {ncores()} cores at the start or end "
+                "of the campaign; timings include other work (run tune on an idle machine)")
+    return None
 
 
 def _contract_row(r: dict) -> dict:
@@ -464,7 +487,9 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     check_campaign(c)
     target.mkdir(parents=True, exist_ok=True)
     camp = target / "campaign"
+    load0 = _load()
     counts = execute(c, camp, quiet=quiet)
+    busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
     failed = _failed_configs(camp)
@@ -495,7 +520,8 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename"),
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
-              "campaign": str(camp), "notes": cmp.notes, "oversubscribed": any(over.values())}
+              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []),
+              "oversubscribed": any(over.values())}
     (target / "verify.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
     if as_json:
         from mpitempo.present.tables import print_json
