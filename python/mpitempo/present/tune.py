@@ -34,7 +34,8 @@ def print_rows(rows: list[dict], title: str, verify: bool = False) -> None:
         if r.get("oversubscribed"):
             note = ("OVERSUBSCRIBED: function only; " + note).rstrip("; ")
         if verify:
-            note = ("gain holds (p < alpha)" if r.get("confirmed") else "not confirmed") + \
+            note = ("library default here (nothing to confirm)" if r["chosen"] == "default" else
+                    "gain holds (p <= alpha)" if r.get("confirmed") else "not confirmed") + \
                    ("; OVERSUBSCRIBED" if r.get("oversubscribed") else "")
         t.add_row(r["op"], format_size(r["msize"]) if r["msize"] else "0", str(r["nprocs"]),
                   us(r.get("median_default_s")), r["chosen"], us(r.get("median_chosen_s")),
