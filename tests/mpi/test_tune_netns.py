@@ -46,20 +46,17 @@ def test_tune_allreduce_bcast_across_fake_hosts(cli, build, fake_hosts, tmp_path
         pytest.skip(f"the fake-host launcher is written for MPICH Hydra (this build: {build.flavour})")
     launcher = _launcher(build, fake_hosts, tmp_path)
     out = tmp_path / "t"
+    # function only, kept short (every mpirun crosses TCP with 4 ranks on 2 cores): one mpirun per
+    # configuration; the decision then keeps the default and says that there are too few runs
     code, so, se = cli("tune", "-n", "4", "--launcher", launcher, "--ops", "allreduce,bcast",
-                       "--algorithms", "allreduce:ring,bcast:binomial", "--msizes", "8,4K", "--mpiruns", "2",
-                       "--time-slice", "50ms", "--nrep", "50", "--quiet", "-o", out, "--json")
+                       "--algorithms", "allreduce:ring,bcast:binomial", "--msizes", "8", "--mpiruns", "1",
+                       "--time-slice", "20ms", "--nrep", "20", "--quiet", "-o", out, "--json")
     assert code == 0, se
     res = json.loads(so)
-    assert {(r["op"], r["msize"]) for r in res["rows"]} == {("allreduce", 8), ("allreduce", 4096), ("bcast", 8),
-                                                           ("bcast", 4096)}
-    assert all(r["nprocs"] == 4 and r["oversubscribed"] for r in res["rows"])
+    assert [(r["op"], r["msize"], r["nprocs"], r["oversubscribed"]) for r in res["rows"]] == \
+        [("allreduce", 8, 4, True), ("bcast", 8, 4, True)]
+    assert all(r["chosen"] == "default" for r in res["rows"])
+    assert any("too few runs" in n for n in res["notes"])
     meta = json.loads((out / "campaign" / "runs" / "allreduce.ring-000" / "meta.json").read_text())
     assert len({r["host"] for r in meta["ranks"]}) == 4                # really 4 hosts
-    env = tmp_path / "tuning.env"
-    env.write_text("MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial\n")
-    code, so, se = cli("tune", "--verify", env, "-n", "4", "--launcher", launcher, "--ops", "bcast",
-                       "--msizes", "8", "--mpiruns", "2", "--time-slice", "50ms", "--nrep", "50", "--quiet",
-                       "-o", tmp_path / "v", "--json")
-    assert code == 0, se
-    assert [r["chosen"] for r in json.loads(so)["verify"]] == ["binomial"]
+    assert meta["environment"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "ring"
