@@ -3,7 +3,6 @@ library's own configuration; `--verify CONFIG` checks a written configuration wi
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 
@@ -42,41 +41,6 @@ def _ops(text: str) -> list[str]:
     if len(set(ops)) != len(ops):
         raise MtError(f"an op is listed twice in --ops '{text}'")
     return ops
-
-
-def _failed_configs(outdir: Path) -> dict[str, str]:
-    """configuration -> why its mpiruns failed, for configurations without a single complete run."""
-    from mpitempo.io.rundir import find_runs
-    from mpitempo import kinds
-
-    complete, failed, _ = find_runs(outdir, kinds.get("tune"))
-    ok = {re.sub(r"(-np\d+)?-\d+$", "", d.name) for d in complete}
-    out: dict[str, str] = {}
-    for rec in failed:
-        cfg = re.sub(r"(-np\d+)?-\d+$", "", str(rec.get("run_id", "")))
-        if cfg in ok or cfg in out:
-            continue
-        out[cfg] = failure_reason(rec)
-    return out
-
-
-_SIGNALS = {11: "segmentation fault", 6: "abort", 9: "killed", 15: "terminated", 7: "bus error"}
-
-
-def failure_reason(rec: dict) -> str:
-    """One line saying why an mpirun failed: the core's error, else the library's last error line
-    (MPICH's error stack without its function(line) prefixes), else the exit status."""
-    lines = [ln.strip() for ln in str(rec.get("stderr_tail", "")).splitlines() if ln.strip()]
-    core = [ln.split(": error: ", 1)[1] for ln in lines if ": error: " in ln]
-    if core:
-        return core[0][:200]
-    errs = [re.sub(r"^\S+\(\d+\)\.*:\s*", "", ln) for ln in lines
-            if ("rror" in ln or "usable" in ln or "invalid" in ln.lower()) and not ln.startswith("/")]
-    if errs:
-        return errs[-1][:200]
-    rc = rec.get("returncode")
-    sig = _SIGNALS.get(rc if isinstance(rc, int) else -1)
-    return f"{rec.get('status', 'failed')}, exit code {rc}" + (f" (a rank died: {sig})" if sig else "")
 
 
 def _over(np_list, build) -> dict[int, bool]:
@@ -223,7 +187,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
-    failed = _failed_configs(camp)
+    from mpitempo.kinds.tune import failed_configs
+    failed = failed_configs(camp)
     if "default" in failed:
         raise MtError(f"the library's default configuration failed in every mpirun: {failed['default']}")
 
@@ -250,7 +215,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
                             == (cnd["op"], cnd["msize"], cnd["nprocs"]) for r in rows)
     ids = {(a.op, a.name): a.id for lst in cat.algorithms.values() for a in lst}
     rules = rules_from(rows, ids)
-    result = _write_config(b, cat, rules, rows, target)
+    from mpitempo.io.tuning_files import write_config
+    result = write_config(b, rules, target)
     result.update({"rows": [_contract_row(r) for r in rows], "candidates": dec.candidates,
                    "alpha": alpha, "min_gain_pct": min_gain, "discovery": cat.source,
                    "method": f"Round-Time (time slice {plan.time_slice_s * 1e3:g} ms, sync hca3), "
@@ -336,34 +302,6 @@ def _spec(plan, cat, launcher, mpicc, nrep, seed, name, extra_configs=None) -> d
     return spec
 
 
-def _write_config(b, cat, rules, rows, target: Path) -> dict:
-    from mpitempo.io.tuning_files import (RULES_FILE, SETTINGS_FILE, mpich_settings, ompi_rules_text,
-                                          settings_text)
-
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    header = f"written by mpitempo tune, {stamp}, for {b.mpiexec_version or b.flavour}"
-    chosen = [r for r in rules if r.algorithm is not None]
-    config_file = None
-    if b.flavour == "openmpi":
-        settings = {}
-        if chosen:
-            ops_tuned = {r.op for r in chosen}
-            path = (target / RULES_FILE["openmpi"]).resolve()
-            path.write_text(ompi_rules_text([r for r in rules if r.op in ops_tuned], header))
-            config_file = str(path)
-            settings = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                        "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
-    else:
-        settings = mpich_settings(rules)
-    sfile = (target / SETTINGS_FILE).resolve()
-    note = header + "\nthe environment that makes MPI jobs use the tuned algorithms (KEY=VALUE)"
-    if not settings:
-        note += "\nnothing to set: no algorithm was significantly faster than the library's default"
-    sfile.write_text(settings_text(settings, note))
-    return {"library": b.flavour, "library_version": b.mpiexec_version, "config_file": config_file,
-            "settings": settings, "settings_file": str(sfile)}
-
-
 def _plots(rows, cands, target: Path, flavour: str) -> list[str]:
     from mpitempo.present.plots.tune import algorithm_plot
 
@@ -394,68 +332,6 @@ def _print_plan(p: dict) -> None:
 
 # -- verification -------------------------------------------------------------------------------------
 
-def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[str, int], list]:
-    """The configuration against the library's own list of algorithms, before anything is launched.
-    Returns {(op, nprocs or 0): [(from_size, algorithm name)]} of what it selects."""
-    from mpitempo.io.tuning_files import parse_ompi_rules
-    from mpitempo.runner.variants import TUNABLE_OPS, mpich_cvar
-
-    sel: dict[tuple[str, int], list] = {}
-    if b.flavour == "mpich":
-        if any(k.startswith("OMPI_MCA_") for k in settings):
-            raise MtError(f"{where} holds Open MPI settings, but the library is MPICH")
-        for op in TUNABLE_OPS:
-            v = settings.get(mpich_cvar(op))
-            if v is None:
-                continue
-            known = cat.algorithms.get(op)
-            if known is not None and v not in [a.name for a in known] + ["auto"]:
-                raise MtError(f"{where}: MPICH rejects {mpich_cvar(op)}={v}: not one of its {op} algorithms "
-                              f"(allowed: {', '.join(a.name for a in known)})")
-            sel[(op, 0)] = [(0, v)]
-        return sel
-    if any(k.startswith("MPIR_CVAR_") for k in settings):
-        raise MtError(f"{where} holds MPICH settings, but the library is Open MPI")
-    fname = settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
-    if fname is None:
-        return sel
-    if settings.get("OMPI_MCA_coll_tuned_use_dynamic_rules") not in ("1", "true", "yes"):
-        raise MtError(f"{where} names a rules file but does not set OMPI_MCA_coll_tuned_use_dynamic_rules=1: "
-                      "Open MPI would ignore the file")
-    rp = Path(fname)
-    if not rp.is_file():
-        raise MtError(f"{where}: the rules file '{fname}' does not exist")
-    for op, comsize, msz, alg in parse_ompi_rules(rp.read_text(errors="replace")):
-        if alg == 0:
-            sel.setdefault((op, comsize), []).append((msz, "default"))
-            continue
-        known = cat.algorithms.get(op)
-        if known is None:
-            continue     # an op that is not being verified
-        ids = {a.id: a.name for a in known}
-        if alg not in ids:
-            raise MtError(f"{where}: Open MPI rejects algorithm id {alg} for {op} in {fname} "
-                          f"(allowed: {', '.join(f'{i}={n}' for i, n in sorted(ids.items()))})")
-        sel.setdefault((op, comsize), []).append((msz, ids[alg]))
-    return sel
-
-
-def _selected(sel, op: str, msize: int, nprocs: int, flavour: str) -> str:
-    from mpitempo.io.tuning_files import ompi_rule_size
-
-    if flavour == "mpich":
-        rules = sel.get((op, 0))
-        return rules[0][1] if rules else "default"
-    cands = [c for (o, c) in sel if o == op and c <= nprocs]
-    if not cands:
-        return "default"
-    name = "default"
-    for start, alg in sorted(sel[(op, max(cands))]):
-        if ompi_rule_size(op, msize, nprocs) >= start:
-            name = alg
-    return name
-
-
 def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mpiruns, ts, nrep, alpha, budget_s,
             target, seed, quiet, as_json):
     from mpitempo.analysis.comparison import compare, sample_arrays
@@ -468,6 +344,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     from mpitempo.stats.gain import gain_ci
 
     settings = read_settings(cfg_path)
+    from mpitempo.io.tuning_files import check_settings, selected
     sel = check_settings(b, cat, settings, f"--verify '{cfg_path}'")
     # two configurations (default, tuned), each measuring every op x size
     plan = Plan(op_list, sizes, {}, np_list, mpiruns, ts)
@@ -492,7 +369,8 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
         raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
-    failed = _failed_configs(camp)
+    from mpitempo.kinds.tune import failed_configs
+    failed = failed_configs(camp)
     if "tuned" in failed:
         raise MtError(f"the library rejected the configuration {cfg_path}: every mpirun with it failed: "
                       f"{failed['tuned']}")
@@ -511,7 +389,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
         key = (r["op"], int(r["msize"]), int(r["nprocs"]))
         ci = gain_ci(samples.get(("default",) + key, []), samples.get(("tuned",) + key, []),
                      seed=seed if seed is not None else 1)
-        chosen = _selected(sel, r["op"], int(r["msize"]), int(r["nprocs"]), b.flavour)
+        chosen = selected(sel, r["op"], int(r["msize"]), int(r["nprocs"]), b.flavour)
         rows.append({"op": r["op"], "msize": int(r["msize"]), "nprocs": int(r["nprocs"]), "default": "default",
                      "chosen": chosen, "gain_pct": None if r["delta_pct"] is None else -r["delta_pct"],
                      "gain_ci_lo_pct": ci[0] if ci else None, "gain_ci_hi_pct": ci[1] if ci else None,

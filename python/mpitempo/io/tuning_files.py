@@ -165,3 +165,89 @@ def read_settings(path: str | Path) -> dict[str, str]:
             raise MtError(f"invalid line {n} of '{path}': '{ln.strip()}' (expected KEY=VALUE)")
         out[k.strip()] = v.strip().strip('"').strip("'")
     return out   # empty: the tuning kept the library's default everywhere
+
+
+def write_config(b, rules, target: Path) -> dict:
+    import time
+
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    header = f"written by mpitempo tune, {stamp}, for {b.mpiexec_version or b.flavour}"
+    chosen = [r for r in rules if r.algorithm is not None]
+    config_file = None
+    if b.flavour == "openmpi":
+        settings = {}
+        if chosen:
+            ops_tuned = {r.op for r in chosen}
+            path = (target / RULES_FILE["openmpi"]).resolve()
+            path.write_text(ompi_rules_text([r for r in rules if r.op in ops_tuned], header))
+            config_file = str(path)
+            settings = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                        "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
+    else:
+        settings = mpich_settings(rules)
+    sfile = (target / SETTINGS_FILE).resolve()
+    note = header + "\nthe environment that makes MPI jobs use the tuned algorithms (KEY=VALUE)"
+    if not settings:
+        note += "\nnothing to set: no algorithm was significantly faster than the library's default"
+    sfile.write_text(settings_text(settings, note))
+    return {"library": b.flavour, "library_version": b.mpiexec_version, "config_file": config_file,
+            "settings": settings, "settings_file": str(sfile)}
+
+
+def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[str, int], list]:
+    """The configuration against the library's own list of algorithms, before anything is launched.
+    Returns {(op, nprocs or 0): [(from_size, algorithm name)]} of what it selects."""
+    from mpitempo.runner.variants import TUNABLE_OPS, mpich_cvar
+
+    sel: dict[tuple[str, int], list] = {}
+    if b.flavour == "mpich":
+        if any(k.startswith("OMPI_MCA_") for k in settings):
+            raise MtError(f"{where} holds Open MPI settings, but the library is MPICH")
+        for op in TUNABLE_OPS:
+            v = settings.get(mpich_cvar(op))
+            if v is None:
+                continue
+            known = cat.algorithms.get(op)
+            if known is not None and v not in [a.name for a in known] + ["auto"]:
+                raise MtError(f"{where}: MPICH rejects {mpich_cvar(op)}={v}: not one of its {op} algorithms "
+                              f"(allowed: {', '.join(a.name for a in known)})")
+            sel[(op, 0)] = [(0, v)]
+        return sel
+    if any(k.startswith("MPIR_CVAR_") for k in settings):
+        raise MtError(f"{where} holds MPICH settings, but the library is Open MPI")
+    fname = settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
+    if fname is None:
+        return sel
+    if settings.get("OMPI_MCA_coll_tuned_use_dynamic_rules") not in ("1", "true", "yes"):
+        raise MtError(f"{where} names a rules file but does not set OMPI_MCA_coll_tuned_use_dynamic_rules=1: "
+                      "Open MPI would ignore the file")
+    rp = Path(fname)
+    if not rp.is_file():
+        raise MtError(f"{where}: the rules file '{fname}' does not exist")
+    for op, comsize, msz, alg in parse_ompi_rules(rp.read_text(errors="replace")):
+        if alg == 0:
+            sel.setdefault((op, comsize), []).append((msz, "default"))
+            continue
+        known = cat.algorithms.get(op)
+        if known is None:
+            continue     # an op that is not being verified
+        ids = {a.id: a.name for a in known}
+        if alg not in ids:
+            raise MtError(f"{where}: Open MPI rejects algorithm id {alg} for {op} in {fname} "
+                          f"(allowed: {', '.join(f'{i}={n}' for i, n in sorted(ids.items()))})")
+        sel.setdefault((op, comsize), []).append((msz, ids[alg]))
+    return sel
+
+
+def selected(sel, op: str, msize: int, nprocs: int, flavour: str) -> str:
+    if flavour == "mpich":
+        rules = sel.get((op, 0))
+        return rules[0][1] if rules else "default"
+    cands = [c for (o, c) in sel if o == op and c <= nprocs]
+    if not cands:
+        return "default"
+    name = "default"
+    for start, alg in sorted(sel[(op, max(cands))]):
+        if ompi_rule_size(op, msize, nprocs) >= start:
+            name = alg
+    return name

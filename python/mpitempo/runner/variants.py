@@ -232,7 +232,6 @@ def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalog
     if build.flavour == "openmpi":
         text = _tool_text([str(bindir / "ompi_info"), "--param", "coll", "tuned", "--level", "9"]) \
             if use_tool and (bindir / "ompi_info").exists() else None
-        version = ""
         if text is not None and "coll_tuned_" not in text:
             raise MtError(f"Open MPI at {bindir} has no coll tuned component (ompi_info lists no coll_tuned "
                           "parameters): it has no algorithm selection to tune")
@@ -253,7 +252,6 @@ def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalog
             algs[op] = out
     elif build.flavour == "mpich":
         text = _tool_text([str(bindir / "mpivars")]) if use_tool and (bindir / "mpivars").exists() else None
-        version = ""
         source = "mpivars" if text else "fallback table"
         for op in ops:
             names = parse_mpich_mpivars(text, op) if text else []
