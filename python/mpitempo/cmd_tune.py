@@ -412,9 +412,9 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     tuned = [r for r in rows if r["chosen"] != "default"]
     held = [r for r in tuned if r["confirmed"]]
     if not tuned:
-        click.echo("The configuration selects the default at every measured size: nothing to confirm "
-                   "(the rows show that it costs nothing).")
+        click.echo("The configuration selects the default at every measured size: nothing to confirm (both "
+                   "columns run the library's default; their difference is the run-to-run noise).")
     else:
         click.echo(f"{len(held)} of {len(tuned)} tuned sizes confirmed faster (p <= {alpha:g}).")
-    for n in cmp.notes:
+    for n in result["notes"]:
         click.echo(f"note: {n}")
