@@ -8,8 +8,8 @@ message size a rule is keyed on is the one coll_tuned computes from the call's a
 :func:`ompi_rule_size`).
 
 MPICH: the control variables ``MPIR_CVAR_<OP>_INTRA_ALGORITHM=<name>`` in the environment. They
-select one algorithm per collective for every message size (MPICH's JSON selection files are not
-honoured for single-node communicators of ch4, see docs/tune.md).
+select one algorithm per collective for every message size (MPICH's JSON selection files replace
+the library's whole table and could not be shown to be honoured on a single node, see docs/tune.md).
 
 Both are described by a settings file ``tuning.env`` (KEY=VALUE lines, ``#`` comments), the environment
 that makes a job use the configuration; ``read_settings`` reads it back.
