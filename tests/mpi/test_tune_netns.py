@@ -47,7 +47,7 @@ def test_tune_allreduce_bcast_across_fake_hosts(cli, build, fake_hosts, tmp_path
     launcher = _launcher(build, fake_hosts, tmp_path)
     out = tmp_path / "t"
     # function only, kept short (every mpirun crosses TCP with 4 ranks on 2 cores): one mpirun per
-    # configuration; the decision then keeps the default and says that there are too few runs
+    # configuration, too few for a decision: the default is kept
     code, so, se = cli("tune", "-n", "4", "--launcher", launcher, "--ops", "allreduce,bcast",
                        "--algorithms", "allreduce:ring,bcast:binomial", "--msizes", "8", "--mpiruns", "1",
                        "--time-slice", "20ms", "--nrep", "20", "--quiet", "-o", out, "--json")
@@ -56,7 +56,6 @@ def test_tune_allreduce_bcast_across_fake_hosts(cli, build, fake_hosts, tmp_path
     assert [(r["op"], r["msize"], r["nprocs"], r["oversubscribed"]) for r in res["rows"]] == \
         [("allreduce", 8, 4, True), ("bcast", 8, 4, True)]
     assert all(r["chosen"] == "default" for r in res["rows"])
-    assert any("too few runs" in n for n in res["notes"])
     meta = json.loads((out / "campaign" / "runs" / "allreduce.ring-000" / "meta.json").read_text())
     assert len({r["host"] for r in meta["ranks"]}) == 4                # really 4 hosts
     assert meta["environment"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "ring"
