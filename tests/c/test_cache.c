@@ -65,7 +65,16 @@ int main(void)
     double d;
     CHECK(mt_parse_duration("20us", &d, err) == MT_OK && fabs(d - 20e-6) < 1e-15);
     CHECK(mt_parse_duration("1.5ms", &d, err) == MT_OK && fabs(d - 1.5e-3) < 1e-15);
-    CHECK(mt_parse_duration("2e-6", &d, err) == MT_OK && fabs(d - 2e-6) < 1e-18);
+    CHECK(mt_parse_duration("2e-6s", &d, err) == MT_OK && fabs(d - 2e-6) < 1e-18);
+    CHECK(mt_parse_duration("0", &d, err) == MT_OK && d == 0);
+    /* a bare number other than 0 needs a unit; infinities, NaN and overflow are errors */
+    CHECK(mt_parse_duration("20", &d, err) == MT_EINVAL);
+    CHECK_STR(err, "invalid duration '20': give a unit (s, ms, us or ns), e.g. 20s or 20us");
+    CHECK(mt_parse_duration("infs", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("nan", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("1e400s", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("1e10s", &d, err) == MT_EINVAL);
+    CHECK_STR(err, "invalid duration '1e10s': longer than the largest duration, 1e+09s");
     CHECK(mt_parse_duration("-1us", &d, err) == MT_EINVAL);
     CHECK(mt_parse_duration("5 parsecs", &d, err) == MT_EINVAL);
     TEST_DONE();

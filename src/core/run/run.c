@@ -181,6 +181,25 @@ static void meta_end(mt_run_t *r)
     mt_factors_write_build(j);
     mt_json_key(j, "environment");
     mt_factors_write_env(j);
+    /* the data files as they are complete: a reader verifies them (docs/reliability.md) */
+    int meta = file_index(r, "meta.json");
+    mt_json_key(j, "files");
+    mt_json_obj_begin(j);
+    for (int i = 0; i < MT_RUN_MAXFILES; i++) {
+        if (i == meta || !r->out[i].f) continue;
+        mt_digest_t d;
+        char derr[MT_ERRLEN];
+        if (mt_file_digest(r->out[i].f, r->out[i].tmp, &d, derr) != MT_OK) continue; /* commit reports it */
+        mt_json_key(j, r->app->files[i].name);
+        mt_json_obj_begin(j);
+        mt_json_kint(j, "bytes", d.bytes);
+        mt_json_kint(j, "lines", d.lines);
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", d.crc32);
+        mt_json_kstr(j, "crc32", hex);
+        mt_json_obj_end(j);
+    }
+    mt_json_obj_end(j);
     mt_json_obj_end(j);
     fflush(j->f);
 }
