@@ -94,8 +94,8 @@ def test_compare_warns_about_other_factors(cli, tmp_path):
     (["--by", "library"], "factor 'library' has only one level ('SynthMPI 1.0')"),
     (["--base", "Z"], "unknown level 'Z' of factor 'config' for --base (levels: A, B)"),
     (["--json", "--csv"], "at most one of --json, --markdown, --csv"),
-    (["--filter", "cutcoef", "--cut-coef", "0.5"], "invalid cut_coef 0.5: must be > 1"),
-    (["--tukey-k", "-1"], "invalid Tukey factor -1.0"),
+    (["--filter", "cutcoef", "--cut-coef", "0.5"], "invalid --cut-coef 0.5: must be a finite number > 1"),
+    (["--tukey-k", "-1"], "invalid --tukey-k -1.0"),
 ])
 def test_compare_bad_options(cli, camp, args, msg):
     code, out, err = cli("compare", camp, *args)
