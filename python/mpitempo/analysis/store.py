@@ -88,7 +88,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
         meta = load_meta(d / "meta.json")
         metas[d.name] = meta
         f = FACTORS
-        rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
+        rows.append((first + len(rows), label, d.name, f["config"](meta), _int(meta.get("run_index", 0)),
                      f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
                      f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
@@ -102,12 +102,26 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
             FROM ({source}) m
             JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
-        raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None
+        where = None
+        cols = getattr(kind, "csv_columns", None)
+        if cols:
+            from mpitempo.io.integrity import first_bad_csv_line
+
+            where = next(filter(None, (first_bad_csv_line(Path(r[-1]), cols) for r in rows)), None)
+        raise MtError(f"cannot read measurements of '{root}': "
+                      f"{where or str(e).splitlines()[0]}") from None
     _check_loaded(con, root, first)
     con.execute("INSERT INTO runs SELECT * FROM _new_runs")
     nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
     con.execute("DROP TABLE _new_runs")
     return metas, failed, incomplete, len(rows), int(nmeas)
+
+
+def _int(v) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def _check_loaded(con, root: Path, first: int) -> None:

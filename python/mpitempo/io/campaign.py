@@ -259,8 +259,8 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
         timeout = float(d["timeout_s"])
     except (TypeError, ValueError):
         raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0") from None
-    if not timeout > 0:
-        raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0")
+    if not 0 < timeout < float("inf"):
+        raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected a finite number of seconds > 0")
     seed = None if d["seed"] is None else _int_check(0, 2**63 - 1)("seed", d["seed"])
     name = str(d["name"])
     if not _NAME.match(name):

@@ -73,3 +73,38 @@ def check_runs(root: Path, run_dirs, kind) -> None:
         if problem:
             raise MtError(f"run '{d.name}' of '{root}' is damaged: {problem}; refusing to use it "
                           f"(rerun it with: mpitempo run --resume {root})")
+
+
+_NUMERIC = {"BIGINT": int, "INTEGER": int, "DOUBLE": float}
+
+
+def first_bad_csv_line(path: Path, columns: dict[str, str]) -> str | None:
+    """'FILE:LINE: what is wrong' for the first line of a CSV data file that does not fit ``columns``
+    (name -> DuckDB type), or None. For messages only: the reader itself is DuckDB."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = csv.reader(f)
+            header = next(rows, None)
+            if header is None:
+                return f"{path}:1: empty file (no header)"
+            missing = [c for c in columns if c not in header]
+            if missing:
+                return f"{path}:1: header lacks column '{missing[0]}'"
+            idx = {c: header.index(c) for c in columns}
+            for no, row in enumerate(rows, 2):
+                if len(row) != len(header):
+                    return f"{path}:{no}: {len(row)} fields, the header has {len(header)}"
+                for c, t in columns.items():
+                    conv = _NUMERIC.get(t)
+                    if conv and row[idx[c]] != "":
+                        try:
+                            conv(row[idx[c]])
+                        except ValueError:
+                            return f"{path}:{no}: column {c} is '{row[idx[c]][:30]}', not a number"
+    except UnicodeDecodeError as e:
+        return f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"
+    except (OSError, csv.Error) as e:
+        return f"{path}: {e}"
+    return None

@@ -30,13 +30,15 @@ def _get(meta: dict, *path, default=""):
 
 def _hosts(meta: dict) -> str:
     ranks = meta.get("ranks") or []
+    if not isinstance(ranks, list):
+        return ""
     return ",".join(sorted({str(r.get("host", "")) for r in ranks if isinstance(r, dict)}))
 
 
 def _int(v) -> int:
     try:
         return int(v or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 

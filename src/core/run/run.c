@@ -280,8 +280,9 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     long long np = r.cli.expect_np;
     if (np && np != c->size)
         rc = c->size == 1 ? mt_fail(err, MT_EINVAL,
-                                    "expected %lld ranks but this process sees a job of 1: it was probably started by "
-                                    "the mpiexec of a different MPI library than the one it was built with", np)
+                                    "expected %lld ranks but this process sees a job of 1: the launcher started "
+                                    "singletons (its -n is not {np}, srun has the wrong --mpi plugin, or it is the "
+                                    "mpiexec of a different MPI library than the one the core was built with)", np)
                           : mt_fail(err, MT_EINVAL, "expected %lld ranks but the job has %d", np, c->size);
     if (rc == MT_OK) rc = validate(&r, c->size, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
