@@ -123,6 +123,12 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
                 interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress)
         except KeyboardInterrupt as e:   # between two mpiruns: nothing is running, nothing to record
             interrupted = getattr(e, "signame", None) or True
+        except OSError as e:   # the runner's own files (launch.json, stderr.log, runlog.jsonl, failed.json)
+            # never raised while an mpirun runs: every run either completed (its meta.json is there) or is rerun
+            where = f" ({e.filename})" if e.filename else ""
+            raise MtError(f"cannot write into the campaign directory '{outdir}': {e.strerror or e}{where}; "
+                          f"{counts['ok']} run(s) completed now and {counts['skipped']} before are kept; "
+                          f"continue with: mpitempo run --resume {outdir}") from None
         finally:
             progress.close()
     counts["interrupted"] = interrupted
@@ -223,6 +229,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
                 progress.finish(r.run_id, True, dt)
         else:
             counts["failed"] += 1
+            for stale in rdir.glob(".*.tmp"):   # the unfinished files of a killed core: never looked whole
+                stale.unlink()
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
                    "argv": launch.argv, "stderr_tail": err_tail}
             tmp = rdir / ".failed.json.tmp"
