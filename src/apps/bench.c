@@ -98,12 +98,12 @@ static int check(mt_run_t *r, int np, char *err)
         const mt_exp_t *e = &b->exps[k];
         if (e->op->flags & MT_OP_NOSIZE) continue;
         if (e->msize < b->dtype->size)
-            rc = mt_fail(err, MT_EINVAL, "message size %lld B of %s is smaller than one element of datatype '%s' (%d B)",
-                         (long long)e->msize, e->op->name, b->dtype->name, b->dtype->size);
+            rc = mt_fail(err, MT_EINVAL, "message size %lld B is smaller than one element of datatype '%s' (%d B; op %s)",
+                         (long long)e->msize, b->dtype->name, b->dtype->size, e->op->name);
         else if (e->msize / b->dtype->size > INT32_MAX)
-            rc = mt_fail(err, MT_EINVAL, "message size %lld B of %s is too large for an int count of datatype '%s' "
-                         "(at most %lld B)", (long long)e->msize, e->op->name, b->dtype->name,
-                         (long long)INT32_MAX * b->dtype->size);
+            rc = mt_fail(err, MT_EINVAL, "message size %lld B is too large for an int count (datatype '%s': at most "
+                         "%lld B; op %s)", (long long)e->msize, b->dtype->name, (long long)INT32_MAX * b->dtype->size,
+                         e->op->name);
     }
     return rc;
 }
