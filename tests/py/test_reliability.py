@@ -9,6 +9,7 @@ or directory left behind that was not there before (nothing is created before th
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -292,3 +293,20 @@ def test_docs_table_matches_tests():
     for case in CASES:
         assert f"`tests/py/test_reliability.py::test_bad_input[{case}]`" in refs, f"no row for case {case}"
     assert len(set(refs)) == len(refs), "two rows name the same test"
+
+
+def test_srun_launcher_without_slurm(cli, build, tmp_path, monkeypatch):
+    """srun is installed but no Slurm controller answers (sinfo fails), outside an allocation: the
+    campaign is refused before its directory exists, instead of failing every mpirun."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name in ("srun", "sinfo"):
+        (fake / name).write_text("#!/bin/sh\necho 'slurm_load_partitions: Unable to contact slurm controller' >&2\nexit 1\n")
+        (fake / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("run", "--launcher", "srun", "-o", "out", "--quiet")
+    assert code == 2 and err.count("\n") == 1
+    assert "launcher 'srun' needs Slurm, but no Slurm controller answers here" in err
+    assert not (tmp_path / "out").exists()
