@@ -54,7 +54,7 @@ test: test-c test-py test-sanitize test-fuzz
 # built with AddressSanitizer + UndefinedBehaviorSanitizer (-DMPITEMPO_SANITIZE=ON). Leaks that
 # the MPI library keeps until exit are suppressed (tests/sanitize/lsan.supp), nothing else.
 ASAN_BUILD := build-asan
-SANITIZE_MPI_TESTS ?= tests/mpi/test_core_mpi.py tests/mpi/test_faults.py
+SANITIZE_MPI_TESTS ?= tests/mpi/test_core_mpi.py
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 test-sanitize: setup
@@ -67,7 +67,7 @@ test-sanitize: setup
 # libFuzzer (clang): the option parser, the sync-spec parser and the flattened clock model, each
 # FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus (skipped with a message without clang).
 FUZZ_BUILD := build-fuzz
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 10
 test-fuzz: setup
 	@if ! command -v clang >/dev/null 2>&1; then echo "test-fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \
 	set -e; \
