@@ -166,11 +166,11 @@ def test_bench_resync_age(build, tmp_path):
         return json.loads((out / "meta.json").read_text())["clock"]
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    clk = bench("1e-6", tmp_path / "a")          # older than 1 us before every experiment but the first
+    clk = bench("1us", tmp_path / "a")           # older than 1 us before every experiment but the first
     assert clk["resyncs"] == 2 and clk["resync_age_s"] == pytest.approx(1e-6)
     assert clk["slope_per_rank"] == ["none", "kept"]   # 10 ppm simulated drift
     assert clk["quality_end"]["max_abs_offset_s"] < 50e-6
-    clk = bench("3600", tmp_path / "b")
+    clk = bench("3600s", tmp_path / "b")
     assert clk["resyncs"] == 0
 
 

@@ -103,12 +103,13 @@ def _wrapper(tmp_path, body: str) -> str:
 
 def test_hung_rank_is_killed_at_the_timeout(cli, build, tmp_path):
     out = tmp_path / "camp"
-    launcher = _wrapper(tmp_path, 'if [ "$R" = 1 ]; then exec sleep 300; fi')
+    hang = f"sleep 300.{os.getpid()}{int(time.time() * 1000) % 100000}"   # unique: only this test's rank matches
+    launcher = _wrapper(tmp_path, f'if [ "$R" = 1 ]; then exec {hang}; fi')
     code, so, se = cli("run", *QUICK, "--mpiruns", "1", "--timeout", "4", "--launcher", launcher, "-o", out, "--quiet")
     assert code == 2 and "1 of 1 mpiruns failed" in se and "--resume" in se
     rec = json.loads((out / "runs" / "default-000" / "failed.json").read_text())
     assert rec["status"] == "timeout" and "killed after the timeout of 4 s" in rec["stderr_tail"]
-    assert _left_running("sleep 300") == ""
+    assert _left_running(hang) == ""
     assert _left_running(str(out / "runs")) == ""
 
 

@@ -274,17 +274,64 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[st
     return status, rc, tail
 
 
-def _kill_group(p: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(p.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            p.wait(timeout=3)
-            return
-        except subprocess.TimeoutExpired:
+def _descendants(pid: int) -> set[int]:
+    """Every process below pid (from /proc). MPI launchers put their proxies and ranks into new
+    sessions (MPICH's hydra_pmi_proxy, each rank), out of reach of the mpirun's process group."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for e in entries:
+        if not e.isdigit():
             continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(e))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _signal_all(p: subprocess.Popen, procs: set[int], sig) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, sig)
+    for pid in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    """SIGTERM the mpirun's process group and every process below it (the launcher forwards it to
+    the ranks), then SIGKILL whatever is left after 3 s: no proxy, no rank survives."""
+    procs = _descendants(p.pid)
+    _signal_all(p, procs, signal.SIGTERM)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        procs |= _descendants(p.pid)
+        if p.poll() is not None and not any(_alive(x) for x in procs):
+            return
+        time.sleep(0.05)
+    procs |= _descendants(p.pid)
+    _signal_all(p, procs, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        p.wait(timeout=5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def first_failure(outdir: Path) -> str:

@@ -99,7 +99,10 @@ def preflight(c, builds: dict) -> None:
         b = builds[cfg.name]
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
         for np in c.np:
-            plan = core_dry_run(b.binary(kind.executable), [*c.core_args(cfg), "--expect-np", str(np)], where)
+            # --outdir as the runner passes it (options such as --timestamps need one; the dry run
+            # writes nothing)
+            plan = core_dry_run(b.binary(kind.executable),
+                                [*c.core_args(cfg), "--expect-np", str(np), "--outdir", "."], where)
             check_launcher(b, np, cfg.launcher, cfg.env, where)
             if kind.executable == "mpitempo-bench":
                 secs, what = min_seconds(plan)
