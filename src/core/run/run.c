@@ -4,8 +4,10 @@
 #include "base/mt_common.h"
 #include "base/mt_mpi.h"
 #include "run/factors.h"
+#include "run/cpushare.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +111,85 @@ static int lazy_waits(int oversubscribed)
     return oversubscribed;
 }
 
+/* "cpu_share" and "cpus_seen" of the start-up check, appended to a rank record (a JSON object) */
+static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
+{
+    char seen[256];
+    mt_format_cpulist(cs->seen, MT_CPUSHARE_MAXCPU, seen, sizeof seen);
+    size_t l = strlen(rec);
+    if (l == 0 || rec[l - 1] != '}') return;
+    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"cpus_seen\": \"%s\"}", cs->share, seen);
+}
+
+/* Collective: the writer learns the smallest CPU share, the ranks below the
+ * threshold and whether recorded affinities of ranks on one host intersect. */
+static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
+{
+    mt_ctx_t *c = &r->ctx;
+    typedef struct {
+        char host[64];
+        double share;
+        unsigned char bits[MT_CPUSHARE_MAXCPU];
+    } item_t;
+    item_t me;
+    memset(&me, 0, sizeof me);
+    gethostname(me.host, sizeof me.host - 1);
+    me.share = cs->share;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (int i = 0; i < MT_CPUSHARE_MAXCPU && i < CPU_SETSIZE; i++) me.bits[i] = CPU_ISSET(i, &set) ? 1 : 0;
+    } else {
+        memset(me.bits, 1, sizeof me.bits); /* unknown: may run anywhere */
+    }
+    item_t *all = NULL;
+    if (c->rank == r->writer && !(all = malloc(sizeof(item_t) * (size_t)c->size)))
+        mt_check_mpi(MPI_ERR_NO_MEM, "shared-CPU check");
+    mt_check_mpi(MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, r->writer, c->comm),
+                 "MPI_Gather");
+    if (c->rank != r->writer) return;
+    int *host = malloc(sizeof(int) * (size_t)c->size);
+    unsigned char *bits = malloc((size_t)MT_CPUSHARE_MAXCPU * (size_t)c->size);
+    if (!host || !bits) mt_check_mpi(MPI_ERR_NO_MEM, "shared-CPU check");
+    r->cpu_share_min = 1e300;
+    r->cpu_shared_ranks = 0;
+    for (int i = 0; i < c->size; i++) {
+        host[i] = i;
+        for (int k = 0; k < i; k++)
+            if (strcmp(all[i].host, all[k].host) == 0) {
+                host[i] = host[k];
+                break;
+            }
+        memcpy(bits + (size_t)i * MT_CPUSHARE_MAXCPU, all[i].bits, MT_CPUSHARE_MAXCPU);
+        if (all[i].share < r->cpu_share_min) r->cpu_share_min = all[i].share;
+        if (all[i].share < MT_CPUSHARE_MIN) r->cpu_shared_ranks++;
+    }
+    r->affinity_overlap = mt_affinity_overlap(c->size, host, bits, MT_CPUSHARE_MAXCPU);
+    r->shared_cpu = c->oversubscribed || r->cpu_shared_ranks > 0;
+    free(host);
+    free(bits);
+    free(all);
+}
+
+static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
+{
+    mt_json_key(j, "shared_cpu");
+    mt_json_obj_begin(j);
+    mt_json_kbool(j, "shared", r->shared_cpu);
+    mt_json_kbool(j, "oversubscribed", r->ctx.oversubscribed);
+    mt_json_kbool(j, "affinity_overlap", r->affinity_overlap);
+    mt_json_knum(j, "check_s", MT_CPUSHARE_CHECK_S);
+    mt_json_knum(j, "min_cpu_share", r->cpu_share_min);
+    mt_json_knum(j, "threshold", MT_CPUSHARE_MIN);
+    mt_json_kint(j, "ranks_below_threshold", r->cpu_shared_ranks);
+    const char *why = r->ctx.oversubscribed ? "more ranks than CPUs on a host"
+                      : r->cpu_shared_ranks ? "a rank got less than the threshold of CPU time in the start-up check "
+                                              "(another rank or another process on its CPU)"
+                                            : "";
+    mt_json_kstr(j, "reason", why);
+    mt_json_obj_end(j);
+}
+
 static int open_results(mt_run_t *r, char *err)
 {
     const mt_result_file_t *f = r->app->files;
@@ -163,6 +244,7 @@ mt_json_t *mt_run_meta_begin(mt_run_t *r, int with_end_time)
     mt_json_obj_begin(&r->meta);
     mt_factors_write_run_header(&r->meta, tool, r->app->kind, r->cli.config, r->cli.run_index, r->start_iso,
                                 with_end_time ? end_iso : NULL, r->argc, r->argv, r->launch, r->ctx.size, r->recs);
+    write_shared_cpu(r, &r->meta);
     r->meta_state = with_end_time ? 2 : 1;
     return &r->meta;
 }
@@ -287,9 +369,16 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
         mt_check_mpi(MPI_Reduce(&r.tq.min_ov_s, &r.tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
     }
 
-    /* per-rank records: placement and binding as the OS reports them */
+    /* do ranks share a CPU? a short check with all ranks busy at once (run/cpushare.h) */
+    mt_cpushare_t cs;
+    mt_check_mpi(MPI_Barrier(c->comm), "MPI_Barrier");
+    mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
+    shared_cpu_verdict(&r, &cs);
+
+    /* per-rank records: placement and binding as the OS reports them, and the check */
     char rec[MT_RANKREC_LEN];
     mt_factors_rank_record(c, rec, sizeof rec);
+    append_cpushare(rec, sizeof rec, &cs);
     if (c->rank == r.writer && !(r.recs = malloc((size_t)c->size * MT_RANKREC_LEN)))
         mt_check_mpi(MPI_ERR_NO_MEM, "rank records");
     mt_check_mpi(MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, r.recs, MT_RANKREC_LEN, MPI_CHAR, r.writer, c->comm),

@@ -31,6 +31,11 @@ typedef struct mt_run {
     char start_iso[64];
     char *launch;             /* writer: the --launch-json record, or NULL */
     char *recs;               /* writer: per-rank records (MT_RANKREC_LEN each) */
+    /* shared-CPU detection (run/cpushare.h), known on the writer: the smallest CPU share of
+     * the start-up check over ranks, how many ranks were below MT_CPUSHARE_MIN, whether the
+     * recorded affinities of two ranks on one host intersect, and the verdict */
+    double cpu_share_min;
+    int cpu_shared_ranks, affinity_overlap, shared_cpu;
     mt_timer_quality_t tq;    /* this rank's timer study (app->timer_study) */
     double tq_res_max, tq_ov_max; /* rank 0: the worst over ranks */
     mt_outfile_t out[MT_RUN_MAXFILES]; /* writer, --outdir: app->files in that order */
