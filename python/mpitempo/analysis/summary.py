@@ -105,9 +105,16 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
+    from mpitempo.analysis.flags import flags_by_group
+
+    fl = flags_by_group(per_run, data.metas)
     for r in rows:
-        g = groups.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), {})
+        key = (r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"])
+        g = groups.get(key, {})
         r["filter"] = filt.settings()
         for k in ("median_ci", "run_medians", "run_means", "pooled"):
             r[k] = g.get(k)
+        f = fl.get(key, {})
+        for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs"):
+            r[k] = f.get(k, [] if k in ("flags", "outlier_runs") else None)
     return rows

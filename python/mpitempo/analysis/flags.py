@@ -1,0 +1,134 @@
+"""Result flags: what a summary or comparison row needs to be believed (DESIGN.md, Trust).
+
+Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and the per-run rows:
+
+* ``oversubscribed``: a run had more ranks than CPUs on a host (meta.json scheme.oversubscribed or
+  shared_cpu.oversubscribed): correctness only, its timings are not performance numbers;
+* ``shared_cpu``: a run's ranks shared a CPU (meta.json shared_cpu.shared: the start-up check
+  gave a rank less than 80% of its wall time as CPU time, another rank or process ran there);
+* ``outlier_runs``: a run median >= 3x (or <= 1/3) the median of its siblings, with the likely cause
+  (shared CPU, oversubscribed, fewer measurements than its siblings, a clock sync off, or unknown);
+* ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them;
+* ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
+  quality_end, max over ranks) exceeded SYNC_ACCURACY_S.
+
+``runs_needed_5pct``: mpiruns for a 95% CI of the centre within +-5% (stats.effects.runs_needed).
+"""
+from __future__ import annotations
+
+from mpitempo.stats.effects import runs_needed
+from mpitempo.stats.modes import modes as find_modes, outlier_runs
+
+FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate")
+SYNC_ACCURACY_S = 2e-6     # a synchronised clock further off than this is flagged
+FEWER_FRACTION = 0.5       # a run with fewer than half its siblings' measurements is "cut short"
+
+
+def run_facts(meta: dict) -> dict:
+    """The distortion facts of one run's meta.json: oversubscribed, shared_cpu, min_cpu_share, sync_max_s."""
+    meta = meta or {}
+    sc = meta.get("shared_cpu") if isinstance(meta.get("shared_cpu"), dict) else {}
+    scheme = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+    over = bool(scheme.get("oversubscribed") or sc.get("oversubscribed") or meta.get("oversubscribed"))
+    clock = meta.get("clock") if isinstance(meta.get("clock"), dict) else {}
+    sync = None
+    for k in ("quality", "quality_end"):
+        q = clock.get(k)
+        v = q.get("max_abs_offset_s") if isinstance(q, dict) else None
+        vals = v if isinstance(v, list) else [v]
+        for x in vals:
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                sync = max(sync or 0.0, float(x))
+    return {"oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
+            "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
+            "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off")}
+
+
+def _cause(facts: dict, n: int, sibling_n: float) -> str:
+    causes = []
+    if facts.get("oversubscribed"):
+        causes.append("oversubscribed")
+    if facts.get("shared_cpu") and not facts.get("oversubscribed"):
+        share = facts.get("min_cpu_share")
+        causes.append("ranks shared a CPU" + (f" ({100 * share:.0f}% CPU share at start-up)" if share is not None else ""))
+    if sibling_n and n < FEWER_FRACTION * sibling_n:
+        causes.append(f"cut short: {n} measurements where its siblings have {sibling_n:.0f} (time slices?)")
+    if facts.get("sync_max_s") is not None and facts["sync_max_s"] > SYNC_ACCURACY_S:
+        causes.append(f"clock sync off by {facts['sync_max_s'] * 1e6:.1f} µs")
+    return "; ".join(causes) or "unknown (the machine changed state? another job?)"
+
+
+def group_flags(rows: list[dict], metas: dict) -> dict:
+    """Flags of one group. rows: its per-run rows (run_id, run_index, n, outliers, median_s);
+    metas: run_id -> meta.json. Returns {flags, modes, runs_needed_5pct, outlier_runs, runs}."""
+    rs = [r for r in rows if r.get("n") and r.get("median_s") is not None]
+    meds = [float(r["median_s"]) for r in rs]
+    facts = {r["run_id"]: run_facts(metas.get(r["run_id"], {})) for r in rows}
+    flags = []
+    if any(f["oversubscribed"] for f in facts.values()):
+        flags.append("oversubscribed")
+    if any(f["shared_cpu"] for f in facts.values()):
+        flags.append("shared_cpu")
+    outl = []
+    for o in outlier_runs(meds):
+        r = rs[o["index"]]
+        others = [x["n"] + x.get("outliers", 0) for x in rs if x is not r]
+        sib = sorted(others)[len(others) // 2] if others else 0
+        outl.append({"run_id": r["run_id"], "run_index": r.get("run_index"), "median_s": r["median_s"],
+                     "ratio": o["ratio"], "cause": _cause(facts[r["run_id"]], r["n"] + r.get("outliers", 0), sib)})
+    if outl:
+        flags.append("outlier_runs")
+    ms = find_modes(meds)
+    mode_list = None
+    if len(ms) > 1:
+        flags.append("multimodal")
+        mode_list = [{"center_s": m["center_s"], "share": m["share"],
+                      "runs": [rs[i].get("run_index") for i in m["runs"]]} for m in ms]
+    if any(f["synced"] and f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S for f in facts.values()):
+        flags.append("sync_inaccurate")
+    return {"flags": flags, "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
+            "outlier_runs": outl, "runs": len(meds)}
+
+
+def flags_by_group(per_run: list[dict], metas: dict) -> dict:
+    """group key (campaign, config, op, msize, nprocs) -> group_flags(...)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in per_run:
+        groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
+    return {k: group_flags(v, metas) for k, v in groups.items()}
+
+
+def flag_notes(rows: list[dict]) -> list[str]:
+    """Warnings for people, one per kind of distortion, naming the groups and runs."""
+    notes = []
+
+    def name(r):
+        from mpitempo.io.sizes import format_size
+
+        return f"{r['config']} {r['op']} {format_size(r['msize']) if r['msize'] else 0} np={r['nprocs']}"
+
+    over = [r for r in rows if "oversubscribed" in r.get("flags", [])]
+    if over:
+        notes.append(f"warning: {len(over)} group(s) come from OVERSUBSCRIBED runs (more ranks than CPUs): "
+                     "correctness only, the times are not performance numbers")
+    shared = [r for r in rows if "shared_cpu" in r.get("flags", []) and "oversubscribed" not in r.get("flags", [])]
+    if shared:
+        notes.append(f"warning: {len(shared)} group(s) include runs whose ranks SHARED A CPU (start-up check; "
+                     "bind ranks to cores and keep other jobs off the machine): times may include time slices")
+    for r in rows:
+        for o in r.get("outlier_runs") or []:
+            notes.append(f"warning: {name(r)}: run {o['run_index']} median {o['median_s'] * 1e6:.3f} µs is "
+                         f"{o['ratio']:.2g}x its siblings'; likely cause: {o['cause']}")
+        if r.get("modes"):
+            lv = ", ".join(f"{m['center_s'] * 1e6:.3g} µs ({100 * m['share']:.0f}% of runs)" for m in r["modes"])
+            notes.append(f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; the "
+                         "centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
+        if "sync_inaccurate" in r.get("flags", []):
+            notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs")
+    return notes
+
+
+def flag_cell(flags) -> str:
+    short = {"oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
+             "multimodal": "multimodal", "sync_inaccurate": "sync-off"}
+    return ",".join(short.get(f, f) for f in flags or []) or "-"
