@@ -90,12 +90,29 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
             "outlier_runs": outl, "runs": len(meds)}
 
 
-def flags_by_group(per_run: list[dict], metas: dict) -> dict:
+def campaign_metas(data) -> dict:
+    """campaign label -> run_id -> meta.json, read beside each run's measurement file (run ids of
+    two campaigns may be equal; a store whose files moved gives empty metas: no meta flags)."""
+    import json
+    from pathlib import Path
+
+    out: dict[str, dict] = {}
+    for camp, run_id, f in data.con.execute("SELECT campaign, run_id, file FROM runs").fetchall():
+        meta = {}
+        try:
+            meta = json.loads((Path(f).parent / "meta.json").read_text())
+        except (OSError, ValueError, TypeError):
+            meta = data.metas.get(run_id, {}) if len(data.labels) <= 1 else {}
+        out.setdefault(camp, {})[run_id] = meta if isinstance(meta, dict) else {}
+    return out
+
+
+def flags_by_group(per_run: list[dict], metas_by_campaign: dict) -> dict:
     """group key (campaign, config, op, msize, nprocs) -> group_flags(...)."""
     groups: dict[tuple, list[dict]] = {}
     for r in per_run:
         groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
-    return {k: group_flags(v, metas) for k, v in groups.items()}
+    return {k: group_flags(v, metas_by_campaign.get(k[0], {})) for k, v in groups.items()}
 
 
 def flag_notes(rows: list[dict]) -> list[str]:

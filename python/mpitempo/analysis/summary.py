@@ -105,9 +105,9 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
-    from mpitempo.analysis.flags import flags_by_group
+    from mpitempo.analysis.flags import campaign_metas, flags_by_group
 
-    fl = flags_by_group(per_run, data.metas)
+    fl = flags_by_group(per_run, campaign_metas(data))
     for r in rows:
         key = (r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"])
         g = groups.get(key, {})
