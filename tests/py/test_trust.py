@@ -200,3 +200,18 @@ def test_compare_bad_equivalence(cli, tmp_path, val, msg):
     root = make_campaign(tmp_path / "c", {"A": 1.0, "B": 1.0}, runs=3, nrep=20, ops=("allreduce",), msizes=(8,))
     code, out, err = cli("compare", root, "--equivalence", val)
     assert code != 0 and msg in err and len(err.strip().splitlines()) == 1
+
+
+def test_report_shows_flags_verdicts_and_headlines(cli, tmp_path):
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    _runs(root, "A", [1.0e-6] * 6, seed=1)
+    _runs(root, "B", [1.2e-6] * 5 + [9e-6], seed=2,
+          metas={i: {"scheme": {"name": "barrier", "oversubscribed": True}} for i in range(6)})
+    out = tmp_path / "r.html"
+    code, _, err = cli("report", root, "-o", out)
+    assert code == 0, err
+    doc = out.read_text()
+    assert "OVERSUB" in doc and "correctness only" in doc and "likely cause" in doc
+    assert "class='headline'" in doc and "delay" in doc and "slower in 1" in doc
+    assert "B is " in doc and "flagged: " in doc and "Hodges-Lehmann" in doc
