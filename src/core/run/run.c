@@ -274,6 +274,10 @@ void mt_run_write_timer(const mt_run_t *r, mt_json_t *j)
     mt_json_kstr(j, "name", t->t->name);
     mt_json_kstr(j, "desc", t->t->desc);
     mt_json_knum(j, "ticks_per_s", t->ticks_per_s);
+    if (r->timer_follows) {
+        mt_json_kstr(j, "follows", r->timer_follows);
+        mt_json_kstr(j, "follows_how", r->timer_follows_how);
+    }
     mt_json_kint(j, "study_reads", r->tq.nreads);
     mt_json_knum(j, "resolution_s", r->tq.res_s);
     mt_json_knum(j, "min_overhead_s", r->tq.min_ov_s);
@@ -359,6 +363,15 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     /* the timer: every rank opens and calibrates its own */
     rc = mt_timer_open(mt_p_str(&r.cli.p, MTP_timer), &c->timer, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    r.timer_follows = mt_timer_follows(&c->timer, &r.timer_follows_how);
+    if (c->rank == 0 && strstr(r.timer_follows, "REALTIME")) {
+        int syncs = mt_param_def(MTP_algorithms, app->id) ||
+                    (mt_param_def(MTP_sync, app->id) && strcmp(mt_p_str(&r.cli.p, MTP_sync), "none") != 0);
+        if (syncs)
+            fprintf(stderr, "%s: warning: timer '%s' follows CLOCK_REALTIME (NTP can slew or step it, a time "
+                    "namespace does not move it): clock sync on it may be off; use --timer monotonic\n",
+                    app->prog, c->timer.t->name);
+    }
     c->oversubscribed = detect_oversubscribed(c->comm);
     c->lazy = lazy_waits(c->oversubscribed);
     /* the timer's quality for meta.json, on every rank at once (they all run the same loop) */

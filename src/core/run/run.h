@@ -34,6 +34,7 @@ typedef struct mt_run {
     /* shared-CPU detection (run/cpushare.h), known on the writer: the smallest CPU share of
      * the start-up check over ranks, how many ranks were below MT_CPUSHARE_MIN, whether the
      * recorded affinities of two ranks on one host intersect, and the verdict */
+    const char *timer_follows, *timer_follows_how; /* mt_timer_follows: the clock the timer follows */
     double cpu_share_min;
     int cpu_shared_ranks, affinity_overlap, shared_cpu;
     mt_timer_quality_t tq;    /* this rank's timer study (app->timer_study) */
