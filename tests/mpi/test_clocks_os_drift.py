@@ -91,7 +91,7 @@ def test_os_drift_fake_host_cluster(build, fake_hosts):
     _need_faketime()
     if build.flavour != "mpich":
         pytest.skip(f"the fake-host launcher is written for MPICH Hydra (this build: {build.flavour})")
-    algs = ",".join(f"{a}:window=2,fitpts=80" for a in ("hca3", "hca2", "jk"))
+    algs = ",".join(f"{a}:window=1,fitpts=40" for a in ("hca3", "hca2", "jk"))
     cmd = [str(WRAP), build.binary("mpitempo-clocks"), "--expect-np", "8", "--algorithms", algs, "--wait", "0"]
     env = dict(os.environ)
     env.update({"UCX_TLS": "tcp", "FI_PROVIDER": "tcp", "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
@@ -100,5 +100,6 @@ def test_os_drift_fake_host_cluster(build, fake_hosts):
     r = subprocess.run(fake_hosts.mpiexec_argv(build.mpiexec, 2, cmd), capture_output=True, text=True, env=env,
                        timeout=900)
     assert r.returncode == 0, r.stderr
-    # 8 ranks on 2 cores over TCP: the slope error falls as 1/window (see test_clocks_mpi.py)
-    _check(json.loads(r.stdout), 8, 3.0)
+    # 8 ranks on 2 cores over TCP: the slope error falls as 1/window (see test_clocks_mpi.py);
+    # window=1 s keeps the test short and the error within a few ppm of the 10-75 ppm injected
+    _check(json.loads(r.stdout), 8, 4.0)
