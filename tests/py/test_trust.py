@@ -215,3 +215,35 @@ def test_report_shows_flags_verdicts_and_headlines(cli, tmp_path):
     assert "OVERSUB" in doc and "correctness only" in doc and "likely cause" in doc
     assert "class='headline'" in doc and "delay" in doc and "slower in 1" in doc
     assert "B is " in doc and "flagged: " in doc and "Hodges-Lehmann" in doc
+
+
+def test_change_points_inside_a_run():
+    from mpitempo.stats.changepoints import change_points, segments
+
+    rng = np.random.default_rng(11)
+    # 1.3 us for the first 35%, then 0.46 us (the long mpirun of issue 14), lognormal noise and spikes
+    x = np.concatenate([1.3e-6 * rng.lognormal(0, 0.05, 3500), 0.46e-6 * rng.lognormal(0, 0.05, 6500)])
+    x[rng.integers(0, x.size, 30)] *= 20
+    seg = segments(x)
+    assert len(seg) == 2 and abs(seg[0]["end"] - 3500) <= 20
+    assert seg[0]["center_s"] == pytest.approx(1.3e-6, rel=0.03) and seg[1]["share"] == pytest.approx(0.65, abs=0.01)
+    # one level with noise and spikes: no change point (200 series)
+    false = sum(bool(change_points(1e-6 * rng.lognormal(0, 0.1, 2000))) for _ in range(200))
+    assert false <= 4
+
+
+def test_summary_flags_regime_change(cli, tmp_path):
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    for i in range(3):
+        x = 1e-6 * rng.lognormal(0, 0.03, 2000)
+        if i == 1:
+            x[700:] *= 0.4
+        write_run(root, f"A-{i:03d}", "A", i, "allreduce", 8, x)
+    code, out, err = cli("summary", root, "--json")
+    r = json.loads(out)[0]
+    assert "regime_change" in r["flags"] and [g["run_index"] for g in r["regimes"]] == [1]
+    assert len(r["regimes"][0]["segments"]) == 2
+    code, out, err = cli("summary", root)
+    assert "run 1 changed level while measuring" in out

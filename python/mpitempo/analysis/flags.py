@@ -10,7 +10,9 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
   (shared CPU, oversubscribed, fewer measurements than its siblings, a clock sync off, or unknown);
 * ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them;
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
-  quality_end, max over ranks) exceeded SYNC_ACCURACY_S.
+  quality_end, max over ranks) exceeded SYNC_ACCURACY_S;
+* ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
+  (stats.changepoints); ``regimes`` lists the runs with their levels.
 
 ``runs_needed_5pct``: mpiruns for a 95% CI of the centre within +-5% (stats.effects.runs_needed).
 """
@@ -19,7 +21,8 @@ from __future__ import annotations
 from mpitempo.stats.effects import runs_needed
 from mpitempo.stats.modes import modes as find_modes, outlier_runs
 
-FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate")
+FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate", "regime_change")
+REGIME_MAX_ROWS = 2_000_000   # change points are looked for when the data has at most this many measurements
 SYNC_ACCURACY_S = 2e-6     # a synchronised clock further off than this is flagged
 FEWER_FRACTION = 0.5       # a run with fewer than half its siblings' measurements is "cut short"
 
@@ -115,6 +118,42 @@ def flags_by_group(per_run: list[dict], metas_by_campaign: dict) -> dict:
     return {k: group_flags(v, metas_by_campaign.get(k[0], {})) for k, v in groups.items()}
 
 
+def regime_changes(con, max_rows: int = REGIME_MAX_ROWS) -> dict | None:
+    """(campaign, config, op, msize, nprocs) -> [{run_id, run_index, segments}] for the runs whose
+    valid measurements change level; None when the data is too large to look (then not flagged)."""
+    import numpy as np
+
+    from mpitempo.stats.changepoints import segments
+
+    n = con.execute("SELECT count(*) FROM meas WHERE valid").fetchone()[0]
+    if n > max_rows:
+        return None
+    a = con.execute("""SELECT dense_rank() OVER (ORDER BY campaign, config, op, msize, nprocs, run_id) AS gid,
+            runtime_s FROM meas WHERE valid ORDER BY gid, rep""").fetchnumpy()
+    out: dict[tuple, list] = {}
+    if a["runtime_s"].size == 0:
+        return out
+    gid = np.asarray(a["gid"])
+    rt = np.asarray(a["runtime_s"], dtype=float)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(gid)) + 1, [gid.size]])
+    changed = {}
+    for s0, s1 in zip(starts[:-1], starts[1:]):
+        seg = segments(rt[s0:s1])
+        if len(seg) > 1:
+            changed[int(gid[s0])] = seg
+    if not changed:
+        return out
+    ids = con.execute("""SELECT DISTINCT dense_rank() OVER (ORDER BY campaign, config, op, msize, nprocs, run_id),
+            campaign, config, op, msize, nprocs, run_id, run_index FROM meas WHERE valid""").fetchall()
+    for g, camp, cfg, op, msize, nprocs, run_id, run_index in ids:
+        if int(g) in changed:
+            out.setdefault((camp, cfg, op, int(msize), int(nprocs)), []).append(
+                {"run_id": run_id, "run_index": int(run_index), "segments": changed[int(g)]})
+    for v in out.values():
+        v.sort(key=lambda x: x["run_index"])
+    return out
+
+
 def flag_notes(rows: list[dict]) -> list[str]:
     """Warnings for people, one per kind of distortion, naming the groups and runs."""
     notes = []
@@ -140,6 +179,9 @@ def flag_notes(rows: list[dict]) -> list[str]:
             lv = ", ".join(f"{m['center_s'] * 1e6:.3g} µs ({100 * m['share']:.0f}% of runs)" for m in r["modes"])
             notes.append(f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; the "
                          "centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
+        for g in r.get("regimes") or []:
+            lv = " then ".join(f"{x['center_s'] * 1e6:.3g} µs ({100 * x['share']:.0f}%)" for x in g["segments"])
+            notes.append(f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")
         if "sync_inaccurate" in r.get("flags", []):
             notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs")
     return notes
@@ -147,5 +189,5 @@ def flag_notes(rows: list[dict]) -> list[str]:
 
 def flag_cell(flags) -> str:
     short = {"oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
-             "multimodal": "multimodal", "sync_inaccurate": "sync-off"}
+             "multimodal": "multimodal", "sync_inaccurate": "sync-off", "regime_change": "regime-change"}
     return ",".join(short.get(f, f) for f in flags or []) or "-"

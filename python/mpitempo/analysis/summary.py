@@ -108,6 +108,9 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     from mpitempo.analysis.flags import campaign_metas, flags_by_group
 
     fl = flags_by_group(per_run, campaign_metas(data))
+    from mpitempo.analysis.flags import regime_changes
+
+    reg = regime_changes(data.con)
     for r in rows:
         key = (r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"])
         g = groups.get(key, {})
@@ -117,4 +120,8 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
         f = fl.get(key, {})
         for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs"):
             r[k] = f.get(k, [] if k in ("flags", "outlier_runs") else None)
+        r["flags"] = list(r["flags"])
+        r["regimes"] = None if reg is None else reg.get(key, [])
+        if r["regimes"]:
+            r["flags"].append("regime_change")
     return rows
