@@ -247,3 +247,25 @@ def test_summary_flags_regime_change(cli, tmp_path):
     assert len(r["regimes"][0]["segments"]) == 2
     code, out, err = cli("summary", root)
     assert "run 1 changed level while measuring" in out
+
+
+def test_levels_explained_by_core_latency(cli, tmp_path):
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    rng = np.random.default_rng(4)
+    meds, metas = [], {}
+    for i in range(12):
+        far = i % 3 != 0
+        meds.append(1.3e-6 if far else 0.55e-6)
+        rtt = (470e-9 if far else 100e-9) * (1 + 0.05 * rng.standard_normal())
+        metas[i] = {"core_latency": {"before": {"ranks": [0, 1], "rounds": 2000, "rtt_median_s": rtt},
+                                     "after": None}}
+    _runs(root, "A", meds, metas=metas)
+    code, out, err = cli("summary", root, "--json")
+    r = json.loads(out)[0]
+    assert r["flags"] == ["multimodal"]
+    f = r["mode_factor"]
+    assert f["name"] == "core_latency" and f["rho"] > 0.5 and f["p"] < 0.01
+    assert r["modes"][0]["core_rtt_s"] == pytest.approx(100e-9, rel=0.1)
+    code, out, err = cli("summary", root)
+    assert "the levels follow the core-to-core latency" in out

@@ -42,7 +42,11 @@ def run_facts(meta: dict) -> dict:
         for x in vals:
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 sync = max(sync or 0.0, float(x))
-    return {"oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
+    cl = meta.get("core_latency") if isinstance(meta.get("core_latency"), dict) else {}
+    probes = [v["rtt_median_s"] for v in (cl.get("before"), cl.get("after"))
+              if isinstance(v, dict) and isinstance(v.get("rtt_median_s"), (int, float))]
+    return {"core_rtt_s": sum(probes) / len(probes) if probes else None,
+            "oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off")}
 
@@ -83,14 +87,39 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
         flags.append("outlier_runs")
     ms = find_modes(meds)
     mode_list = None
+    core = [facts[r["run_id"]]["core_rtt_s"] for r in rs]
+    factor = None
     if len(ms) > 1:
         flags.append("multimodal")
-        mode_list = [{"center_s": m["center_s"], "share": m["share"],
-                      "runs": [rs[i].get("run_index") for i in m["runs"]]} for m in ms]
+        mode_list = []
+        for m in ms:
+            c = [core[i] for i in m["runs"] if core[i] is not None]
+            mode_list.append({"center_s": m["center_s"], "share": m["share"],
+                              "runs": [rs[i].get("run_index") for i in m["runs"]],
+                              "core_rtt_s": sum(c) / len(c) if c else None})
+        factor = core_latency_factor(meds, core, [next(k for k, m in enumerate(ms) if i in m["runs"])
+                                                   for i in range(len(meds))])
     if any(f["synced"] and f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S for f in facts.values()):
         flags.append("sync_inaccurate")
     return {"flags": flags, "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
-            "outlier_runs": outl, "runs": len(meds)}
+            "outlier_runs": outl, "runs": len(meds), "mode_factor": factor}
+
+
+def core_latency_factor(meds: list[float], core: list, mode_of: list[int]) -> dict | None:
+    """Does the core-to-core latency probe (meta.json core_latency) explain the levels? Over the
+    runs with a probe (>= 5): Kruskal-Wallis of the probe across the levels (p) and Spearman's rho
+    of the probe with the run medians (direction): {name, rho, p, runs}."""
+    idx = [i for i, c in enumerate(core) if c is not None]
+    groups: dict[int, list[float]] = {}
+    for i in idx:
+        groups.setdefault(mode_of[i], []).append(core[i])
+    if len(idx) < 5 or len(groups) < 2 or len({core[i] for i in idx}) < 2:
+        return None
+    from scipy import stats as sps
+
+    rho = sps.spearmanr([meds[i] for i in idx], [core[i] for i in idx])[0]
+    p = sps.kruskal(*groups.values()).pvalue
+    return {"name": "core_latency", "rho": float(rho), "p": float(p), "runs": len(idx)}
 
 
 def campaign_metas(data) -> dict:
@@ -179,6 +208,12 @@ def flag_notes(rows: list[dict]) -> list[str]:
             lv = ", ".join(f"{m['center_s'] * 1e6:.3g} µs ({100 * m['share']:.0f}% of runs)" for m in r["modes"])
             notes.append(f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; the "
                          "centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
+            f = r.get("mode_factor")
+            if f and f["p"] <= 0.01 and f["rho"] > 0:
+                cl = ", ".join(f"{m['core_rtt_s'] * 1e9:.0f} ns" for m in r["modes"] if m.get("core_rtt_s"))
+                notes.append(f"{name(r)}: the levels follow the core-to-core latency between the ranks' CPUs "
+                             f"(cache-line round trip {cl}; Spearman rho = {f['rho']:.2f}, p = {f['p']:.2g}, "
+                             f"{f['runs']} runs): the hypervisor placed the vCPUs on near or distant cores")
         for g in r.get("regimes") or []:
             lv = " then ".join(f"{x['center_s'] * 1e6:.3g} µs ({100 * x['share']:.0f}%)" for x in g["segments"])
             notes.append(f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")

@@ -257,6 +257,27 @@ static void meta_end(mt_run_t *r)
         mt_iso_now(end_iso, sizeof end_iso);
         mt_json_kstr(j, "end_time", end_iso);
     }
+    mt_json_key(j, "core_latency");
+    mt_json_obj_begin(j);
+    for (int k = 0; k < 2; k++) {
+        const mt_corelat_t *cl = &r->corelat[k];
+        mt_json_key(j, k ? "after" : "before");
+        if (!cl->done) {
+            mt_json_null(j);
+            continue;
+        }
+        mt_json_obj_begin(j);
+        mt_json_key(j, "ranks");
+        mt_json_arr_begin(j);
+        mt_json_int(j, cl->ranks[0]);
+        mt_json_int(j, cl->ranks[1]);
+        mt_json_arr_end(j);
+        mt_json_kint(j, "rounds", cl->rounds);
+        mt_json_knum(j, "rtt_median_s", cl->rtt_median_s);
+        mt_json_knum(j, "rtt_min_s", cl->rtt_min_s);
+        mt_json_obj_end(j);
+    }
+    mt_json_obj_end(j);
     mt_json_key(j, "machine");
     mt_factors_write_machine(j);
     mt_json_key(j, "build");
@@ -397,8 +418,10 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     mt_check_mpi(MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, r.recs, MT_RANKREC_LEN, MPI_CHAR, r.writer, c->comm),
                  "MPI_Gather");
 
+    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[0]);
     rc = app->run(&r, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[1]);
     if (c->rank == r.writer) {
         if (r.meta_state) meta_end(&r);
         rc = commit_results(&r, err);

@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "run/app.h"
 #include "run/cli.h"
+#include "run/corelat.h"
 #include "run/files.h"
 #include "scheme/ctx.h"
 #include "timer/timer.h"
@@ -34,6 +35,7 @@ typedef struct mt_run {
     /* shared-CPU detection (run/cpushare.h), known on the writer: the smallest CPU share of
      * the start-up check over ranks, how many ranks were below MT_CPUSHARE_MIN, whether the
      * recorded affinities of two ranks on one host intersect, and the verdict */
+    mt_corelat_t corelat[2];  /* core-to-core latency probe before and after measuring (run/corelat.h) */
     const char *timer_follows, *timer_follows_how; /* mt_timer_follows: the clock the timer follows */
     double cpu_share_min;
     int cpu_shared_ranks, affinity_overlap, shared_cpu;
