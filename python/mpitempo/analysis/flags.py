@@ -209,7 +209,7 @@ def flag_notes(rows: list[dict]) -> list[str]:
             notes.append(f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; the "
                          "centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
             f = r.get("mode_factor")
-            if f and f["p"] <= 0.01 and f["rho"] > 0:
+            if f and f["p"] <= 0.05 and f["rho"] > 0:
                 cl = ", ".join(f"{m['core_rtt_s'] * 1e9:.0f} ns" for m in r["modes"] if m.get("core_rtt_s"))
                 notes.append(f"{name(r)}: the levels follow the core-to-core latency between the ranks' CPUs "
                              f"(cache-line round trip {cl}; Spearman rho = {f['rho']:.2f}, p = {f['p']:.2g}, "

@@ -5,9 +5,12 @@
  * The RTT measurement starts with an untimed hand-shake (the reference may be
  * busy with another client for milliseconds: the first ping-pong would wait
  * for it) and takes the MEDIAN of npp timed round trips, not their mean: one
- * preempted round trip must not move rtt/2, which is cached and subtracted at
- * every later fit point. (With the mean and no hand-shake, rank 2 of a JK sync
- * on 3 ranks ended up milliseconds off.) */
+ * preempted round trip must not move rtt/2. It is measured in every call,
+ * right before the exchanges, not cached per partner as in the paper: the
+ * load under which a cached RTT was taken need not be the load of a later fit
+ * point. (With the mean, no hand-shake and the cache, rank 2 of a JK sync on 3
+ * ranks ended up milliseconds off; with the cache alone, HCA on 5
+ * oversubscribed ranks 0.35-1.4 ms.) */
 #include "clock/offset.h"
 #include "base/mt_mpi.h"
 
@@ -90,8 +93,11 @@ static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int cli
 {
     memset(out, 0, sizeof *out);
     int other = pp->rank == ref ? client : ref;
-    /* both sides take part in the RTT measurement once per partner (have_rtt) */
-    if (pp->rtt[other] < 0) pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
+    /* both sides take part in the RTT measurement, in every call: the paper measures it once
+     * per partner (have_rtt) and reuses it, but an RTT measured under other load (HCA: the
+     * slopes are measured by many pairs at once, the intercepts one pair at a time) is off by
+     * hundreds of us on a busy or oversubscribed machine, and rtt/2 goes into every offset */
+    pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
     if (pp->rank == ref) {
         double dummy, tlocal;
         for (int i = 0; i < npp; i++) {
