@@ -212,8 +212,8 @@ def flag_notes(rows: list[dict]) -> list[str]:
             if f and f["p"] <= 0.05 and f["rho"] > 0:
                 cl = ", ".join(f"{m['core_rtt_s'] * 1e9:.0f} ns" for m in r["modes"] if m.get("core_rtt_s"))
                 notes.append(f"{name(r)}: the levels follow the core-to-core latency between the ranks' CPUs "
-                             f"(cache-line round trip {cl}; Spearman rho = {f['rho']:.2f}, p = {f['p']:.2g}, "
-                             f"{f['runs']} runs): the hypervisor placed the vCPUs on near or distant cores")
+                             f"(cache-line round trip {cl}; Kruskal-Wallis p = {f['p']:.2g} across the levels, Spearman "
+                             f"rho = {f['rho']:.2f}, {f['runs']} runs): the hypervisor placed the vCPUs on near or distant cores")
         for g in r.get("regimes") or []:
             lv = " then ".join(f"{x['center_s'] * 1e6:.3g} µs ({100 * x['share']:.0f}%)" for x in g["segments"])
             notes.append(f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")
