@@ -5,9 +5,9 @@ core a run uses, in this order:
 
 1. an explicit MPI (``--mpicc PATH`` or ``$MPITEMPO_MPICC``): compiled for it;
 2. an installed core (Spack, a module, ``cmake --install``): ``$MPITEMPO_CORE``
-   names the directory holding ``mpitempo-bench``, ``mpitempo-clocks`` and
-   ``mpitempo-pingpong``, or else ``mpitempo-bench`` is found on PATH with the two
-   others beside it (``MPITEMPO_CORE=build`` turns this off);
+   names the directory holding ``mpitempo-bench``, ``mpitempo-clocks``,
+   ``mpitempo-pingpong`` and ``mpitempo-tree``, or else ``mpitempo-bench`` is found on PATH
+   with the others beside it (``MPITEMPO_CORE=build`` turns this off);
 3. the mpicc on PATH (or the one in this Python environment): compiled for it.
 
 A compiled core lives in ``$MPITEMPO_CACHE/builds/<fingerprint>`` (default
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mpitempo.errors import MtError
 
-BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks")
+BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks", "mpitempo-tree")
 # What a build of the core needs, relative to the source root. The wheel carries
 # the same entries under mpitempo/_csrc (setup.py keeps its own copy of this list).
 CORE_TREES = ("CMakeLists.txt", "src", "params", "cmake")

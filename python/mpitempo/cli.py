@@ -24,6 +24,7 @@ COMMANDS = {
     "pingpong": ("mpitempo.cmd_pingpong", "pingpong", "Small-message ping-pong latency (timer resolution, npp)."),
     "imbalance": ("mpitempo.cmd_imbalance", "imbalance", "Exit imbalance of an operation under a global clock."),
     "trace": ("mpitempo.cmd_trace", "trace", "Global-clock traces of unmodified MPI applications (OTF2, Perfetto, Gantt)."),
+    "tree": ("mpitempo.cmd_tree", "tree", "Allreduce spanning trees: event collectors, analysis, timemaps, tuning."),
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet or OSU-style text."),
 }

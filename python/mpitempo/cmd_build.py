@@ -16,8 +16,8 @@ def build(mpicc, force, as_json):
     """Build the C measurement core against an MPI (default: the mpicc on PATH),
     or show the installed core that runs will use.
 
-    An installed core (Spack, a module: mpitempo-bench, mpitempo-clocks and
-    mpitempo-pingpong in $MPITEMPO_CORE or on PATH) is used as it is, unless
+    An installed core (Spack, a module: mpitempo-bench, mpitempo-clocks,
+    mpitempo-pingpong and mpitempo-tree in $MPITEMPO_CORE or on PATH) is used as it is, unless
     --mpicc or $MPITEMPO_MPICC names an MPI to build for (MPITEMPO_CORE=build
     always builds). A built core is cached under $MPITEMPO_CACHE (default
     ~/.cache/mpitempo) by a fingerprint of the MPI installation and the sources;

@@ -11,7 +11,7 @@ fail=0
 die() { echo "FAIL: $*"; fail=1; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
 
-for app in bench clocks pingpong; do
+for app in bench clocks pingpong tree; do
     b="$bin/mpitempo-$app"
     "$b" --help > "$tmp/help" || die "$app --help"
     "$b" --list > "$tmp/list.json" || die "$app --list"

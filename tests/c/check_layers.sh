@@ -13,8 +13,9 @@ allowed() {
     clock) echo "base timer clock" ;;
     op) echo "base timer op" ;;
     pingpong) echo "base timer pingpong" ;;
+    tree) echo "base timer tree" ;;
     scheme) echo "base timer clock op scheme" ;;
-    run) echo "base timer clock op pingpong scheme run" ;;
+    run) echo "base timer clock op pingpong tree scheme run" ;;
     esac
 }
 for dir in "$core"/*/; do

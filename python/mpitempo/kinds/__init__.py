@@ -9,6 +9,7 @@ _MODULES = {
     "imbalance": "mpitempo.kinds.imbalance",
     "clocks": "mpitempo.kinds.clocks",
     "pingpong": "mpitempo.kinds.pingpong",
+    "tree": "mpitempo.kinds.tree",
 }
 NAMES = tuple(_MODULES)
 

@@ -227,8 +227,10 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                          for m, d in maxdiff.items()]))
     from mpitempo.present.processing import report_section
     from mpitempo.present.studies import timebins_section
+    from mpitempo.present.tree import report_section as tree_section   # kinds with their own pictures
     parts.append(timebins_section(data, filt))
     parts.append(report_section(data.roots, filt))
+    parts += [tree_section(root) for root in data.roots]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")

@@ -1,0 +1,144 @@
+"""Text and HTML output of `mpitempo tree`; the report section of tree campaigns."""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+US = 1e6
+
+
+def _us(x) -> str:
+    return "-" if x is None else f"{x * US:.2f}"
+
+
+def text(runs: list[dict], res: dict) -> str:
+    a = next((r for r in runs if not r["mpi"]), runs[0])
+    lines = [f"allreduce tree '{res['config']}' ({res['tree']}), {res['nprocs']} ranks, {res['mpiruns']} mpirun(s), "
+             f"{a['calls']} calls per run, workload {a['workload']['name']}"]
+    if res["oversubscribed"]:
+        lines.append("WARNING: oversubscribed (more ranks than CPUs): times are for correctness only")
+    ov = res["overhead_pct"]
+    lines.append(f"allreduce time per call (median over runs of the run medians): {_us(res['call_median_s'])} µs; "
+                 f"event-collector overhead: {'not measured' if ov is None else f'{ov:+.2f}% of Gsum time'}")
+    lines.append("")
+    lines.append(f"{'path':<16} {'arr wait [us]':>13} {'down [us]':>10} {'up [us]':>9} {'dep wait [us]':>13}")
+    for p in res["paths"]:
+        lines.append(f"{p['path']:<16} {_us(p['arrival_wait_s']):>13} {_us(p['down_latency_s']):>10} "
+                     f"{_us(p['up_latency_s']):>9} {_us(p['departure_wait_s']):>13}")
+    imb = res["imbalance"]
+    if imb:
+        verdict = ("load imbalance" if imb["imbalanced"] else
+                   "no application imbalance (the latest branch does not work longer between calls: "
+                   f"{_us(imb['excess_work_s'])} µs more than the others)")
+        lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {imb['culprit_host']} "
+                      f"(last at the root in {100 * imb['share']:.0f}% of calls, root waited {_us(imb['evidence_s'])} "
+                      f"µs on average for it; path of last arrivals {' > '.join(map(str, imb['path']))})"]
+    if res.get("nodes"):
+        lines += ["", "tree nodes (run 1): per contributor last arrivals / mean arrival wait / mean departure wait [us]"]
+        for nd in res["nodes"]:
+            cells = "; ".join(f"{c}: {la}x last, {_us(aw)} / {_us(dw)}" for c, la, aw, dw in
+                              zip(nd["contributors"], nd["last_arrivals"], nd["arrival_wait_s"], nd["departure_wait_s"]))
+            lines.append(f"  node {nd['node']}: down latency {_us(nd['down_latency_s'])} us; {cells}")
+    if res.get("links"):
+        lines.append("links (child>parent): two-way latency (t4-t1)-(t3-t2) [us]: " + ", ".join(
+            f"{ln['child']}: {_us(ln['two_way_s'])}" for ln in res["links"]))
+    if res.get("groups"):
+        lines += ["", "path groups (slowest first; time without arrival waits):"]
+        for i, g in enumerate(res["groups"]):
+            lines.append(f"  {i + 1}: {len(g['ranks'])} paths, {g['hops']} hops ({g['inter_host_hops']} between hosts), "
+                         f"{_us(g['mean_no_wait_s'])} µs, representative {g['representative']}")
+    if res.get("subtrees"):
+        lines += ["", f"{'subtree':<10} {'ranks':>6} {'down [us]':>10} {'up [us]':>9} {'dep wait [us]':>13}  host"]
+        for s in res["subtrees"]:
+            lines.append(f"{s['root']:<10} {len(s['ranks']):>6} {_us(s['down_latency_s']):>10} {_us(s['up_latency_s']):>9} "
+                         f"{_us(s['departure_wait_s']):>13}  {s['host'] or '(several)'}")
+    if res.get("comparison"):
+        names = list(dict.fromkeys(r["config"] for r in runs if not r["mpi"]))
+        lines += ["", f"comparison per path (time without arrival waits): A = {names[0]}, B = {names[1]}",
+                  f"{'rank':<6} {'A [us]':>9} {'B [us]':>9} {'delta':>8} {'p':>7}"]
+        for c in res["comparison"]:
+            d = "-" if c["delta_pct"] is None else f"{c['delta_pct']:+.1f}%"
+            p = "-" if c["p_value"] is None else f"{c['p_value']:.3f}"
+            lines.append(f"{c['path']:<6} {_us(c['a_s']):>9} {_us(c['b_s']):>9} {d:>8} {p:>7}")
+    t = res.get("tuning")
+    if t:
+        lines += ["", "tuning: allreduce time per call (median over mpiruns of run medians)",
+                  f"{'config':<24} {'tree':<20} {'runs':>5} {'median [us]':>12} {'min [us]':>9} {'max [us]':>9}"]
+        for row in t["ranking"]:
+            lines.append(f"{row['config']:<24} {row['tree']:<20} {row['runs']:>5} {_us(row['median_s']):>12} "
+                         f"{_us(row['min_s']):>9} {_us(row['max_s']):>9}")
+        lines.append(f"fastest tree: {t['fastest']}")
+        for v in t["vs_baselines"]:
+            p = "-" if v["p_value"] is None else f"p={v['p_value']:.3g}{v['stars']}"
+            note = "" if v["p_value"] is not None and v["min_p"] <= 0.05 else f" (need more mpiruns: min p {v['min_p']:.3g})"
+            lines.append(f"  vs {v['baseline']}: {_us(v['baseline_s'])} -> {_us(v['fastest_s'])} µs "
+                         f"({v['delta_pct']:+.1f}%, {p}){note}")
+    return "\n".join(lines) + "\n"
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f"<img alt='{alt}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+
+
+def section(runs: list[dict], res: dict) -> str:
+    """HTML: timemap of the first configuration, comparison timemap and serialization plot."""
+    from html import escape
+
+    from mpitempo.present.plots import png
+    from mpitempo.present.plots import tree as plots
+
+    parts = ["<h2>Allreduce tree</h2>", f"<pre>{escape(text(runs, res))}</pre>"]
+    trees = [r for r in runs if not r["mpi"]]
+    if not trees:
+        return "\n".join(parts)
+    a = trees[0]
+    parts.append(_img(png(plots.timemap(a["timemaps"], a["groups"],
+                                        f"timemap of '{a['config']}' ({a['spec']}), run {a['run_index']}: mean time "
+                                        "per stage without arrival waits")), "timemap"))
+    names = list(dict.fromkeys(r["config"] for r in trees))
+    if len(names) >= 2:
+        b = next(r for r in trees if r["config"] == names[1])
+        rep = (a["imbalance"] or {}).get("culprit_rank", a["groups"][0]["representative_rank"] if a["groups"] else 0)
+        rep = a["groups"][0]["representative_rank"] if a["groups"] else rep
+        parts.append(_img(png(plots.comparison_timemap(a["timemaps"][rep], b["timemaps"][rep], names[0], names[1],
+                                                       f"rank {rep} (representative of the slowest group): "
+                                                       f"{names[0]} vs {names[1]}")), "comparison timemap"))
+    series = {}
+    for name in names:
+        r = next(x for x in trees if x["config"] == name)
+        if r["nodes"]:
+            busiest = max(r["nodes"], key=lambda nd: len(nd["contributors"]))
+            series[f"{name}: node {busiest['node']} ({len(busiest['contributors'])} contributors)"] = \
+                busiest["serialization_s"]
+    if series:
+        parts.append(_img(png(plots.serialization(series, "serialization at the node with most contributors")),
+                          "serialization"))
+    return "\n".join(parts)
+
+
+def write_html(runs: list[dict], res: dict, out: Path) -> Path:
+    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>mpitempo tree</title>"
+           "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}pre{font-size:12px}</style></head><body>"
+           + section(runs, res) + "</body></html>\n")
+    out.write_text(doc, encoding="utf-8")
+    return out
+
+
+def report_section(root) -> str:
+    """The tree section of `mpitempo report` for a campaign of kind tree ("" for other kinds)."""
+    from mpitempo import kinds
+
+    root = Path(root)
+    if not (root / "runs").is_dir() or kinds.of_campaign(root).name != "tree":
+        return ""
+    from mpitempo.analysis import tree as analysis
+    from mpitempo.io.rundir import find_runs
+
+    complete, _, _ = find_runs(root)
+    runs = [analysis.analyse_run(d) for d in complete]
+    if not runs:
+        return ""
+    names = [c for c in dict.fromkeys(r["config"] for r in runs) if not next(x for x in runs if x["config"] == c)["mpi"]]
+    comparison = analysis.compare_configs(runs, names[0], names[1]) if len(names) == 2 else None
+    tuning = analysis.tuning(runs) if len(dict.fromkeys(r["config"] for r in runs)) > 2 else None
+    return section(runs, analysis.json_result(runs, comparison, tuning))
