@@ -17,7 +17,7 @@ export MPITEMPO_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mpitempo
 export MPITEMPO_CORE := build
 CTEST_BUILD := build
 
-.PHONY: setup build demo test test-c test-py test-openmpi test-wheel clean
+.PHONY: setup build demo test test-c test-py test-sanitize test-fuzz test-openmpi test-wheel clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,38 @@ test-c: setup
 test-py: build
 	$(BIN)/python -m pytest -q
 
-test: test-c test-py
+test: test-c test-py test-sanitize test-fuzz
+
+# The C unit tests and a subset of the MPI integration tests (SANITIZE_MPI_TESTS) with the core
+# built with AddressSanitizer + UndefinedBehaviorSanitizer (-DMPITEMPO_SANITIZE=ON). Leaks that
+# the MPI library keeps until exit are suppressed (tests/sanitize/lsan.supp), nothing else.
+ASAN_BUILD := build-asan
+SANITIZE_MPI_TESTS ?= tests/mpi/test_core_mpi.py
+SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+test-sanitize: setup
+	cmake -S . -B $(ASAN_BUILD) -DMPI_C_COMPILER=$$(command -v mpicc) -DMPITEMPO_TESTS=ON -DMPITEMPO_SANITIZE=ON \
+	  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(ASAN_BUILD) -j2
+	cd $(ASAN_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure
+	$(SANITIZE_ENV) MPITEMPO_CORE=$(CURDIR)/$(ASAN_BUILD) $(BIN)/python -m pytest -q $(SANITIZE_MPI_TESTS)
+
+# libFuzzer (clang): the option parser, the sync-spec parser and the flattened clock model, each
+# FUZZ_SECONDS from the seed corpus in tests/fuzz/corpus (skipped with a message without clang).
+FUZZ_BUILD := build-fuzz
+FUZZ_SECONDS ?= 10
+test-fuzz: setup
+	@if ! command -v clang >/dev/null 2>&1; then echo "test-fuzz: skipped: clang is not installed (apt-get install clang)"; exit 0; fi; \
+	set -e; \
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DMPI_C_COMPILER=$$(command -v mpicc) -DMPITEMPO_FUZZ=ON \
+	  -DMPITEMPO_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null; \
+	cmake --build $(FUZZ_BUILD) -j2; \
+	for f in cli sync_spec clock_model; do \
+	  rm -rf $(FUZZ_BUILD)/corpus-$$f && mkdir -p $(FUZZ_BUILD)/corpus-$$f && cp tests/fuzz/corpus/$$f/* $(FUZZ_BUILD)/corpus-$$f/; \
+	  echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
+	  (cd $(FUZZ_BUILD) && ./fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=512 corpus-$$f >fuzz_$$f.log 2>&1) \
+	    || { tail -40 $(FUZZ_BUILD)/fuzz_$$f.log; exit 1; }; \
+	done
 
 # The MPI integration tests again, against Open MPI (the `openmpi` wheel in its
 # own environment, so that its mpicc does not shadow the default MPI).
@@ -69,4 +100,4 @@ test-wheel:
 
 # The build cache ($(MPITEMPO_CACHE)) is shared with `mpitempo`: remove it yourself.
 clean:
-	rm -rf $(CTEST_BUILD) demo-campaign $(OMPI_VENV)
+	rm -rf $(CTEST_BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) demo-campaign $(OMPI_VENV)

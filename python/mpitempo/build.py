@@ -432,6 +432,15 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
     bdir.mkdir(parents=True, exist_ok=True)
     with open(bdir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two campaigns building the same MPI wait for each other
+        in_use = None
+        if force:   # a running campaign holds .in-use shared (runner.lock.builds_in_use): do not pull its core away
+            in_use = open(bdir / ".in-use", "w")
+            try:
+                fcntl.flock(in_use, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                in_use.close()
+                raise MtError(f"the core in '{bdir}' is in use by a running campaign; rebuild it (--force) "
+                              "when that campaign has finished") from None
         info = None if force else _read_json(info_path)
         if info:
             b = Build.from_json(info)

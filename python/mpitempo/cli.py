@@ -81,6 +81,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("mpitempo: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:   # a file the command had to read or write: one line naming it, never a traceback
+        where = f" '{e.filename}'" if e.filename else ""
+        print(f"mpitempo: error: cannot access{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -7,8 +7,6 @@ time. This command summarises over mpiruns and plots.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import click
 
@@ -48,7 +46,9 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
                                   timeout_s=timeout_s, name="clocks"), kind="clocks")
     check_campaign(c)
     if plot_path:
-        _check_writable(Path(plot_path))
+        from mpitempo.io.paths import check_output_file
+
+        check_output_file(plot_path, "the plot")
     with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
         rows = load_rows(complete)
         if plot_path or outdir:
@@ -64,14 +64,6 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
             console().print(f"plot: {plot_path}")
         if outdir:
             console().print(f"data: {out}")
-
-
-def _check_writable(p: Path) -> None:
-    d = p.parent if str(p.parent) else Path(".")
-    if not d.is_dir():
-        raise MtError(f"cannot write the plot '{p}': directory '{d}' does not exist")
-    if not os.access(d, os.W_OK):
-        raise MtError(f"cannot write the plot '{p}': directory '{d}' is not writable")
 
 
 def print_table(rows: list[dict], np: int, mpiruns: int) -> None:

@@ -13,7 +13,8 @@ from mpitempo.io.sizes import format_size
 from mpitempo.stats.compare import ALTERNATIVES
 
 CSV_KEYS = ["factor", "a", "b", "op", "msize", "nprocs", "runs_a", "runs_b", "median_a_s", "median_b_s",
-            "iqr_pct_a", "iqr_pct_b", "delta_pct", "u", "p_value", "p_holm", "stars", "significant", "alternative"]
+            "iqr_pct_a", "iqr_pct_b", "delta_pct", "u", "p_value", "p_holm", "stars", "significant", "alternative",
+            "effect_s", "effect_ci_lo_s", "effect_ci_hi_s", "equivalent", "verdict"]
 
 
 def _median_cell(med, disp) -> str:
@@ -23,9 +24,15 @@ def _median_cell(med, disp) -> str:
 def _delta_cell(r) -> str:
     if r["delta_pct"] is None or r["p_value"] is None:
         return "-"
-    if not r["significant"]:
-        return "~"
-    return f"{r['delta_pct']:+.2f}%"
+    return f"{r['delta_pct']:+.2f}%" + ("" if r["significant"] else " n.s.")
+
+
+def _effect_cell(r) -> str:
+    lo, hi = (r.get("effect_ci_pct") or [None, None])[:2]
+    if r.get("effect_pct") is None:
+        return "-"
+    ci = f" [{lo:+.2f}, {hi:+.2f}]" if lo is not None else " [need more runs]"
+    return f"{r['effect_pct']:+.2f}%{ci}"
 
 
 def _p_cell(r) -> str:
@@ -40,7 +47,7 @@ def cells(r, multi: bool) -> list[str]:
     return out + [r["op"], format_size(r["msize"]) if r["msize"] else "0",
                   str(r["nprocs"]) if r["nprocs"] is not None else "*",
                   _median_cell(r["median_a_s"], r["iqr_pct_a"]), _median_cell(r["median_b_s"], r["iqr_pct_b"]),
-                  _delta_cell(r), _p_cell(r), f"{r['runs_a']} / {r['runs_b']}"]
+                  _delta_cell(r), _effect_cell(r), _p_cell(r), f"{r['runs_a']} / {r['runs_b']}", r["verdict"]]
 
 
 def headers(c: Comparison, multi: bool) -> list[str]:
@@ -48,15 +55,17 @@ def headers(c: Comparison, multi: bool) -> list[str]:
     b = "B" if multi else [v for v in c.levels if v != a][0]
     p = "p (Holm)" if c.rows and "p_holm" in c.rows[0] else "p"
     return (["B"] if multi else []) + ["op", "msize [B]", "nprocs", f"{a} median [µs]", f"{b} median [µs]",
-                                       "delta", p, "runs A / B"]
+                                       "delta", "shift [95% CI]", p, "runs A / B", "verdict"]
 
 
 def caption(c: Comparison) -> str:
     alt = {"two-sided": "two-sided", "less": f"alternative: {c.base} is faster (less)",
            "greater": f"alternative: {c.base} is slower (greater)"}[c.alternative]
     return (f"--by {c.factor}, A = {c.base}; medians of the per-mpirun medians ± half the IQR across runs "
-            f"(% of the median); delta = (B - A) / A, '~' = not significant; Wilcoxon rank-sum "
-            f"(Mann-Whitney U), {alt}; * p <= 0.05, ** <= 0.01, *** <= 0.001")
+            f"(% of the median); delta = (B - A) / A, n.s. = not significant; shift = Hodges-Lehmann shift "
+            f"of the run medians (B - A, % of A) with its 95% CI; Wilcoxon rank-sum "
+            f"(Mann-Whitney U), {alt}; * p <= 0.05, ** <= 0.01, *** <= 0.001"
+            + (f"; equivalence: two one-sided tests within ±{c.equivalence_pct:g}%" if c.equivalence_pct else ""))
 
 
 def print_markdown(c: Comparison, multi: bool) -> None:
@@ -78,6 +87,19 @@ def print_csv(c: Comparison) -> None:
         w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_KEYS})
 
 
+def parse_margin(text: str) -> float:
+    """'1%' -> 0.01, '0.01' -> 0.01; a one-line error otherwise."""
+    t = str(text).strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise MtError(f"--equivalence '{text}' is not a margin: give a percentage such as 1% or a fraction such "
+                      "as 0.01") from None
+    if not (0 < v < 1):
+        raise MtError(f"--equivalence '{text}' must be between 0% and 100% (exclusive), e.g. 1%")
+    return v
+
+
 @click.command("compare")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR [DIR]")
 @click.option("--by", "by", default=None, metavar="FACTOR",
@@ -93,21 +115,36 @@ def print_csv(c: Comparison) -> None:
 @click.option("--test", "test", type=click.Choice(["ranksum", "ttest"]), default="ranksum", show_default=True,
               help="ranksum: Wilcoxon rank-sum; ttest: Welch's t-test on the means of the per-run medians, "
                    "valid only when those are near normal (docs/statistics.md says when it is wrong).")
+@click.option("--equivalence", "equivalence", default=None, metavar="PCT",
+              help="Equivalence margin, e.g. 1% (or 0.01): two one-sided tests say whether A and B are "
+                   "equivalent within ±PCT of A's median.")
+@click.option("--allow-oversubscribed", is_flag=True,
+              help="Compare oversubscribed runs too (refused by default: their times are correctness-only).")
 @filter_options
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a Markdown table.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (times in seconds).")
-def compare_cmd(dirs, by, alternative, base, holm, alpha, test, filter_kind, tukey_k, cut_coef, as_json,
-                as_markdown, as_csv):
+def compare_cmd(dirs, by, alternative, base, holm, alpha, test, equivalence, allow_oversubscribed, filter_kind,
+                tukey_k, cut_coef, as_json, as_markdown, as_csv):
     """Compare two levels of a factor (configurations, campaigns, MPI libraries, timers, ...) with
     the Wilcoxon rank-sum test on the per-mpirun medians, per (op, msize, nprocs).
 
     With one DIR the default factor is `config`; with two DIRs it is `campaign` (DIR 1 = A).
     A DIR may also be a store made by `mpitempo ingest`.
 
+    Every row says the difference (n.s. when not significant), the Hodges-Lehmann shift of the run
+    medians with its 95% CI, and a one-line verdict; with --equivalence 1% also whether the sides
+    are equivalent within ±1% (two one-sided tests). Rows of flagged runs (shared CPU, outlier
+    runs, multimodal, clock sync off) say so; oversubscribed runs are refused unless
+    --allow-oversubscribed.
+
+    Example: mpitempo compare camp/ --by config --equivalence 1%
+
     --json prints a list of objects with the keys factor, a, b, op, msize, nprocs, runs_a, runs_b,
     median_a_s, median_b_s, iqr_pct_a, iqr_pct_b, delta_pct, u, p_value, (p_holm), min_p, stars,
-    significant, alternative, filter; notes go to stderr.
+    significant, alternative, filter, effect_s, effect_ci_lo_s, effect_ci_hi_s, effect_pct,
+    effect_ci_pct, equivalence_pct, p_equivalence, equivalent (null without --equivalence),
+    flags_a, flags_b, flags, verdict; notes go to stderr.
     """
     from mpitempo.analysis.comparison import Comparison, allowed_factors, compare
     from mpitempo.analysis.store import open_campaigns
@@ -119,8 +156,11 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, test, filter_kind, tuk
     if by is not None and by not in allowed_factors():
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     by = by or ("campaign" if len(dirs) == 2 else "config")
+    margin = parse_margin(equivalence) if equivalence is not None else None
     data = open_campaigns(list(dirs))
-    c = compare(data, by, alternative, base, holm, make_filter(filter_kind, tukey_k, cut_coef), alpha, test)
+    c = compare(data, by, alternative, base, holm, make_filter(filter_kind, tukey_k, cut_coef), alpha, test,
+                equivalence=margin, allow_oversubscribed=allow_oversubscribed)
+    c.equivalence_pct = 100 * margin if margin is not None else None
     if test == "ttest":
         c.notes.insert(0, "test: Welch's t-test on the means of the per-run medians instead of the rank-sum test "
                           "(the columns p and stars are the t-test's); it assumes near-normal means")

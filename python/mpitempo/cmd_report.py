@@ -31,6 +31,9 @@ def report(dirs, out, title, filter_kind, tukey_k, cut_coef, as_json):
     first = Path(dirs[0])
     if out is None:
         out = (first if first.is_dir() else first.parent) / "report.html"
+    from mpitempo.io.paths import check_output_file
+
+    check_output_file(out, "the report")
     if first.is_dir() and (first / "runs").is_dir() and not kinds.of_campaign(first).has_measurements:
         path = _clocks_report(first, Path(out), title)
     else:

@@ -63,15 +63,18 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
     if use_sbatch:
         if resume_dir:
             raise MtError("--sbatch starts a new campaign; to continue one in a job, submit its sbatch.sh again")
-        import shlex
-
         from mpitempo.runner.execute import check_campaign
+        from mpitempo.runner.preflight import split_args
         from mpitempo.runner.slurm import submit
+        extra = split_args(sbatch_args, "--sbatch-args")
         check_campaign(c)  # check names now, not in the queue an hour later
-        job = submit(c, target, shlex.split(sbatch_args))
+        job = submit(c, target, extra)
         click.echo(f"mpitempo: submitted campaign {target} as Slurm job {job}; "
                    f"when it is done: mpitempo summary {target}", err=True)
         return
+    flags = any(v not in (None, False) for v in overrides.values())
+    given = (f"the campaign file '{campaign_file}'" + (" and the flags given" if flags else "") if campaign_file
+             else "the flags given" if flags else "its own campaign.toml as this mpitempo reads it")
     from mpitempo.runner.dvfs import check_governor, fixed_governor
     from mpitempo.runner.perrank_size import size_note
     if c.governor:
@@ -83,7 +86,7 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         if gov and not quiet:
             click.echo(f"mpitempo: cpufreq governor '{c.governor}' set on {gov['cpus']} CPUs for this campaign "
                        "(restored at the end; see dvfs.json)", err=True)
-        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet)
+        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet, given=given)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)
@@ -91,7 +94,8 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         from mpitempo.present.summary import print_summary
         print_summary(target)
     if counts.get("interrupted"):
-        raise MtError(f"interrupted; completed runs are kept in {target} (continue with: mpitempo run --resume {target})",
+        by = f" by {counts['interrupted']}" if isinstance(counts["interrupted"], str) else ""
+        raise MtError(f"interrupted{by}; completed runs are kept in {target} (continue with: mpitempo run --resume {target})",
                       code=130)
     if counts.get("few_valid"):
         raise MtError(f"{counts['few_valid']} mpirun(s) had experiments with too few valid measurements "

@@ -71,6 +71,12 @@ def export(dirs, out, osu, as_json):
 
     if not out and not osu:
         raise MtError("give --parquet OUTDIR and/or --osu FILE")
+    from mpitempo.io.paths import check_output_dir, check_output_file
+
+    if osu and osu != "-":
+        check_output_file(osu, "--osu")
+    if out:
+        check_output_dir(out, "--parquet")
     data = open_campaigns(list(dirs))
     if osu:
         text = osu_text(summarize(data), ", ".join(dirs))

@@ -87,8 +87,25 @@ static int check(mt_run_t *r, int np, char *err)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", root, np, np - 1);
     long long nrep = mt_p_int(p, MTP_nrep);
     b->min_valid = mt_p_set(p, MTP_min_valid) ? mt_p_int(p, MTP_min_valid) : (nrep < 10 ? nrep : 10);
+    mt_sim_t sim; /* the simulated clock's syntax (each rank's values come in the run) */
+    if ((rc = mt_sim_parse(mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts), mt_p_str(p, MTP_sim_random), 0,
+                           np > 0 ? np : 1, &sim, err)) != MT_OK)
+        return rc;
     free(b->exps);
-    return mt_exp_build(mt_p_str(p, MTP_ops), mt_p_str(p, MTP_msizes), np, &b->exps, &b->nexp, err);
+    rc = mt_exp_build(mt_p_str(p, MTP_ops), mt_p_str(p, MTP_msizes), np, &b->exps, &b->nexp, err);
+    /* what mt_op_prepare would refuse in every mpirun is refused here, before any is started */
+    for (int k = 0; rc == MT_OK && k < b->nexp; k++) {
+        const mt_exp_t *e = &b->exps[k];
+        if (e->op->flags & MT_OP_NOSIZE) continue;
+        if (e->msize < b->dtype->size)
+            rc = mt_fail(err, MT_EINVAL, "message size %lld B is smaller than one element of datatype '%s' (%d B; op %s)",
+                         (long long)e->msize, b->dtype->name, b->dtype->size, e->op->name);
+        else if (e->msize / b->dtype->size > INT32_MAX)
+            rc = mt_fail(err, MT_EINVAL, "message size %lld B is too large for an int count (datatype '%s': at most "
+                         "%lld B; op %s)", (long long)e->msize, b->dtype->name, (long long)INT32_MAX * b->dtype->size,
+                         e->op->name);
+    }
+    return rc;
 }
 
 static void check_json(mt_run_t *r, mt_json_t *j)

@@ -272,25 +272,42 @@ static int run(mt_run_t *r, char *err)
     for (int si = 0; si < nsizes && (!idle || pp->barrier_all); si++) {
         int64_t msize = sizes[si];
         if (!idle) mt_pp_warmup(&pair, msize, pp->warmup);
-        /* part 3: npp estimate, npptrial timings of npp_init ping-pongs */
-        PP_TRIALS(mt_pp_trials, pp->npp_init, pp->npptrial);
+        /* part 3: npp estimate, npptrial timings of npp_init ping-pongs; when the
+         * timer cannot see them at all (median 0 after subtracting its overhead),
+         * 10x more ping-pongs per timing, up to MT_PP_NPP_EST_MAX, instead of
+         * taking the largest npp allowed (10^8 ping-pongs per timing) */
+        int64_t npp_est = pp->npp_init;
         int64_t npp_calc = 0;
         double median_ppt = 0;
+        for (;;) {
+            PP_TRIALS(mt_pp_trials, npp_est, pp->npptrial);
+            int again = 0;
+            if (is_src) {
+                for (int64_t k = 0; k < pp->npptrial; k++) ppt[k] = mt_ticks_to_s(ti, ticks[k]) / (double)npp_est;
+                median_ppt = mt_pp_median(ppt, pp->npptrial);
+                again = !(median_ppt > 0) && npp_est < MT_PP_NPP_EST_MAX;
+            }
+            if (pp->barrier_all) /* the idle ranks follow the trials too */
+                mt_check_mpi(MPI_Bcast(&again, 1, MPI_INT, pp->source, ctx->comm), "MPI_Bcast");
+            else
+                mt_check_mpi(MPI_Bcast(&again, 1, MPI_INT, 0, pair.pair), "MPI_Bcast");
+            if (!again) break;
+            npp_est *= 10;
+        }
         if (is_src) {
-            for (int64_t k = 0; k < pp->npptrial; k++) ppt[k] = mt_ticks_to_s(ti, ticks[k]) / (double)pp->npp_init;
-            median_ppt = mt_pp_median(ppt, pp->npptrial);
-            npp_calc = mt_pp_npp_from(pp->res_npp, res_timing_s, median_ppt);
+            npp_calc = median_ppt > 0 ? mt_pp_npp_from(pp->res_npp, res_timing_s, median_ppt) : npp_est;
             mt_json_obj_begin(j);
             mt_json_kint(j, "msize", msize);
             mt_json_key(j, "npp_estimate");
             mt_json_obj_begin(j);
             mt_json_kint(j, "npp_init", pp->npp_init);
+            mt_json_kint(j, "npp_estimate_used", npp_est);
             mt_json_kint(j, "npptrial", pp->npptrial);
             mt_json_knum(j, "median_ppt_s", median_ppt);
             mt_json_kint(j, "npp_calculated", npp_calc);
             if (!csv) write_ticks(j, ticks, pp->npptrial);
             mt_json_obj_end(j);
-            csv_rows(csv, "estimate", msize, pp->npp_init, ti, ticks, pp->npptrial);
+            csv_rows(csv, "estimate", msize, npp_est, ti, ticks, pp->npptrial);
         }
         if (pp->barrier_all)
             mt_check_mpi(MPI_Bcast(&npp_calc, 1, MPI_INT64_T, pp->source, ctx->comm), "MPI_Bcast");

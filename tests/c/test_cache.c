@@ -36,6 +36,29 @@ int main(void)
     int level = 0;
     CHECK(mt_cache_detect(dir, &level) == 512 * 1024 && level == 2);
     CHECK(mt_cache_detect("/nonexistent", &level) == 0 && level == 0);
+    /* SMT: L1d and L2 shared by the two hyperthreads of core 0 ("0,8") are private to the
+     * core; L3 shared by all is not -> L2, not the 1 MiB fallback */
+    char base[] = "/tmp/mt-smt-XXXXXX", cdir[600], tdir[600];
+    CHECK(mkdtemp(base) != NULL);
+    snprintf(cdir, sizeof cdir, "%s/cache", base);
+    snprintf(tdir, sizeof tdir, "%s/topology", base);
+    mkdir(cdir, 0755);
+    mkdir(tdir, 0755);
+    {
+        char p[700];
+        snprintf(p, sizeof p, "%s/thread_siblings_list", tdir);
+        FILE *f = fopen(p, "w");
+        fprintf(f, "0,8\n");
+        fclose(f);
+    }
+    const char *sh2[] = {"0,8", "0,8", "0,8", "0-15"};
+    for (int i = 0; i < 4; i++) {
+        put(cdir, i, "level", lv[i]);
+        put(cdir, i, "type", ty[i]);
+        put(cdir, i, "size", sz[i]);
+        put(cdir, i, "shared_cpu_list", sh2[i]);
+    }
+    CHECK(mt_cache_detect(cdir, &level) == 512 * 1024 && level == 2);
 
     /* cycling moves the buffers through the pool and wraps */
     mt_cache_t c;
@@ -65,7 +88,16 @@ int main(void)
     double d;
     CHECK(mt_parse_duration("20us", &d, err) == MT_OK && fabs(d - 20e-6) < 1e-15);
     CHECK(mt_parse_duration("1.5ms", &d, err) == MT_OK && fabs(d - 1.5e-3) < 1e-15);
-    CHECK(mt_parse_duration("2e-6", &d, err) == MT_OK && fabs(d - 2e-6) < 1e-18);
+    CHECK(mt_parse_duration("2e-6s", &d, err) == MT_OK && fabs(d - 2e-6) < 1e-18);
+    CHECK(mt_parse_duration("0", &d, err) == MT_OK && d == 0);
+    /* a bare number other than 0 needs a unit; infinities, NaN and overflow are errors */
+    CHECK(mt_parse_duration("20", &d, err) == MT_EINVAL);
+    CHECK_STR(err, "invalid duration '20': give a unit (s, ms, us or ns), e.g. 20s or 20us");
+    CHECK(mt_parse_duration("infs", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("nan", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("1e400s", &d, err) == MT_EINVAL);
+    CHECK(mt_parse_duration("1e10s", &d, err) == MT_EINVAL);
+    CHECK_STR(err, "invalid duration '1e10s': longer than the largest duration, 1e+09s");
     CHECK(mt_parse_duration("-1us", &d, err) == MT_EINVAL);
     CHECK(mt_parse_duration("5 parsecs", &d, err) == MT_EINVAL);
     TEST_DONE();

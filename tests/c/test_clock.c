@@ -208,6 +208,14 @@ int main(void)
     double off = mt_offset_meanrtt_core(loc, ref, 20, 2e-6, &ts);
     CHECK_CLOSE(off, 3e-6, 1e-12);
     CHECK(ts == loc[0] || ts == loc[2] || ts == loc[4] || ts == loc[6] || ts == loc[8] || ts == loc[10]);
+    /* the RTT estimate is a median: one round trip that waited 3 ms for a busy
+     * reference must not move it (the mean would be 150 us off with 20 samples) */
+    double rt[20];
+    for (int i = 0; i < 20; i++) rt[i] = 2e-6 + 1e-8 * (i % 4);
+    rt[0] = 3e-3;
+    CHECK_CLOSE(mt_rtt_median(rt, 20), 2.02e-6, 1e-12);
+    double rt3[3] = {5, 1, 3};
+    CHECK_CLOSE(mt_rtt_median(rt3, 3), 3, 0);
 
     /* ---- simulated clock settings ---- */
     mt_sim_t s;

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 
 #include "run/factors.h"
+#include "run/cpushare.h"
 #include "mt_test.h"
 
 int main(void)
@@ -23,5 +24,26 @@ int main(void)
     char iso[64];
     mt_iso_now(iso, sizeof iso);
     CHECK(strlen(iso) == 27 && iso[4] == '-' && iso[10] == 'T' && iso[26] == 'Z');
+    /* shared-CPU detection: CPU lists and affinity overlap per host */
+    unsigned char b[3 * 8];
+    CHECK(mt_cpulist_parse("0-3,8", b, 8) == 4 && b[0] && b[3] && !b[4]);
+    CHECK(mt_cpulist_parse("", b, 8) == 0);
+    CHECK(mt_cpulist_parse("1-x", b, 8) == -1);
+    CHECK(mt_cpulist_parse("3-1", b, 8) == -1);
+    int host[3] = {0, 0, 1};
+    mt_cpulist_parse("0", b, 8);
+    mt_cpulist_parse("1", b + 8, 8);
+    mt_cpulist_parse("0-1", b + 16, 8);
+    CHECK(mt_affinity_overlap(3, host, b, 8) == 0); /* bound to 0 and 1; rank 2 is on another host */
+    host[2] = 0;
+    CHECK(mt_affinity_overlap(3, host, b, 8) == 1); /* rank 2 may run on CPU 0 or 1 */
+    mt_cpulist_parse("0-7", b, 8);
+    mt_cpulist_parse("0-7", b + 8, 8);
+    CHECK(mt_affinity_overlap(2, host, b, 8) == 1); /* unbound ranks */
+    /* the probe: a lone busy thread gets (nearly) all of the wall time unless
+     * the machine is loaded; only its range is checked here */
+    mt_cpushare_t cs;
+    mt_cpushare_probe(0.005, &cs);
+    CHECK(cs.wall_s >= 0.005 && cs.share > 0 && cs.share < 1.1 && cs.ncpus_seen >= 1);
     TEST_DONE();
 }

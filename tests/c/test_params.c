@@ -110,9 +110,9 @@ int main(void)
     CHECK(mt_params_check_bounds(&cli.p, err) == MT_EINVAL);
     CHECK_STR(err, "invalid --rt-slack '0.5': expected a number in [1, 1e+06]");
     CHECK(parse(&bench, &cli, err, "--time-slice", "2d", NULL) == MT_EINVAL);
-    CHECK(parse(&bench, &cli, err, "--time-slice", "100000", NULL) == MT_OK);
+    CHECK(parse(&bench, &cli, err, "--time-slice", "100000s", NULL) == MT_OK);
     CHECK(mt_params_check_bounds(&cli.p, err) == MT_EINVAL);
-    CHECK_STR(err, "invalid --time-slice '100000': expected a duration in seconds in [1e-06, 86400]");
+    CHECK_STR(err, "invalid --time-slice '100000s': expected a duration in seconds in [1e-06, 86400]");
 
     /* help, version and aliases stop or redirect */
     CHECK(parse(&bench, &cli, err, "-h", "--nrep", "0", NULL) == MT_OK && cli.help);

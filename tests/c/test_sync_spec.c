@@ -47,6 +47,11 @@ int main(void)
     CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
     CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
     CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
+    /* the paper-exact preset: fit=paper sets slope=fit and window=0 itself */
+    CHECK(ok("hca3:fit=paper", c));
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0,slope=fit,z=4,fit=paper");
+    CHECK(bad("jk:fit=paper,slope=auto", "sets slope=fit and window=0"));
+    CHECK(bad("jk:fit=exact", "expected ts, ols or paper"));
     CHECK(ok("jk:slope=fit,window=0", c));
     CHECK(strstr(c, "slope=fit") && strstr(c, "window=0"));
     CHECK(ok("skampi", c));

@@ -49,5 +49,25 @@ int main(void)
         CHECK(rc == MT_EUNSUP && strstr(err, "rdtscp"));
         printf("rdtscp refused here: %s\n", err);
     }
+    /* which clock a timer follows: offsets to CLOCK_MONOTONIC and CLOCK_REALTIME */
+    {
+        double dm[4], dr[4];
+        for (int i = 0; i < 4; i++) {
+            dm[i] = 1234.5678901 + 1e-7 * i; /* constant, not whole seconds */
+            dr[i] = -3600.0 * 472000 + 2e-7 * i; /* whole seconds (MPICH: realtime minus the hour) */
+        }
+        CHECK(strcmp(mt_timer_classify(dm, dr, 4), "CLOCK_REALTIME") == 0);
+        for (int i = 0; i < 4; i++) {
+            dm[i] = -5.0 + 1e-7 * i;
+            dr[i] = -1.7e9 + 0.3217;
+        }
+        CHECK(strcmp(mt_timer_classify(dm, dr, 4), "CLOCK_MONOTONIC") == 0);
+        for (int i = 0; i < 4; i++) dm[i] = dr[i] = 0.25 + 1e-3 * i; /* drifting: its own counter */
+        CHECK(strncmp(mt_timer_classify(dm, dr, 4), "its own", 7) == 0);
+        mt_timer_inst_t ti;
+        const char *how;
+        CHECK(mt_timer_open("monotonic", &ti, err) == MT_OK);
+        CHECK(strcmp(mt_timer_follows(&ti, &how), "CLOCK_MONOTONIC") == 0);
+    }
     TEST_DONE();
 }

@@ -195,7 +195,7 @@ def test_resume_refuses_a_different_spec(cli, build, tmp_path):
     spec = tmp_path / "other.toml"
     spec.write_text('ops = ["reduce"]\nnrep = 5\nmpiruns = 1\n')
     code, so, se = cli("run", spec, "--resume", out, "--quiet")
-    assert code == 2 and "differs from the spec" in se
+    assert code == 2 and "differs from the campaign file" in se
     code, so, se = cli("run", "--resume", tmp_path / "nothing", "--quiet")
     assert code == 2 and "no campaign.toml" in se
 
@@ -282,7 +282,7 @@ def test_barrier_loop_scheme(build, tmp_path):
     (["--cache", "hot"], "unknown cache policy 'hot' (allowed: warm, cold, cycle)"),
     (["--cache", "cold", "--cache-size", "0"], "invalid --cache-size"),
     (["--ops", "delay", "--delay", "-5us"], "must not be negative"),
-    (["--ops", "delay", "--delay", "5 parsecs"], "invalid duration"),
+    (["--ops", "delay", "--delay", "5 parsecs"], "invalid --delay '5 parsecs': the unit must be"),
 ])
 def test_cache_and_delay_bad_input(build, tmp_path, args, msg):
     r = run_bench(build, 2, args, tmp_path)

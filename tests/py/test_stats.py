@@ -39,7 +39,7 @@ def test_tukey_textbook():
 def test_cutcoef_textbook():
     assert cutcoef_keep([1, 1, 1, 1, 2, 3]).tolist() == [True] * 5 + [False]   # x <= 2 x median
     assert cutcoef_keep([1, 1, 1, 1, 2, 3], 3.0).all()
-    with pytest.raises(Exception, match="cut_coef"):
+    with pytest.raises(Exception, match="cut.coef"):
         Filter("cutcoef", cut_coef=1.0)
 
 

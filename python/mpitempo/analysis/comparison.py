@@ -32,6 +32,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)      # footnotes: missing groups, few runs, factor mismatch
     alternative: str = "two-sided"
     filter: dict = field(default_factory=dict)
+    equivalence_pct: float | None = None
 
 
 def _label(v) -> str:
@@ -54,7 +55,10 @@ def _level_order(data: CampaignData, by: str, values) -> list[str]:
 
 def compare(data: CampaignData, by: str = "config", alternative: str = "two-sided", base: str | None = None,
             use_holm: bool = False, filt: Filter | None = None, alpha: float = ALPHA,
-            test: str = "ranksum") -> Comparison:
+            test: str = "ranksum", equivalence: float | None = None,
+            allow_oversubscribed: bool = False) -> Comparison:
+    """equivalence: a margin relative to A's median (0.01 = 1%) for the equivalence test (TOST);
+    allow_oversubscribed: compare oversubscribed runs too (refused otherwise: correctness only)."""
     if by not in allowed_factors():
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     filt = filt or Filter()
@@ -80,14 +84,32 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
 
     # level -> group -> list of run medians; runs without any valid measurement noted
     samples: dict[str, dict[tuple, list[float]]] = {v: {} for v in levels}
+    runrows: dict[str, dict[tuple, list[dict]]] = {v: {} for v in levels}
     empty_runs: list[str] = []
     for level, op, msize, nprocs, camp, run_id, med, nvalid in res:
         key = (op, int(msize), int(nprocs)) if by != "nprocs" else (op, int(msize), 0)
         lst = samples[level].setdefault(key, [])
+        runrows[level].setdefault(key, []).append({"run_id": run_id, "run_index": run_id, "n": int(nvalid or 0),
+                                                   "median_s": med, "outliers": 0, "campaign": camp})
         if med is None:
             empty_runs.append(f"{run_id} ({group_name(op, msize, nprocs)})")
         else:
             lst.append(float(med))
+    from mpitempo.analysis.flags import campaign_metas, group_flags
+
+    cm = campaign_metas(data)
+    metas = {}
+    for d in runrows.values():
+        for rr in d.values():
+            for x in rr:   # run ids are unique within a campaign: key them by (campaign, run_id) here
+                x["run_id"] = (x["campaign"], x["run_id"])
+                metas[x["run_id"]] = cm.get(x["campaign"], {}).get(x["run_id"][1], {})
+    gflags = {(lv, k): group_flags(rr, metas) for lv, d in runrows.items() for k, rr in d.items()}
+    if not allow_oversubscribed:
+        over = sorted({lv for (lv, k), f in gflags.items() if "oversubscribed" in f["flags"]})
+        if over:
+            raise MtError(f"level(s) {', '.join(over)} of '{by}' come from oversubscribed runs (more ranks than "
+                          "CPUs): their times are correctness-only; --allow-oversubscribed compares them anyway")
 
     notes: list[str] = []
     rows: list[dict] = []
@@ -103,6 +125,9 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             raise MtError(f"nothing to compare: {base} and {other} have no (op, msize, nprocs) in common")
         for key in common:
             r = compare_samples(samples[base][key], samples[other][key], alternative, alpha, test)
+            r.update(effect_fields(samples[base][key], samples[other][key], equivalence, alpha))
+            fa, fb = gflags[(base, key)]["flags"], gflags[(other, key)]["flags"]
+            r.update(flags_a=fa, flags_b=fb, flags=sorted(set(fa) | set(fb)))
             op, msize, nprocs = key
             rows.append({"factor": by, "a": base, "b": other, "op": op, "msize": msize,
                          "nprocs": nprocs if by != "nprocs" else None, **r, "alternative": alternative})
@@ -114,6 +139,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             r["significant"] = p is not None and p <= alpha
     for r in rows:
         r["filter"] = filt.settings()
+        r["verdict"] = row_verdict(r, equivalence, alpha)
 
     if empty_runs:
         notes.append(f"{len(empty_runs)} run(s) with no valid measurement left out: " + ", ".join(empty_runs[:10])
@@ -134,8 +160,42 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         else:
             notes.append(f"{len(rows)} comparisons, {nsig} significant at alpha {alpha:g}: about "
                          f"{alpha * len(rows):.1f} would be by chance alone if nothing differed; --holm adjusts")
+    flagged = [r for r in rows if r["flags"]]
+    if flagged:
+        kinds = sorted({f for r in flagged for f in r["flags"]})
+        notes.append(f"{len(flagged)} comparison(s) involve flagged runs ({', '.join(kinds)}): "
+                     "see `mpitempo summary` of each side for the runs and likely causes")
     notes += factor_mismatch(data, by, base, others)
-    return Comparison(by, levels, base, rows, notes, alternative, filt.settings())
+    return Comparison(by, levels, base, rows, notes, alternative, filt.settings(),
+                      100.0 * equivalence if equivalence is not None else None)
+
+
+def effect_fields(a, b, equivalence: float | None, alpha: float) -> dict:
+    """effect_s (Hodges-Lehmann shift B - A of the run medians) with its 95% CI, effect_pct and
+    equivalent (TOST within +-equivalence of A's median; None without a margin)."""
+    from mpitempo.stats.effects import hodges_lehmann, tost
+
+    hl = hodges_lehmann(a, b, 0.95)
+    import numpy as np
+
+    med_a = float(np.median(a)) if len(a) else None
+    pct = (lambda v: 100.0 * v / med_a if v is not None and med_a else None)
+    eq = tost(a, b, equivalence, alpha) if equivalence is not None else {"p_value": None, "equivalent": None}
+    return {"effect_s": hl["shift_s"], "effect_ci_lo_s": hl["ci_lo_s"], "effect_ci_hi_s": hl["ci_hi_s"],
+            "effect_pct": pct(hl["shift_s"]), "effect_ci_pct": [pct(hl["ci_lo_s"]), pct(hl["ci_hi_s"])],
+            "equivalence_pct": 100.0 * equivalence if equivalence is not None else None,
+            "p_equivalence": eq["p_value"], "equivalent": eq["equivalent"]}
+
+
+def row_verdict(r: dict, equivalence: float | None, alpha: float) -> str:
+    from mpitempo.stats.effects import verdict
+
+    p = r.get("p_holm", r["p_value"])
+    v = verdict(r["delta_pct"], r["effect_pct"], tuple(r["effect_ci_pct"]), r["significant"], p, r["equivalent"],
+                100.0 * equivalence if equivalence is not None else None, r.get("min_p"), alpha)
+    if r.get("flags"):
+        v += f" [flagged: {', '.join(r['flags'])}]"
+    return v
 
 
 def factor_mismatch(data: CampaignData, by: str, base: str, others: list[str]) -> list[str]:

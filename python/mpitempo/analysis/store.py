@@ -88,7 +88,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
         meta = load_meta(d / "meta.json")
         metas[d.name] = meta
         f = FACTORS
-        rows.append((first + len(rows), label, d.name, f["config"](meta), int(meta.get("run_index", 0) or 0),
+        rows.append((first + len(rows), label, d.name, f["config"](meta), _int(meta.get("run_index", 0)),
                      f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
                      f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
@@ -102,11 +102,57 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
             FROM ({source}) m
             JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
-        raise MtError(f"cannot read measurements of '{root}': {str(e).splitlines()[0]}") from None
+        where = None
+        cols = getattr(kind, "csv_columns", None)
+        if cols:
+            from mpitempo.io.integrity import first_bad_csv_line
+
+            where = next(filter(None, (first_bad_csv_line(Path(r[-1]), cols) for r in rows)), None)
+        raise MtError(f"cannot read measurements of '{root}': "
+                      f"{where or str(e).splitlines()[0]}") from None
+    _check_loaded(con, root, first)
     con.execute("INSERT INTO runs SELECT * FROM _new_runs")
     nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
     con.execute("DROP TABLE _new_runs")
     return metas, failed, incomplete, len(rows), int(nmeas)
+
+
+def _int(v) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _check_loaded(con, root: Path, first: int) -> None:
+    """Refuse rows that cannot be measurements of the run they are in: a process count other than the
+    run's (meta.json nprocs), NaN, infinite or negative runtimes, a run without any row."""
+    bad = con.execute("""
+        SELECT r.run_id, count(m.run_no),
+               count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)),
+               count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)),
+               count(*) FILTER (WHERE m.runtime_s < 0),
+               min(m.nprocs) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)), any_value(r.nprocs)
+        FROM _new_runs r LEFT JOIN (SELECT * FROM meas_raw WHERE run_no >= ?) m ON m.run_no = r.run_no
+        GROUP BY r.run_id
+        HAVING count(m.run_no) = 0 OR count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)) > 0
+            OR count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)) > 0
+            OR count(*) FILTER (WHERE m.runtime_s < 0) > 0
+        ORDER BY r.run_id LIMIT 1""", [first]).fetchone()
+    if not bad:
+        return
+    run_id, n, wrong_np, nan, neg, np_seen, np_meta = bad
+    if n == 0:
+        what = "its data file has no measurement rows (header only?)"
+    elif wrong_np:
+        what = f"{wrong_np} row(s) have nprocs {np_seen}, but its meta.json says {np_meta}"
+    elif nan:
+        what = f"{nan} row(s) have a missing, NaN or infinite runtime_s"
+    else:
+        what = f"{neg} row(s) have a negative runtime_s"
+    con.execute("DELETE FROM meas_raw WHERE run_no >= ?", [first])
+    raise MtError(f"run '{run_id}' of '{root}' is damaged: {what}; refusing to use it "
+                  f"(rerun it with: mpitempo run --resume {root})")
 
 
 def _labels(roots: list[Path]) -> list[str]:
@@ -124,6 +170,13 @@ def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> Campa
     for r in roots:
         if r.is_file():
             raise MtError(f"'{r}' is a file: give campaign directories, or one .duckdb store alone")
+    seen: dict[Path, Path] = {}
+    for r in roots:
+        key = r.resolve()
+        if key in seen:
+            also = f" (as '{seen[key]}' and '{r}')" if str(seen[key]) != str(r) else ""
+            raise MtError(f"campaign '{r}' is given twice{also}: its runs would be counted twice")
+        seen[key] = r
     labels = _labels(roots)
     con = con or connect()
     from mpitempo.analysis.filtering import drop_fences

@@ -105,9 +105,23 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
+    from mpitempo.analysis.flags import campaign_metas, flags_by_group
+
+    fl = flags_by_group(per_run, campaign_metas(data))
+    from mpitempo.analysis.flags import regime_changes
+
+    reg = regime_changes(data.con)
     for r in rows:
-        g = groups.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), {})
+        key = (r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"])
+        g = groups.get(key, {})
         r["filter"] = filt.settings()
         for k in ("median_ci", "run_medians", "run_means", "pooled"):
             r[k] = g.get(k)
+        f = fl.get(key, {})
+        for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs", "mode_factor"):
+            r[k] = f.get(k, [] if k in ("flags", "outlier_runs") else None)
+        r["flags"] = list(r["flags"])
+        r["regimes"] = None if reg is None else reg.get(key, [])
+        if r["regimes"]:
+            r["flags"].append("regime_change")
     return rows

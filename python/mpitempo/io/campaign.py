@@ -55,6 +55,42 @@ def _choice(*allowed):
     return check
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_table(value, where: str) -> dict[str, str]:
+    """An `env` table: names a process environment can hold, string/number/bool values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise MtError(f"invalid env{where} {_short(value)}: expected a table such as env = {{ NAME = \"value\" }}")
+    out = {}
+    for k, v in value.items():
+        if not _ENV_NAME.match(str(k)):
+            raise MtError(f"invalid environment variable name {_short(k)}{where}: "
+                          "use letters, digits and '_' (not starting with a digit)")
+        if isinstance(v, bool):
+            v = "1" if v else "0"
+        if not isinstance(v, (str, int, float)) or "\0" in str(v):
+            raise MtError(f"invalid value of env {k}{where} {_short(v)}: expected a string without NUL bytes")
+        out[str(k)] = str(v)
+    return out
+
+
+def _opt_str(value, key: str, where: str = "") -> str | None:
+    """An optional string key (mpicc, launcher, description): anything else is an error."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\0" in value:
+        raise MtError(f"invalid {key}{where} {_short(value)}: expected a string")
+    return value
+
+
+def _short(v) -> str:
+    t = repr(v)
+    return t if len(t) <= 60 else t[:57] + "..."
+
+
 CAMPAIGN_DEFAULTS = {
     "name": "campaign",
     "kind": "bench",
@@ -214,13 +250,17 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
     nps = [check_np("np", x) for x in np_raw]
     if not nps:
         raise MtError("invalid np []: give at least one process count")
+    dup = sorted({x for x in nps if nps.count(x) > 1})
+    if dup:
+        raise MtError(f"invalid np {nps}: {dup[0]} is listed twice (each process count once; "
+                      "more mpiruns with --mpiruns)")
     order = _choice(*ORDERS)("order", d["order"])
     try:
         timeout = float(d["timeout_s"])
     except (TypeError, ValueError):
         raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0") from None
-    if not timeout > 0:
-        raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0")
+    if not 0 < timeout < float("inf"):
+        raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected a finite number of seconds > 0")
     seed = None if d["seed"] is None else _int_check(0, 2**63 - 1)("seed", d["seed"])
     name = str(d["name"])
     if not _NAME.match(name):
@@ -236,11 +276,13 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
             raise MtError(f"invalid cflags {v!r}{where}: expected a string of C compiler flags, e.g. \"-O2\"")
         return v
 
+    d["mpicc"] = _opt_str(d["mpicc"], "mpicc")
+    d["launcher"] = _opt_str(d["launcher"], "launcher")
+    d["env"] = _env_table(d["env"], "")
     configs_raw = raw.get("config")
     configs: list[Config] = []
     if configs_raw is None:
-        configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"],
-                              env={str(key): str(v) for key, v in (d["env"] or {}).items()},
+        configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"], env=d["env"],
                               binding=binding_of(d["binding"]), cflags=cflags_of(d["cflags"])))
     else:
         if not isinstance(configs_raw, list) or not configs_raw:
@@ -254,17 +296,22 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                               f"(allowed: {', '.join(sorted(config_keys))})")
             if "name" not in c:
                 raise MtError(f"[[config]] #{i + 1} has no name")
-            env = dict(d["env"] or {})
-            env.update(c.get("env") or {})
+            if not isinstance(c["name"], str):
+                raise MtError(f"invalid name of [[config]] #{i + 1} {_short(c['name'])}: expected a string")
+            where = f" in [[config]] '{c['name']}'"
+            env = dict(d["env"])
+            env.update(_env_table(c.get("env"), where))
+            c = dict(c, mpicc=_opt_str(c.get("mpicc", d["mpicc"]), "mpicc", where),
+                     launcher=_opt_str(c.get("launcher", d["launcher"]), "launcher", where),
+                     description=_opt_str(c.get("description", ""), "description", where))
             # a flag on the command line wins over the configuration's value
             cparams = {key: k.normalise(key, v, f" in [[config]] '{c['name']}'") for key, v in c.items()
                        if key in pnames and key not in overrides}
-            configs.append(Config(name=str(c["name"]), mpicc=c.get("mpicc", d["mpicc"]),
-                                  launcher=overrides.get("launcher") or c.get("launcher", d["launcher"]),
-                                  env={str(key): str(v) for key, v in env.items()},
-                                  description=str(c.get("description", "")), params=cparams,
-                                  binding=binding_of(c.get("binding", d["binding"]), f" in [[config]] '{c['name']}'"),
-                                  cflags=cflags_of(c.get("cflags", d["cflags"]), f" in [[config]] '{c['name']}'")))
+            configs.append(Config(name=c["name"], mpicc=c["mpicc"],
+                                  launcher=overrides.get("launcher") or c["launcher"],
+                                  env=env, description=c["description"] or "", params=cparams,
+                                  binding=binding_of(c.get("binding", d["binding"]), where),
+                                  cflags=cflags_of(c.get("cflags", d["cflags"]), where)))
     seen = set()
     for c in configs:
         if not _NAME.match(c.name):

@@ -106,12 +106,26 @@ class Param:
                 "STR": "a string", "BOOL": "true or false"}[self.type]
 
 
+DURATION_MAX_S = 1e9   # MT_DURATION_MAX_S of the core
+
+
 def parse_duration(value, key: str = "duration") -> float:
-    """'20us' -> 2e-5 s; a plain number is seconds."""
+    """'20us' -> 2e-5 s. A unit (s, ms, us, ns) is required except for 0: a bare 20 is a typo waiting
+    to happen (20 s per measurement). NaN, infinities and values above DURATION_MAX_S are errors."""
+    if isinstance(value, bool):
+        raise MtError(f"invalid {key} '{value}': expected a duration with a unit such as 1s, 200ms, 20us")
+    if isinstance(value, (int, float)) and value == 0:
+        return 0.0
     m = _DURATION.match(str(value))
-    if not m or isinstance(value, bool):
-        raise MtError(f"invalid {key} '{value}': expected a duration such as 1s, 200ms, 20us or 2e-6")
-    return float(m.group(1)) * _UNIT_S[m.group(2)]
+    if not m:
+        raise MtError(f"invalid {key} '{value}': expected a finite duration with a unit such as 1s, 200ms, 20us")
+    v = float(m.group(1))
+    if m.group(2) is None and v != 0:
+        raise MtError(f"invalid {key} '{value}': give a unit (s, ms, us or ns), e.g. {m.group(1)}s or {m.group(1)}us")
+    secs = v * _UNIT_S[m.group(2)]
+    if not math.isfinite(secs) or secs > DURATION_MAX_S:
+        raise MtError(f"invalid {key} '{value}': longer than the largest duration, {DURATION_MAX_S:g}s")
+    return secs
 
 
 def _tokens(args: str) -> list[str]:

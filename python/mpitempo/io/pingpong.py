@@ -58,7 +58,7 @@ def load_document(doc: dict) -> Run:
         m = int(r["msize"])
         est = r.get("npp_estimate") or {}
         if "ticks" in est:
-            run.series.append(Series("estimate", m, int(est["npp_init"]), np.asarray(est["ticks"], dtype=np.int64)))
+            run.series.append(Series("estimate", m, int(est.get("npp_estimate_used", est["npp_init"])), np.asarray(est["ticks"], dtype=np.int64)))
         for s in r.get("sets", []):
             run.series.append(Series("pingpong", m, int(s["npp"]), np.asarray(s.get("ticks", []), dtype=np.int64)))
         if r.get("loop") and "ticks" in r["loop"]:

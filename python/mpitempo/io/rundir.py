@@ -30,13 +30,15 @@ def _get(meta: dict, *path, default=""):
 
 def _hosts(meta: dict) -> str:
     ranks = meta.get("ranks") or []
+    if not isinstance(ranks, list):
+        return ""
     return ",".join(sorted({str(r.get("host", "")) for r in ranks if isinstance(r, dict)}))
 
 
 def _int(v) -> int:
     try:
         return int(v or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
@@ -83,8 +85,10 @@ def check_root(root: Path) -> None:
         raise MtError(f"'{root}' is not a campaign directory (no runs/ inside)")
 
 
-def find_runs(root: Path, kind=None) -> tuple[list[Path], list[dict], list[str]]:
-    """(complete run directories, failed records, incomplete run ids) of a campaign of any kind."""
+def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], list[dict], list[str]]:
+    """(complete run directories, failed records, incomplete run ids) of a campaign of any kind.
+    With ``verify``, a complete run whose data files do not match the records in its meta.json
+    (truncated, edited) is an MtError (`io.integrity`)."""
     if kind is None:
         from mpitempo import kinds
 
@@ -102,6 +106,10 @@ def find_runs(root: Path, kind=None) -> tuple[list[Path], list[dict], list[str]]
                 failed.append({"run_id": d.name, "status": "failed"})
         else:
             incomplete.append(d.name)
+    if verify:
+        from mpitempo.io.integrity import check_runs
+
+        check_runs(Path(root), complete, kind)
     return complete, failed, incomplete
 
 

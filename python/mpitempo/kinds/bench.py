@@ -18,6 +18,8 @@ CSV_COLUMNS = {
 
 @dataclass(frozen=True)
 class BenchKind(Kind):
+    csv_columns = CSV_COLUMNS   # of measurements.csv, for messages naming a bad line
+
     def normalise(self, key, value, where="", label=None):
         if key == "msizes":
             from mpitempo.io.sizes import parse_sizes

@@ -17,6 +17,8 @@ from mpitempo.stats.diagnostics import mpirun_factor
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.summary import counts_from_per_run, per_run_table
+from mpitempo.analysis.flags import flag_cell, flag_notes
+from mpitempo.present.headlines import op_headlines
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}
@@ -24,7 +26,7 @@ h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-b
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0} th,td{border:1px solid #ddd;padding:3px 8px}
 th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#555;font-size:.9em} .sig{color:#0a7d00;font-weight:bold} img{max-width:100%;margin:.4em 0}
-.muted{color:#888}
+.muted{color:#888} .warn{color:#a00;font-size:.9em} .flag{color:#a00} .headline{margin:.3em 0}
 """
 
 
@@ -81,7 +83,8 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
 
     many = len(data.labels) > 1
     hs = (["campaign"] if many else []) + ["config", "op", "msize [B]", "nprocs", "runs", "median [µs]",
-                                            "95% CI [µs]", "mean [µs]", "min [µs]", "max [µs]", "spread", "outliers"]
+                                            "95% CI [µs]", "mean [µs]", "min [µs]", "max [µs]", "spread", "outliers",
+                                            "flags"]
     trs = []
     for r in rows:
         ci = r["median_ci"] or {}
@@ -90,10 +93,12 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
         trs.append(([esc(r["campaign"])] if many else []) + [
             esc(r["config"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0), r["nprocs"], r["runs"],
             us(r["median_s"]), cell, us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
-            f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-", r["outliers"]])
+            f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-", r["outliers"],
+            f"<span class='flag'>{esc(flag_cell(r.get('flags')))}</span>"])
     parts.append("<h2>Summary</h2>" + _table(hs, trs, numeric_from=4 if many else 3)
                  + "<p class='note'>Statistics over the per-mpirun medians; CI: distribution-free 95% interval of "
-                 "the median (order statistics).</p>")
+                 "the median (order statistics).</p>"
+                 + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows)))
 
     # comparison: configs within the data, or campaigns when several were given
     cmp = None
@@ -102,7 +107,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     marks: dict[tuple, str] = {}
     if by:
         try:
-            cmp = compare(data, by, filt=filt)
+            cmp = compare(data, by, filt=filt, allow_oversubscribed=True)   # shown, and flagged
         except MtError as e:
             parts.append(f"<h2>Comparison</h2><p class='note'>{esc(e)}</p>")
     if cmp:
@@ -111,16 +116,22 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
             sig = r["significant"]
             delta = f"{r['delta_pct']:+.2f}%" if sig and r["delta_pct"] is not None else "~"
             p = "-" if r["p_value"] is None else f"{r['p_value']:.3g}"
+            lo, hi = r["effect_ci_pct"]
+            shift = "-" if r["effect_pct"] is None else (
+                f"{r['effect_pct']:+.2f}%" + (f" [{lo:+.2f}, {hi:+.2f}]" if lo is not None else ""))
             trs.append([esc(r["b"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0),
                         esc(r["nprocs"]), us(r["median_a_s"]), us(r["median_b_s"]),
-                        f"<span class='{'sig' if sig else ''}'>{delta}</span>", f"{p} {r['stars']}",
-                        f"{r['runs_a']} / {r['runs_b']}"])
+                        f"<span class='{'sig' if sig else ''}'>{delta}</span>", esc(shift), f"{p} {r['stars']}",
+                        f"{r['runs_a']} / {r['runs_b']}", esc(r["verdict"])])
             marks[(r["b"], r["op"], r["msize"])] = r["stars"] or "~"
+        heads = op_headlines(cmp.rows)
         parts.append(f"<h2>Comparison by {esc(by)} (A = {esc(cmp.base)})</h2>"
+                     + "".join(f"<p class='headline'><b>{esc(op)}</b>: {esc(h)}</p>" for op, h in heads.items())
                      + _table(["B", "op", "msize [B]", "nprocs", "median A [µs]", "median B [µs]", "delta",
-                               "p", "runs A / B"], trs, numeric_from=2)
+                               "shift [95% CI]", "p", "runs A / B", "verdict"], trs, numeric_from=2)
                      + "<p class='note'>Wilcoxon rank-sum (Mann-Whitney U) on per-mpirun medians, two-sided; "
-                       "* p &le; 0.05, ** &le; 0.01, *** &le; 0.001; ~ not significant.</p>"
+                       "* p &le; 0.05, ** &le; 0.01, *** &le; 0.001; ~ not significant; shift: Hodges-Lehmann "
+                       "shift of the run medians (B - A, % of A) with its 95% CI.</p>"
                      + "".join(f"<p class='note'>[{i}] {esc(n)}</p>" for i, n in enumerate(cmp.notes, 1)))
 
     # runtime vs size and box plots per op

@@ -20,6 +20,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
     from mpitempo.analysis.store import open_campaigns
     from mpitempo.analysis.summary import summary_rows
+    from mpitempo.analysis.flags import flag_cell, flag_notes
     filt = filt or Filter()
     from pathlib import Path
 
@@ -62,14 +63,15 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
                   lead + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
                           ("runs", "right"), ("median [µs]", "right"), ("95% CI [µs]", "right"),
                           ("mean [µs]", "right"), ("min [µs]", "right"), ("max [µs]", "right"), ("spread", "right"),
-                          ("outliers", "right")])
+                          ("outliers", "right"), ("flags", "left")])
         for r in rows:
             spread = f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-"
             t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
                       str(r["nprocs"]), str(r["runs"]), us(r["median_s"]), _ci_cell(r), us(r["mean_s"]),
-                      us(r["min_s"]), us(r["max_s"]), spread, str(r["outliers"]))
+                      us(r["min_s"]), us(r["max_s"]), spread, str(r["outliers"]), flag_cell(r.get("flags")))
         t.caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
-                     f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median")
+                     f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
+                     "flags: see the warnings below and docs/methods.md")
     t.caption_justify = "left"
     con.print(t)
     notes = [outlier_line(counts["outliers"], counts["measurements"],
@@ -84,6 +86,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         if empty:
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
+        notes += flag_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")

@@ -17,8 +17,21 @@ def console() -> Console:
 
 
 def print_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=2, default=_default)
+    """Strict JSON: NaN and infinities (which json would print bare, invalid JSON) become null."""
+    json.dump(_finite(obj), sys.stdout, indent=2, default=_default, allow_nan=False)
     sys.stdout.write("\n")
+
+
+def _finite(o):
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    if hasattr(o, "item") and not isinstance(o, (str, bytes)):
+        return _finite(o.item())
+    return o
 
 
 def _default(o):

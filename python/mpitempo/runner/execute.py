@@ -62,47 +62,101 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False) -> dict:
-    """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs."""
+def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False,
+            given: str = "the campaign given") -> dict:
+    """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs.
+    Everything is checked before the directory is created; the directory is locked while the
+    campaign runs; SIGTERM and SIGHUP stop it as Ctrl-C does (counts["interrupted"])."""
+    from mpitempo.runner.lock import builds_in_use, campaign_lock, signals_interrupt
+
     kind = c.kind_obj
     builds = check_campaign(c)
 
     runs_dir = outdir / "runs"
-    if resume:
-        spec_path = outdir / "campaign.toml"
-        if not spec_path.exists():
-            raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
-        if spec_path.read_text() != c.to_toml():
-            raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from the spec given; "
-                          "resume without changing the campaign")
-    else:
-        if outdir.is_dir() and not any(outdir.iterdir()):
-            pass   # an empty directory made for us is fine
-        else:
+    with contextlib.ExitStack() as stack:
+        if resume:
+            spec_path = outdir / "campaign.toml"
+            if not spec_path.exists():
+                raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
+            stack.enter_context(campaign_lock(outdir))
             try:
-                outdir.mkdir(parents=True, exist_ok=False)
-            except FileExistsError:
-                raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
-        (outdir / "campaign.toml").write_text(c.to_toml())
-    runs_dir.mkdir(exist_ok=True)
+                have = spec_path.read_text(errors="replace")
+            except OSError as e:
+                raise MtError(f"cannot read '{spec_path}': {e.strerror}") from None
+            if have != c.to_toml():
+                raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} "
+                              f"({_first_difference(have, c.to_toml())}); resume without changing the campaign")
+        else:
+            if outdir.is_dir() and not any(outdir.iterdir()):
+                pass   # an empty directory made for us is fine
+            else:
+                try:
+                    outdir.mkdir(parents=True, exist_ok=False)
+                except FileExistsError:
+                    raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
+                except OSError as e:
+                    raise MtError(f"cannot create the campaign directory '{outdir}': {e.strerror}") from None
+            try:
+                stack.enter_context(campaign_lock(outdir))
+                (outdir / "campaign.toml").write_text(c.to_toml())
+                runs_dir.mkdir(exist_ok=True)
+            except (OSError, MtError) as e:   # a full or read-only file system: nothing half-written is left
+                stack.close()
+                shutil.rmtree(outdir, ignore_errors=True)
+                why = e.strerror if isinstance(e, OSError) else str(e)
+                raise MtError(f"cannot write the campaign directory '{outdir}': {why}") from None
+        runs_dir.mkdir(exist_ok=True)
 
-    planned = plan(c)
-    order_path = outdir / "order.json"
-    if not order_path.exists():
-        order_path.write_text(json.dumps([r.run_id for r in planned], indent=1) + "\n")
-    base_seed = c.seed if c.seed is not None else random.SystemRandom().randrange(2**62)
-    todo = [r for r in planned if not kind.complete(runs_dir / r.run_id)]
-    counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
-    if resume and not quiet:
-        _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
-    progress = Progress(len(planned), counts["skipped"], quiet=quiet)
-    interrupted = False
-    try:
-        interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress)
-    finally:
-        progress.close()
+        planned = plan(c)
+        order_path = outdir / "order.json"
+        if not order_path.exists():
+            order_path.write_text(json.dumps([r.run_id for r in planned], indent=1) + "\n")
+        base_seed = c.seed if c.seed is not None else random.SystemRandom().randrange(2**62)
+        todo = [r for r in planned if not _done(kind, runs_dir / r.run_id)]
+        counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
+        if resume and not quiet:
+            _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
+        progress = Progress(len(planned), counts["skipped"], quiet=quiet)
+        interrupted = False
+        try:
+            with builds_in_use(builds.values()), signals_interrupt():
+                interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress)
+        except KeyboardInterrupt as e:   # between two mpiruns: nothing is running, nothing to record
+            interrupted = getattr(e, "signame", None) or True
+        except OSError as e:   # the runner's own files (launch.json, stderr.log, runlog.jsonl, failed.json)
+            # never raised while an mpirun runs: every run either completed (its meta.json is there) or is rerun
+            where = f" ({e.filename})" if e.filename else ""
+            raise MtError(f"cannot write into the campaign directory '{outdir}': {e.strerror or e}{where}; "
+                          f"{counts['ok']} run(s) completed now and {counts['skipped']} before are kept; "
+                          f"continue with: mpitempo run --resume {outdir}") from None
+        finally:
+            progress.close()
     counts["interrupted"] = interrupted
     return counts
+
+
+def _first_difference(a: str, b: str) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for x, y in zip(la, lb):
+        if x != y:
+            return f"'{x}' there, '{y}' now"
+    if len(la) != len(lb):
+        extra = la[len(lb)] if len(la) > len(lb) else lb[len(la)]
+        return f"'{extra}' only {'there' if len(la) > len(lb) else 'now'}"
+    return "whitespace"
+
+
+def _done(kind, d: Path) -> bool:
+    """Complete, and its data files are what its meta.json records (a damaged run is run again)."""
+    if not kind.complete(d):
+        return False
+    from mpitempo.io.integrity import verify_run
+    from mpitempo.io.rundir import load_meta
+
+    try:
+        return verify_run(d, load_meta(d / "meta.json"), kind.data_files) is None
+    except MtError:
+        return False
 
 
 def check_campaign(c: Campaign) -> dict[str, Build]:
@@ -112,6 +166,9 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     for cfg in c.configs:
         builds[cfg.name] = ensure_build(cfg.mpicc, cflags=cfg.cflags)
         c.kind_obj.check(c, builds[cfg.name], [cfg])
+    from mpitempo.runner.preflight import preflight
+
+    preflight(c, builds)
     return builds
 
 
@@ -172,6 +229,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
                 progress.finish(r.run_id, True, dt)
         else:
             counts["failed"] += 1
+            for stale in rdir.glob(".*.tmp"):   # the unfinished files of a killed core: never looked whole
+                stale.unlink()
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
                    "argv": launch.argv, "stderr_tail": err_tail}
             tmp = rdir / ".failed.json.tmp"
@@ -180,7 +239,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
             last = err_tail.strip().splitlines()[-1] if err_tail.strip() else f"exit code {rc}"
             progress.finish(r.run_id, False, dt, f"{status}: {last}")
             if status == "interrupted":
-                return True
+                return next((ln.split("interrupted by ", 1)[1].split(";")[0] for ln in err_tail.splitlines()
+                             if ln.startswith("mpitempo: interrupted by ")), True)
     return False
 
 
@@ -200,28 +260,78 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[st
     except subprocess.TimeoutExpired:
         _kill_group(p)
         rc, status = p.returncode, "timeout"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:   # Ctrl-C, or SIGTERM/SIGHUP (runner.lock.Terminated)
         _kill_group(p)
         rc, status = p.returncode, "interrupted"
+        signame = getattr(e, "signame", "SIGINT")
     errf.seek(0)
     tail = "\n".join(errf.read().splitlines()[-20:])
     errf.close()
     if status == "timeout":
         tail += f"\nmpitempo: killed after the timeout of {timeout:g} s"
+    if status == "interrupted":
+        tail += f"\nmpitempo: interrupted by {signame}; the mpirun's process group was killed"
     return status, rc, tail
 
 
-def _kill_group(p: subprocess.Popen) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(p.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            p.wait(timeout=3)
-            return
-        except subprocess.TimeoutExpired:
+def _descendants(pid: int) -> set[int]:
+    """Every process below pid (from /proc). MPI launchers put their proxies and ranks into new
+    sessions (MPICH's hydra_pmi_proxy, each rank), out of reach of the mpirun's process group."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for e in entries:
+        if not e.isdigit():
             continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(e))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _signal_all(p: subprocess.Popen, procs: set[int], sig) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, sig)
+    for pid in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    """SIGTERM the mpirun's process group and every process below it (the launcher forwards it to
+    the ranks), then SIGKILL whatever is left after 3 s: no proxy, no rank survives."""
+    procs = _descendants(p.pid)
+    _signal_all(p, procs, signal.SIGTERM)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        procs |= _descendants(p.pid)
+        if p.poll() is not None and not any(_alive(x) for x in procs):
+            return
+        time.sleep(0.05)
+    procs |= _descendants(p.pid)
+    _signal_all(p, procs, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        p.wait(timeout=5)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def first_failure(outdir: Path) -> str:

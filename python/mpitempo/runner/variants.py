@@ -109,6 +109,13 @@ def parse_variants(spec: str) -> list[Variant]:
             if not eq or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
                 raise MtError(f"invalid setting '{kv}' of variant '{name}': expected VAR=VALUE")
             env[k] = v
+        if not env and name != "default":   # a bare name runs the default: refuse a misspelt keyword
+            import difflib
+
+            close = difflib.get_close_matches(name.lower(), ["auto", "none", "default"], n=1, cutoff=0.5)
+            if close:
+                raise MtError(f"invalid --variants '{spec}': '{name}' is not a keyword; did you mean '{close[0]}'? "
+                              f"(a variant '{name}' without VAR=VALUE settings would run the library's default)")
         out.append(Variant(name, env))
     if not out:
         raise MtError(f"invalid --variants '{spec}': expected NAME:VAR=VAL[,VAR=VAL][;NAME2:...]")

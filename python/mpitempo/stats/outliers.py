@@ -36,10 +36,10 @@ class Filter:
     def __post_init__(self):
         if self.kind not in FILTERS:
             raise MtError(f"unknown filter '{self.kind}' (allowed: {', '.join(FILTERS)})")
-        if not (self.k > 0):
-            raise MtError(f"invalid Tukey factor {self.k}: must be > 0")
-        if not (self.cut_coef > 1):
-            raise MtError(f"invalid cut_coef {self.cut_coef}: must be > 1")
+        if not (0 < self.k < float("inf")):
+            raise MtError(f"invalid --tukey-k {self.k}: must be a finite number > 0")
+        if not (1 < self.cut_coef < float("inf")):
+            raise MtError(f"invalid --cut-coef {self.cut_coef}: must be a finite number > 1")
 
     def settings(self) -> dict:
         """What the outputs record about the filter."""

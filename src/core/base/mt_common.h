@@ -32,7 +32,9 @@ int mt_parse_size_list_ex(const char *s, int allow_zero, int64_t **out, int *n, 
 /* The same, with the message naming the option: "invalid --cache-size '0': ..." */
 int mt_parse_size_as(const char *s, const char *name, int allow_zero, int64_t *out, char *err);
 
-/* Parse a duration "20us", "1.5ms", "2e-6" (seconds), "100ns", "1s" into seconds (>= 0). */
+/* Parse a duration "20us", "1.5ms", "100ns", "1s" into seconds (>= 0). A unit is required (a bare number
+ * only for 0); NaN, infinities and durations above MT_DURATION_MAX_S are errors. */
+#define MT_DURATION_MAX_S 1e9
 int mt_parse_duration(const char *s, double *out, char *err);
 /* The same, with the message naming the option: "invalid --time-slice '1x': ..." */
 int mt_parse_duration_as(const char *s, const char *name, double *out, char *err);

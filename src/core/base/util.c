@@ -224,19 +224,27 @@ void mt_shuffle_int(mt_rng_t *r, int *a, int n)
 
 int mt_parse_duration_as(const char *s, const char *name, double *out, char *err)
 {
-    if (!s || !*s) return mt_fail(err, MT_EINVAL, "invalid %s '': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", name);
+    if (!s || !*s) return mt_fail(err, MT_EINVAL, "invalid %s '': expected a duration with a unit, e.g. 20us, 1.5ms, 2s", name);
     errno = 0;
     char *end = NULL;
     double v = strtod(s, &end);
     if (end == s || errno == ERANGE || v != v || isinf(v))
-        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected e.g. 20us, 1.5ms, 2e-6 (seconds)", name, s);
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected a finite duration with a unit, e.g. 20us, 1.5ms, 2s",
+                       name, s);
+    if (v < 0) return mt_fail(err, MT_EINVAL, "invalid %s '%s': must not be negative", name, s);
     double div = 1.0; /* a division by an exact power of ten rounds correctly: 20us is 2e-05 */
-    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0) div = 1.0;
+    if (strcmp(end, "") == 0) {
+        /* a bare number is a typo waiting to happen (--window 20 is 20 s per measurement): only 0 may omit it */
+        if (v != 0) return mt_fail(err, MT_EINVAL, "invalid %s '%s': give a unit (s, ms, us or ns), e.g. %ss or %sus",
+                                   name, s, s, s);
+    } else if (strcmp(end, "s") == 0) div = 1.0;
     else if (strcmp(end, "ms") == 0) div = 1e3;
     else if (strcmp(end, "us") == 0) div = 1e6;
     else if (strcmp(end, "ns") == 0) div = 1e9;
     else return mt_fail(err, MT_EINVAL, "invalid %s '%s': the unit must be s, ms, us or ns", name, s);
-    if (v < 0) return mt_fail(err, MT_EINVAL, "invalid %s '%s': must not be negative", name, s);
+    if (v / div > MT_DURATION_MAX_S)
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': longer than the largest duration, %gs", name, s,
+                       MT_DURATION_MAX_S);
     *out = v / div;
     return MT_OK;
 }

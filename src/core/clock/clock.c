@@ -94,6 +94,8 @@ int mt_clock_unflatten(const unsigned char *buf, size_t len, const mt_baseclock_
         out->m[i].kind = k;
         memcpy(&out->m[i].slope, p + 4, 8);
         memcpy(&out->m[i].intercept, p + 12, 8);
+        if (!isfinite(out->m[i].slope) || !isfinite(out->m[i].intercept))
+            return mt_fail(err, MT_EINVAL, "flattened clock has a non-finite model at depth %u", i);
     }
     out->depth = (int)depth;
     return MT_OK;

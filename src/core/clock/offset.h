@@ -74,5 +74,7 @@ double mt_offset_skampi_core(const double *s_last, const double *t_ref, const do
  * Returns the median of local - ref - rtt/2 and its timestamp in *ts
  * (the lower median for even n, so that it is one of the measurements). */
 double mt_offset_meanrtt_core(const double *local, const double *ref, int n, double rtt, double *ts);
+/* The RTT estimate of Mean-RTT-Offset: the median of n round trips (sorts rtt in place). */
+double mt_rtt_median(double *rtt, int n);
 
 #endif

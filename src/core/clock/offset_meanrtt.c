@@ -1,6 +1,16 @@
 /* mpitempo: Mean-RTT-Offset of Jones and Koenig (Hunold and Carpen-Amarie 2018, Algorithm 8):
- * the RTT to a partner is measured once (mean over npp ping-pongs), then the
- * offset is the median of local - ref - rtt/2 over npp synchronous exchanges. */
+ * the RTT to a partner is measured once, then the offset is the median of
+ * local - ref - rtt/2 over npp synchronous exchanges.
+ *
+ * The RTT measurement starts with an untimed hand-shake (the reference may be
+ * busy with another client for milliseconds: the first ping-pong would wait
+ * for it) and takes the MEDIAN of npp timed round trips, not their mean: one
+ * preempted round trip must not move rtt/2. It is measured in every call,
+ * right before the exchanges, not cached per partner as in the paper: the
+ * load under which a cached RTT was taken need not be the load of a later fit
+ * point. (With the mean, no hand-shake and the cache, rank 2 of a JK sync on 3
+ * ranks ended up milliseconds off; with the cache alone, HCA on 5
+ * oversubscribed ranks 0.35-1.4 ms.) */
 #include "clock/offset.h"
 #include "base/mt_mpi.h"
 
@@ -40,33 +50,54 @@ double mt_offset_meanrtt_core(const double *local, const double *ref, int n, dou
     return med;
 }
 
-/* mean RTT over npp ping-pongs, as seen by the client; the reference echoes */
+double mt_rtt_median(double *rtt, int n)
+{
+    if (n <= 0) return 0;
+    qsort(rtt, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? rtt[n / 2] : 0.5 * (rtt[n / 2 - 1] + rtt[n / 2]);
+}
+
+/* RTT to the reference as seen by the client: an untimed hand-shake, then the
+ * median of npp timed ping-pongs; the reference echoes. Both sides return the
+ * same value (the client sends it), so both caches agree. */
 static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp)
 {
-    double d = 0, sum = 0;
+    double d = 0;
     if (pp->rank == ref) {
+        mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT); /* hand-shake: the client waits here, untimed */
+        mt_pp_send(pp, &d, 1, client, TAG_RTT);
         for (int i = 0; i < npp; i++) {
-            if (i == 0) mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT);
-            else mt_pp_recv(pp, &d, 1, client, TAG_RTT);
+            mt_pp_recv(pp, &d, 1, client, TAG_RTT);
             mt_pp_send(pp, &d, 1, client, TAG_RTT);
         }
-        return 0;
+        mt_pp_recv(pp, &d, 1, client, TAG_RTT);
+        return d;
     }
+    double *r = malloc(sizeof(double) * (size_t)npp);
+    if (!r) mt_check_mpi(MPI_ERR_NO_MEM, "Mean-RTT-Offset buffer");
+    mt_pp_send(pp, &d, 1, ref, TAG_RTT);
+    mt_pp_recv_lazy(pp, &d, 1, ref, TAG_RTT);
     for (int i = 0; i < npp; i++) {
         double t0 = mt_clock_now(clk);
         mt_pp_send(pp, &d, 1, ref, TAG_RTT);
         mt_pp_recv(pp, &d, 1, ref, TAG_RTT);
-        sum += mt_clock_now(clk) - t0;
+        r[i] = mt_clock_now(clk) - t0;
     }
-    return sum / npp;
+    double rtt = mt_rtt_median(r, npp);
+    free(r);
+    mt_pp_send(pp, &rtt, 1, ref, TAG_RTT);
+    return rtt;
 }
 
 static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp, mt_offset_res_t *out)
 {
     memset(out, 0, sizeof *out);
     int other = pp->rank == ref ? client : ref;
-    /* both sides take part in the RTT measurement once per partner (have_rtt) */
-    if (pp->rtt[other] < 0) pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
+    /* both sides take part in the RTT measurement, in every call: the paper measures it once
+     * per partner (have_rtt) and reuses it, but an RTT measured under other load (HCA: the
+     * slopes are measured by many pairs at once, the intercepts one pair at a time) is off by
+     * hundreds of us on a busy or oversubscribed machine, and rtt/2 goes into every offset */
+    pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
     if (pp->rank == ref) {
         double dummy, tlocal;
         for (int i = 0; i < npp; i++) {
@@ -91,5 +122,5 @@ static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int cli
 }
 
 const mt_offset_alg_t mt_offset_meanrtt = {
-    "meanrtt", "Mean-RTT-Offset (Jones & Koenig): median of local - ref - meanRTT/2 over the ping-pongs",
+    "meanrtt", "Mean-RTT-Offset (Jones & Koenig): median of local - ref - RTT/2 over the ping-pongs (RTT: median after a hand-shake)",
     meanrtt_measure};

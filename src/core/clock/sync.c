@@ -145,7 +145,8 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         case MT_P_FIT:
             if (!strcmp(v, "ts")) p->fit = MT_FIT_TS;
             else if (!strcmp(v, "ols")) p->fit = MT_FIT_OLS;
-            else return mt_fail(err, MT_EINVAL, "invalid fit '%s' in '%s': expected ts or ols", v, whole);
+            else if (!strcmp(v, "paper")) p->fit = MT_FIT_PAPER;
+            else return mt_fail(err, MT_EINVAL, "invalid fit '%s' in '%s': expected ts, ols or paper", v, whole);
             break;
         case MT_P_TOL:
             if (!parse_num(v, &d) || d < 0)
@@ -155,6 +156,13 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         }
         if (!comma) break;
         q = comma + 1;
+    }
+    if (p->fit == MT_FIT_PAPER) {
+        if (((*given & MT_P_SLOPE) && p->slope != MT_SLOPE_FIT) || ((*given & MT_P_WINDOW) && p->window_s != 0))
+            return mt_fail(err, MT_EINVAL, "fit=paper in '%s' sets slope=fit and window=0 itself: give no other "
+                           "slope or window with it", whole);
+        p->slope = MT_SLOPE_FIT;
+        p->window_s = 0;
     }
     return MT_OK;
 }
@@ -278,7 +286,7 @@ static void fmt_flat(const mt_sync_alg_t *a, const mt_sync_params_t *p, char *bu
     if (a->keys & MT_P_SLOPE)
         ADD("slope=%s", p->slope == MT_SLOPE_AUTO ? "auto" : p->slope == MT_SLOPE_FIT ? "fit" : "zero");
     if (a->keys & MT_P_Z) ADD("z=%g", p->z);
-    if (a->keys & MT_P_FIT) ADD("fit=%s", p->fit == MT_FIT_OLS ? "ols" : "ts");
+    if (a->keys & MT_P_FIT) ADD("fit=%s", p->fit == MT_FIT_PAPER ? "paper" : p->fit == MT_FIT_OLS ? "ols" : "ts");
     if (a->keys & MT_P_TOL) ADD("tol=%g", p->tol_s);
 #undef ADD
 }

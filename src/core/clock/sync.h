@@ -25,7 +25,9 @@ enum { MT_P_FITPTS = 1, MT_P_PP = 2, MT_P_OFFSET = 4, MT_P_RECOMPUTE = 8, MT_P_W
        MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256 };
 
 /* how the slope is fitted */
-enum { MT_FIT_TS = 0, MT_FIT_OLS = 1 };
+/* MT_FIT_PAPER: LEARN_CLOCK_MODEL exactly as Hunold and Carpen-Amarie 2018 (Alg. 2) specify it:
+ * no warm-up, consecutive fit points, least squares over all points, no outlier refit, slope kept */
+enum { MT_FIT_TS = 0, MT_FIT_OLS = 1, MT_FIT_PAPER = 2 };
 
 typedef struct mt_sync_params {
     int fitpts;                    /* fit points per linear model (>= 2) */

@@ -19,7 +19,9 @@
  *    drift-free pair of clocks (one host, one TSC) needs. What was decided
  *    is recorded (mt_sync_stats_t.slope_state).
  *  - robust fit: points more than 5 MADs off the first fit are dropped before
- *    the final fit. */
+ *    the final fit.
+ * fit=paper turns every addition off: no warm-up, no window, least squares
+ * over all fit points, no refit, the slope always kept, recompute as given. */
 #define _GNU_SOURCE
 #include "base/mt_mpi.h"
 #include "base/mt_common.h"
@@ -148,7 +150,7 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
      * were all delayed -- and fit again */
     mt_fit_t f;
     int ok = fit_line(ts, xx, yy, m, tmp, &f) == MT_OK;
-    if (ok && m >= 6) {
+    if (ok && m >= 6 && p->fit != MT_FIT_PAPER) {
         for (int i = 0; i < m; i++) r[i] = yy[i] - (f.slope * xx[i] + f.intercept);
         double med = mt_median(r, m);
         for (int i = 0; i < m; i++) tmp[i] = fabs(r[i] - med);
@@ -229,7 +231,8 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
     lm->kind = MT_MODEL_OFFSET;
     if (e->pp.rank == ref) {
         e->st->learn_ref++;
-        for (int i = 0; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
+        int first = p->fit == MT_FIT_PAPER; /* fit=paper: no warm-up */
+        for (int i = first; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
         if (p->slope == MT_SLOPE_AUTO) {
             double again = 0;
             mt_pp_recv_lazy(&e->pp, &again, 1, client, TAG_CONFIRM);
@@ -247,7 +250,7 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         /* warm-up: the first measurement waits for the reference to arrive
          * (it may still serve another client) and runs on cold caches; it
          * is not a fit point, and the window starts when it is done */
-        mt_sync_measure(e, clk, ref, client, &o);
+        if (p->fit != MT_FIT_PAPER) mt_sync_measure(e, clk, ref, client, &o);
         double t0 = mt_clock_now(clk);
         int ntot = n;
         for (int i = 0; i < n; i++) {

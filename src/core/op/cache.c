@@ -49,10 +49,24 @@ static size_t parse_sysfs_size(const char *s)
 /* a shared_cpu_list naming exactly one CPU ("3") marks a private cache */
 static int single_cpu(const char *list) { return list[0] && strchr(list, ',') == NULL && strchr(list, '-') == NULL; }
 
+/* the SMT siblings of the CPU whose cache directory is dir (".../cpuN/cache"):
+ * ".../cpuN/topology/thread_siblings_list", or "" */
+static void smt_siblings(const char *dir, char *out, size_t len)
+{
+    char p[512];
+    out[0] = '\0';
+    snprintf(p, sizeof p, "%s/../topology/thread_siblings_list", dir);
+    if (read_str(p, out, len) != 0) out[0] = '\0';
+}
+
 size_t mt_cache_detect(const char *dir, int *level)
 {
     size_t best = 0;
     int best_level = 0;
+    /* a cache shared only by the SMT siblings of one core is private to that core: the
+     * ranks of a benchmark are bound to cores, and cold-cache scratch must cover it */
+    char sib[256];
+    smt_siblings(dir, sib, sizeof sib);
     for (int i = 0; i < 16; i++) {
         char p[512], lvl[32], typ[32], sz[32], shared[256];
         snprintf(p, sizeof p, "%s/index%d/level", dir, i);
@@ -62,7 +76,8 @@ size_t mt_cache_detect(const char *dir, int *level)
         snprintf(p, sizeof p, "%s/index%d/size", dir, i);
         if (read_str(p, sz, sizeof sz) != 0) continue;
         snprintf(p, sizeof p, "%s/index%d/shared_cpu_list", dir, i);
-        if (read_str(p, shared, sizeof shared) != 0 || !single_cpu(shared)) continue;
+        if (read_str(p, shared, sizeof shared) != 0) continue;
+        if (!single_cpu(shared) && !(sib[0] && strcmp(shared, sib) == 0)) continue;
         if (atoi(lvl) > best_level) {
             best_level = atoi(lvl);
             best = parse_sysfs_size(sz);

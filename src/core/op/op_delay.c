@@ -6,6 +6,8 @@
 #include "op/op.h"
 #include "timer/timer.h"
 
+#define MT_DELAY_MAX_S 3600.0
+
 static int c_delay(mt_op_args_t *a)
 {
     const mt_timer_inst_t *t = a->timer;
@@ -26,7 +28,9 @@ int mt_op_delay_for_rank(const char *list, int rank, double *out, char *err)
     if (rc != MT_OK) return rc;
     for (int i = 0; i < n && rc == MT_OK; i++) { /* every item is checked, whichever this rank gets */
         double d;
-        rc = mt_parse_duration(items[i], &d, err);
+        rc = mt_parse_duration_as(items[i], "--delay", &d, err);
+        if (rc == MT_OK && d > MT_DELAY_MAX_S)
+            rc = mt_fail(err, MT_EINVAL, "invalid --delay '%s': at most %gs per call", items[i], MT_DELAY_MAX_S);
         if (rc == MT_OK && i == rank % n) *out = d;
     }
     mt_free_list(items, n);

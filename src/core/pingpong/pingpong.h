@@ -18,6 +18,8 @@
 #define MT_PP_TAG 1          /* ping-pong messages (the paper's tag) */
 #define MT_PP_TAG_HS 2       /* hand-shake messages */
 #define MT_PP_NPP_MAX 100000000LL
+/* the estimate (part 3) grows npp_init by 10x while the timer sees nothing, up to this */
+#define MT_PP_NPP_EST_MAX 1000000LL
 #define MT_PP_HIST_BINS 65536 /* exact frequencies of differences below this many ticks */
 
 /* Everything the measurement needs; filled by option parsing. */

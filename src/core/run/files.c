@@ -3,6 +3,7 @@
 #include "base/mt_common.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,36 @@ void mt_file_abort(FILE *f, const char *tmp)
     if (!f) return;
     fclose(f);
     unlink(tmp);
+}
+
+unsigned long mt_crc32(unsigned long crc, const unsigned char *buf, size_t n)
+{
+    uint32_t c = ~(uint32_t)crc;
+    for (size_t i = 0; i < n; i++) {
+        c ^= buf[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return (unsigned long)~c;
+}
+
+int mt_file_digest(FILE *f, const char *path, mt_digest_t *d, char *err)
+{
+    memset(d, 0, sizeof *d);
+    if (f && (fflush(f) != 0 || ferror(f)))
+        return mt_fail(err, MT_EIO, "writing %s failed: %s", path, strerror(errno ? errno : EIO));
+    FILE *in = fopen(path, "rb");
+    if (!in) return mt_fail(err, MT_EIO, "cannot read back %s: %s", path, strerror(errno));
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        d->bytes += (long long)n;
+        for (size_t i = 0; i < n; i++) d->lines += buf[i] == '\n';
+        d->crc32 = mt_crc32(d->crc32, buf, n);
+    }
+    int bad = ferror(in);
+    fclose(in);
+    if (bad) return mt_fail(err, MT_EIO, "cannot read back %s", path);
+    return MT_OK;
 }
 
 char *mt_read_json_object(const char *path, const char *what, char *err)

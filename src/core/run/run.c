@@ -4,8 +4,10 @@
 #include "base/mt_common.h"
 #include "base/mt_mpi.h"
 #include "run/factors.h"
+#include "run/cpushare.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +111,85 @@ static int lazy_waits(int oversubscribed)
     return oversubscribed;
 }
 
+/* "cpu_share" and "cpus_seen" of the start-up check, appended to a rank record (a JSON object) */
+static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
+{
+    char seen[256];
+    mt_format_cpulist(cs->seen, MT_CPUSHARE_MAXCPU, seen, sizeof seen);
+    size_t l = strlen(rec);
+    if (l == 0 || rec[l - 1] != '}') return;
+    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"cpus_seen\": \"%s\"}", cs->share, seen);
+}
+
+/* Collective: the writer learns the smallest CPU share, the ranks below the
+ * threshold and whether recorded affinities of ranks on one host intersect. */
+static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
+{
+    mt_ctx_t *c = &r->ctx;
+    typedef struct {
+        char host[64];
+        double share;
+        unsigned char bits[MT_CPUSHARE_MAXCPU];
+    } item_t;
+    item_t me;
+    memset(&me, 0, sizeof me);
+    gethostname(me.host, sizeof me.host - 1);
+    me.share = cs->share;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (int i = 0; i < MT_CPUSHARE_MAXCPU && i < CPU_SETSIZE; i++) me.bits[i] = CPU_ISSET(i, &set) ? 1 : 0;
+    } else {
+        memset(me.bits, 1, sizeof me.bits); /* unknown: may run anywhere */
+    }
+    item_t *all = NULL;
+    if (c->rank == r->writer && !(all = malloc(sizeof(item_t) * (size_t)c->size)))
+        mt_check_mpi(MPI_ERR_NO_MEM, "shared-CPU check");
+    mt_check_mpi(MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, r->writer, c->comm),
+                 "MPI_Gather");
+    if (c->rank != r->writer) return;
+    int *host = malloc(sizeof(int) * (size_t)c->size);
+    unsigned char *bits = malloc((size_t)MT_CPUSHARE_MAXCPU * (size_t)c->size);
+    if (!host || !bits) mt_check_mpi(MPI_ERR_NO_MEM, "shared-CPU check");
+    r->cpu_share_min = 1e300;
+    r->cpu_shared_ranks = 0;
+    for (int i = 0; i < c->size; i++) {
+        host[i] = i;
+        for (int k = 0; k < i; k++)
+            if (strcmp(all[i].host, all[k].host) == 0) {
+                host[i] = host[k];
+                break;
+            }
+        memcpy(bits + (size_t)i * MT_CPUSHARE_MAXCPU, all[i].bits, MT_CPUSHARE_MAXCPU);
+        if (all[i].share < r->cpu_share_min) r->cpu_share_min = all[i].share;
+        if (all[i].share < MT_CPUSHARE_MIN) r->cpu_shared_ranks++;
+    }
+    r->affinity_overlap = mt_affinity_overlap(c->size, host, bits, MT_CPUSHARE_MAXCPU);
+    r->shared_cpu = c->oversubscribed || r->cpu_shared_ranks > 0;
+    free(host);
+    free(bits);
+    free(all);
+}
+
+static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
+{
+    mt_json_key(j, "shared_cpu");
+    mt_json_obj_begin(j);
+    mt_json_kbool(j, "shared", r->shared_cpu);
+    mt_json_kbool(j, "oversubscribed", r->ctx.oversubscribed);
+    mt_json_kbool(j, "affinity_overlap", r->affinity_overlap);
+    mt_json_knum(j, "check_s", MT_CPUSHARE_CHECK_S);
+    mt_json_knum(j, "min_cpu_share", r->cpu_share_min);
+    mt_json_knum(j, "threshold", MT_CPUSHARE_MIN);
+    mt_json_kint(j, "ranks_below_threshold", r->cpu_shared_ranks);
+    const char *why = r->ctx.oversubscribed ? "more ranks than CPUs on a host"
+                      : r->cpu_shared_ranks ? "a rank got less than the threshold of CPU time in the start-up check "
+                                              "(another rank or another process on its CPU)"
+                                            : "";
+    mt_json_kstr(j, "reason", why);
+    mt_json_obj_end(j);
+}
+
 static int open_results(mt_run_t *r, char *err)
 {
     const mt_result_file_t *f = r->app->files;
@@ -163,6 +244,7 @@ mt_json_t *mt_run_meta_begin(mt_run_t *r, int with_end_time)
     mt_json_obj_begin(&r->meta);
     mt_factors_write_run_header(&r->meta, tool, r->app->kind, r->cli.config, r->cli.run_index, r->start_iso,
                                 with_end_time ? end_iso : NULL, r->argc, r->argv, r->launch, r->ctx.size, r->recs);
+    write_shared_cpu(r, &r->meta);
     r->meta_state = with_end_time ? 2 : 1;
     return &r->meta;
 }
@@ -175,12 +257,52 @@ static void meta_end(mt_run_t *r)
         mt_iso_now(end_iso, sizeof end_iso);
         mt_json_kstr(j, "end_time", end_iso);
     }
+    mt_json_key(j, "core_latency");
+    mt_json_obj_begin(j);
+    for (int k = 0; k < 2; k++) {
+        const mt_corelat_t *cl = &r->corelat[k];
+        mt_json_key(j, k ? "after" : "before");
+        if (!cl->done) {
+            mt_json_null(j);
+            continue;
+        }
+        mt_json_obj_begin(j);
+        mt_json_key(j, "ranks");
+        mt_json_arr_begin(j);
+        mt_json_int(j, cl->ranks[0]);
+        mt_json_int(j, cl->ranks[1]);
+        mt_json_arr_end(j);
+        mt_json_kint(j, "rounds", cl->rounds);
+        mt_json_knum(j, "rtt_median_s", cl->rtt_median_s);
+        mt_json_knum(j, "rtt_min_s", cl->rtt_min_s);
+        mt_json_obj_end(j);
+    }
+    mt_json_obj_end(j);
     mt_json_key(j, "machine");
     mt_factors_write_machine(j);
     mt_json_key(j, "build");
     mt_factors_write_build(j);
     mt_json_key(j, "environment");
     mt_factors_write_env(j);
+    /* the data files as they are complete: a reader verifies them (docs/reliability.md) */
+    int meta = file_index(r, "meta.json");
+    mt_json_key(j, "files");
+    mt_json_obj_begin(j);
+    for (int i = 0; i < MT_RUN_MAXFILES; i++) {
+        if (i == meta || !r->out[i].f) continue;
+        mt_digest_t d;
+        char derr[MT_ERRLEN];
+        if (mt_file_digest(r->out[i].f, r->out[i].tmp, &d, derr) != MT_OK) continue; /* commit reports it */
+        mt_json_key(j, r->app->files[i].name);
+        mt_json_obj_begin(j);
+        mt_json_kint(j, "bytes", d.bytes);
+        mt_json_kint(j, "lines", d.lines);
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", d.crc32);
+        mt_json_kstr(j, "crc32", hex);
+        mt_json_obj_end(j);
+    }
+    mt_json_obj_end(j);
     mt_json_obj_end(j);
     fflush(j->f);
 }
@@ -192,6 +314,10 @@ void mt_run_write_timer(const mt_run_t *r, mt_json_t *j)
     mt_json_kstr(j, "name", t->t->name);
     mt_json_kstr(j, "desc", t->t->desc);
     mt_json_knum(j, "ticks_per_s", t->ticks_per_s);
+    if (r->timer_follows) {
+        mt_json_kstr(j, "follows", r->timer_follows);
+        mt_json_kstr(j, "follows_how", r->timer_follows_how);
+    }
     mt_json_kint(j, "study_reads", r->tq.nreads);
     mt_json_knum(j, "resolution_s", r->tq.res_s);
     mt_json_knum(j, "min_overhead_s", r->tq.min_ov_s);
@@ -261,8 +387,9 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     long long np = r.cli.expect_np;
     if (np && np != c->size)
         rc = c->size == 1 ? mt_fail(err, MT_EINVAL,
-                                    "expected %lld ranks but this process sees a job of 1: it was probably started by "
-                                    "the mpiexec of a different MPI library than the one it was built with", np)
+                                    "expected %lld ranks but this process sees a job of 1: the launcher started "
+                                    "singletons (its -n is not {np}, srun has the wrong --mpi plugin, or it is the "
+                                    "mpiexec of a different MPI library than the one the core was built with)", np)
                           : mt_fail(err, MT_EINVAL, "expected %lld ranks but the job has %d", np, c->size);
     if (rc == MT_OK) rc = validate(&r, c->size, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
@@ -277,6 +404,15 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     /* the timer: every rank opens and calibrates its own */
     rc = mt_timer_open(mt_p_str(&r.cli.p, MTP_timer), &c->timer, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    r.timer_follows = mt_timer_follows(&c->timer, &r.timer_follows_how);
+    if (c->rank == 0 && strstr(r.timer_follows, "REALTIME")) {
+        int syncs = mt_param_def(MTP_algorithms, app->id) ||
+                    (mt_param_def(MTP_sync, app->id) && strcmp(mt_p_str(&r.cli.p, MTP_sync), "none") != 0);
+        if (syncs)
+            fprintf(stderr, "%s: warning: timer '%s' follows CLOCK_REALTIME (NTP can slew or step it, a time "
+                    "namespace does not move it): clock sync on it may be off; use --timer monotonic\n",
+                    app->prog, c->timer.t->name);
+    }
     c->oversubscribed = detect_oversubscribed(c->comm);
     c->lazy = lazy_waits(c->oversubscribed);
     /* the timer's quality for meta.json, on every rank at once (they all run the same loop) */
@@ -287,16 +423,25 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
         mt_check_mpi(MPI_Reduce(&r.tq.min_ov_s, &r.tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
     }
 
-    /* per-rank records: placement and binding as the OS reports them */
+    /* do ranks share a CPU? a short check with all ranks busy at once (run/cpushare.h) */
+    mt_cpushare_t cs;
+    mt_check_mpi(MPI_Barrier(c->comm), "MPI_Barrier");
+    mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
+    shared_cpu_verdict(&r, &cs);
+
+    /* per-rank records: placement and binding as the OS reports them, and the check */
     char rec[MT_RANKREC_LEN];
     mt_factors_rank_record(c, rec, sizeof rec);
+    append_cpushare(rec, sizeof rec, &cs);
     if (c->rank == r.writer && !(r.recs = malloc((size_t)c->size * MT_RANKREC_LEN)))
         mt_check_mpi(MPI_ERR_NO_MEM, "rank records");
     mt_check_mpi(MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, r.recs, MT_RANKREC_LEN, MPI_CHAR, r.writer, c->comm),
                  "MPI_Gather");
 
+    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[0]);
     rc = app->run(&r, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
+    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[1]);
     if (c->rank == r.writer) {
         if (r.meta_state) meta_end(&r);
         rc = commit_results(&r, err);

@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "run/app.h"
 #include "run/cli.h"
+#include "run/corelat.h"
 #include "run/files.h"
 #include "scheme/ctx.h"
 #include "timer/timer.h"
@@ -31,6 +32,13 @@ typedef struct mt_run {
     char start_iso[64];
     char *launch;             /* writer: the --launch-json record, or NULL */
     char *recs;               /* writer: per-rank records (MT_RANKREC_LEN each) */
+    /* shared-CPU detection (run/cpushare.h), known on the writer: the smallest CPU share of
+     * the start-up check over ranks, how many ranks were below MT_CPUSHARE_MIN, whether the
+     * recorded affinities of two ranks on one host intersect, and the verdict */
+    mt_corelat_t corelat[2];  /* core-to-core latency probe before and after measuring (run/corelat.h) */
+    const char *timer_follows, *timer_follows_how; /* mt_timer_follows: the clock the timer follows */
+    double cpu_share_min;
+    int cpu_shared_ranks, affinity_overlap, shared_cpu;
     mt_timer_quality_t tq;    /* this rank's timer study (app->timer_study) */
     double tq_res_max, tq_ov_max; /* rank 0: the worst over ranks */
     mt_outfile_t out[MT_RUN_MAXFILES]; /* writer, --outdir: app->files in that order */

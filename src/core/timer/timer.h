@@ -60,6 +60,16 @@ static inline double mt_ticks_to_s(const mt_timer_inst_t *ti, int64_t dt)
     return (double)dt * ti->s_per_tick;
 }
 
+/* Which system clock the timer follows (timer_follows.c): by construction for
+ * the clock_gettime timers and the TSC; for others (MPI_Wtime) detected by
+ * reading it next to CLOCK_MONOTONIC and CLOCK_REALTIME: the one it differs
+ * from by a constant number of whole seconds (MPICH: CLOCK_REALTIME minus the
+ * start of the hour). A timer following CLOCK_REALTIME moves with NTP slews
+ * and steps, and not with a time namespace. *how says which way it was found. */
+const char *mt_timer_follows(const mt_timer_inst_t *ti, const char **how);
+/* pure part: offsets timer - CLOCK_MONOTONIC and timer - CLOCK_REALTIME (s) */
+const char *mt_timer_classify(const double *d_mono, const double *d_real, int n);
+
 /* individual timers (one file each) */
 extern const mt_timer_t mt_timer_monotonic, mt_timer_monotonic_raw, mt_timer_realtime,
     mt_timer_gettimeofday, mt_timer_rdtscp, mt_timer_wtime;

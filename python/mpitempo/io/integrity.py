@@ -1,0 +1,110 @@
+"""Is a run's data what its meta.json says it is?
+
+The core records in meta.json, for every data file of a complete run, its size in
+bytes, its number of lines and its CRC-32 (``files`` key, docs/file-formats.md).
+A file truncated at a line boundary, emptied to its header, edited or swapped for
+another run's no longer matches; readers call `verify_run` and refuse such a run
+(`check_runs`), and `run --resume` treats it as not complete and runs it again
+(the mismatching files are kept aside as an incomplete attempt).
+"""
+from __future__ import annotations
+
+import functools
+import zlib
+from pathlib import Path
+
+from mpitempo.errors import MtError
+
+
+def digest(path: Path) -> tuple[int, int, str]:
+    """(bytes, lines, crc32 as 8 hex digits) of a file, as the core computes them."""
+    st = Path(path).stat()
+    return _digest(str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest(path: str, mtime_ns: int, size: int, ino: int) -> tuple[int, int, str]:
+    n = lines = 0
+    crc = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 20)
+            if not b:
+                break
+            n += len(b)
+            lines += b.count(b"\n")
+            crc = zlib.crc32(b, crc)
+    return n, lines, f"{crc & 0xFFFFFFFF:08x}"
+
+
+def verify_run(rundir: Path, meta: dict, data_files) -> str | None:
+    """None when every data file matches its record in meta.json (or meta.json predates the records);
+    otherwise one line saying which file differs and how."""
+    recs = meta.get("files")
+    if recs is None:
+        return None
+    if not isinstance(recs, dict):
+        return f"meta.json 'files' is {type(recs).__name__}, not an object"
+    for name in data_files:
+        rec = recs.get(name)
+        path = Path(rundir) / name
+        if not isinstance(rec, dict):
+            return f"meta.json has no record of {name}"
+        try:
+            n, lines, crc = digest(path)
+        except OSError as e:
+            return f"cannot read {name}: {e.strerror}"
+        want_n, want_lines, want_crc = rec.get("bytes"), rec.get("lines"), rec.get("crc32")
+        if want_lines != lines:
+            return f"{name} has {lines} lines, meta.json records {want_lines} (truncated or edited)"
+        if want_n != n:
+            return f"{name} has {n} bytes, meta.json records {want_n} (truncated or edited)"
+        if want_crc != crc:
+            return f"{name} has CRC-32 {crc}, meta.json records {want_crc} (edited or corrupted)"
+    return None
+
+
+def check_runs(root: Path, run_dirs, kind) -> None:
+    """Refuse (MtError) the first complete run of a campaign whose data is not what meta.json says."""
+    from mpitempo.io.rundir import load_meta
+
+    for d in run_dirs:
+        problem = verify_run(d, load_meta(d / "meta.json"), kind.data_files)
+        if problem:
+            raise MtError(f"run '{d.name}' of '{root}' is damaged: {problem}; refusing to use it "
+                          f"(rerun it with: mpitempo run --resume {root})")
+
+
+_NUMERIC = {"BIGINT": int, "INTEGER": int, "DOUBLE": float}
+
+
+def first_bad_csv_line(path: Path, columns: dict[str, str]) -> str | None:
+    """'FILE:LINE: what is wrong' for the first line of a CSV data file that does not fit ``columns``
+    (name -> DuckDB type), or None. For messages only: the reader itself is DuckDB."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = csv.reader(f)
+            header = next(rows, None)
+            if header is None:
+                return f"{path}:1: empty file (no header)"
+            missing = [c for c in columns if c not in header]
+            if missing:
+                return f"{path}:1: header lacks column '{missing[0]}'"
+            idx = {c: header.index(c) for c in columns}
+            for no, row in enumerate(rows, 2):
+                if len(row) != len(header):
+                    return f"{path}:{no}: {len(row)} fields, the header has {len(header)}"
+                for c, t in columns.items():
+                    conv = _NUMERIC.get(t)
+                    if conv and row[idx[c]] != "":
+                        try:
+                            conv(row[idx[c]])
+                        except ValueError:
+                            return f"{path}:{no}: column {c} is '{row[idx[c]][:30]}', not a number"
+    except UnicodeDecodeError as e:
+        return f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"
+    except (OSError, csv.Error) as e:
+        return f"{path}: {e}"
+    return None

@@ -1,0 +1,75 @@
+/* mpitempo: shared-CPU detection (see cpushare.h). */
+#define _GNU_SOURCE
+#include "run/cpushare.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void mt_cpushare_probe(double dur_s, mt_cpushare_t *out)
+{
+    memset(out, 0, sizeof *out);
+    double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_THREAD_CPUTIME_ID), w = w0;
+    volatile unsigned long sink = 0;
+    while (w - w0 < dur_s) {
+        for (int i = 0; i < 2000; i++) sink += (unsigned long)i;
+        int cpu = sched_getcpu();
+        if (cpu >= 0 && cpu < MT_CPUSHARE_MAXCPU && !out->seen[cpu]) {
+            out->seen[cpu] = 1;
+            out->ncpus_seen++;
+        }
+        w = now_s(CLOCK_MONOTONIC);
+    }
+    double c = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    out->wall_s = w - w0;
+    out->share = out->wall_s > 0 ? c / out->wall_s : 1.0;
+    (void)sink;
+}
+
+int mt_cpulist_parse(const char *s, unsigned char *bits, int n)
+{
+    memset(bits, 0, (size_t)n);
+    int count = 0;
+    const char *p = s;
+    while (*p) {
+        char *e;
+        long a = strtol(p, &e, 10), b;
+        if (e == p || a < 0) return -1;
+        p = e;
+        if (*p == '-') {
+            b = strtol(p + 1, &e, 10);
+            if (e == p + 1 || b < a) return -1;
+            p = e;
+        } else {
+            b = a;
+        }
+        for (long i = a; i <= b && i < n; i++)
+            if (!bits[i]) {
+                bits[i] = 1;
+                count++;
+            }
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return count;
+}
+
+int mt_affinity_overlap(int nranks, const int *host, const unsigned char *bits, size_t stride)
+{
+    for (int i = 0; i < nranks; i++)
+        for (int j = i + 1; j < nranks; j++) {
+            if (host[i] != host[j]) continue;
+            const unsigned char *a = bits + (size_t)i * stride, *b = bits + (size_t)j * stride;
+            for (size_t k = 0; k < stride; k++)
+                if (a[k] && b[k]) return 1;
+        }
+    return 0;
+}
