@@ -41,7 +41,9 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
     from mpitempo.stats.outliers import Filter
 
     filt = Filter()
-    cmp = compare(data, by="config", alternative="two-sided", base=DEFAULT, filt=filt, alpha=alpha)
+    # oversubscribed process counts are tuned for function only: cmd_tune marks every such row
+    cmp = compare(data, by="config", alternative="two-sided", base=DEFAULT, filt=filt, alpha=alpha,
+                  allow_oversubscribed=True)
     arr = sample_arrays(data, filt)
     samples: dict[tuple, list[float]] = {}
     for cfg, op, msize, nprocs, med in zip(arr["config"], arr["op"], arr["msize"], arr["nprocs"], arr["med"]):
