@@ -11,7 +11,7 @@
 
 int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out, int *nexp, char *err)
 {
-    char **names, allowed[1024];
+    char **names;
     int nn, rc;
     *out = NULL;
     *nexp = 0;
@@ -31,10 +31,9 @@ int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out
         goto fail;
     }
     for (int i = 0; i < nn; i++) {
-        const mt_op_t *op = mt_op_find(names[i]);
+        const mt_op_t *op = mt_op_lookup(names[i], why);
         if (!op) {
-            mt_op_names(allowed, sizeof allowed);
-            rc = mt_fail(err, MT_EINVAL, "unknown op '%s' (allowed: %s)", names[i], allowed);
+            rc = mt_fail(err, MT_EINVAL, "%s", why);
             goto fail;
         }
         if (nprocs > 0 && nprocs < op->min_procs) {

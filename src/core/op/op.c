@@ -2,12 +2,16 @@
 #include "op/op.h"
 #include "base/mt_common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, mt_op_gather,
     mt_op_gatherv, mt_op_scatter, mt_op_scatterv, mt_op_allgather, mt_op_allgatherv, mt_op_alltoall,
     mt_op_alltoallv, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan, mt_op_delay;
+/* our barrier algorithms over point-to-point (op/barrier/) */
+extern const mt_op_t mt_op_bar_central, mt_op_bar_combining, mt_op_bar_fway, mt_op_bar_mcs, mt_op_bar_tournament,
+    mt_op_bar_bst, mt_op_bar_butterfly, mt_op_bar_pairwise, mt_op_bar_dissemination;
 
 const mt_op_t *const mt_ops[] = {
     &mt_op_barrier,   &mt_op_bcast,     &mt_op_reduce,   &mt_op_allreduce,
@@ -15,6 +19,8 @@ const mt_op_t *const mt_ops[] = {
     &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv,
     &mt_op_reduce_scatter, &mt_op_reduce_scatter_block, &mt_op_scan, &mt_op_exscan,
     &mt_op_delay,
+    &mt_op_bar_central, &mt_op_bar_combining, &mt_op_bar_fway, &mt_op_bar_mcs, &mt_op_bar_tournament,
+    &mt_op_bar_bst, &mt_op_bar_butterfly, &mt_op_bar_pairwise, &mt_op_bar_dissemination,
 };
 const int mt_nops = (int)(sizeof(mt_ops) / sizeof(mt_ops[0]));
 
@@ -34,11 +40,63 @@ const mt_redop_t mt_redops[] = {
 };
 const int mt_nredops = (int)(sizeof(mt_redops) / sizeof(mt_redops[0]));
 
+/* Instances of op families ("barrier:combining:4"), interned by name so that
+ * the same name is the same op (mt_exp_build's duplicate check compares
+ * pointers). They live until the process ends. */
+#define MT_OP_MAX_INSTANCES 64
+static mt_op_t *op_instances[MT_OP_MAX_INSTANCES];
+static int op_ninstances;
+
+const mt_op_t *mt_op_lookup(const char *name, char *err)
+{
+    char allowed[1024];
+    for (int i = 0; i < mt_nops; i++) {
+        const mt_op_t *op = mt_ops[i];
+        size_t n = strlen(op->name);
+        if (!(op->flags & MT_OP_PARAM)) {
+            if (strcmp(op->name, name) == 0) return op;
+            continue;
+        }
+        if (strncmp(op->name, name, n) != 0 || (name[n] != '\0' && name[n] != ':')) continue;
+        if (name[n] == '\0' || name[n + 1] == '\0') {
+            mt_fail(err, MT_EINVAL, "op '%s' needs its %s: %s:N with N >= %d (e.g. %s:4)", name, op->param_name,
+                    op->name, op->param_min, op->name);
+            return NULL;
+        }
+        long long v;
+        char what[128], why[MT_ERRLEN];
+        snprintf(what, sizeof what, "%s of '%s'", op->param_name, name);
+        if (mt_parse_int(name + n + 1, what, op->param_min, 1 << 20, &v, why) != MT_OK) {
+            mt_fail(err, MT_EINVAL, "%s (%s:N needs an integer N >= %d)", why, op->name, op->param_min);
+            return NULL;
+        }
+        char canon[128];
+        snprintf(canon, sizeof canon, "%s:%lld", op->name, v);
+        for (int k = 0; k < op_ninstances; k++)
+            if (strcmp(op_instances[k]->name, canon) == 0) return op_instances[k];
+        mt_op_t *inst = op_ninstances < MT_OP_MAX_INSTANCES ? malloc(sizeof *inst) : NULL;
+        char *nm = inst ? strdup(canon) : NULL;
+        if (!nm) {
+            free(inst);
+            mt_fail(err, MT_ENOMEM, "cannot create op '%s' (at most %d parametrised ops per run)", canon,
+                    MT_OP_MAX_INSTANCES);
+            return NULL;
+        }
+        *inst = *op;
+        inst->name = nm;
+        inst->param = (int)v;
+        op_instances[op_ninstances++] = inst;
+        return inst;
+    }
+    mt_op_names(allowed, sizeof allowed);
+    mt_fail(err, MT_EINVAL, "unknown op '%s' (allowed: %s)", name, allowed);
+    return NULL;
+}
+
 const mt_op_t *mt_op_find(const char *name)
 {
-    for (int i = 0; i < mt_nops; i++)
-        if (strcmp(mt_ops[i]->name, name) == 0) return mt_ops[i];
-    return NULL;
+    char err[MT_ERRLEN];
+    return mt_op_lookup(name, err);
 }
 
 const mt_dtype_t *mt_dtype_find(const char *name)
@@ -68,6 +126,10 @@ void mt_op_write_list(mt_json_t *j)
         mt_json_kbool(j, "rooted", (op->flags & MT_OP_ROOTED) != 0);
         mt_json_kbool(j, "reduction", (op->flags & MT_OP_REDUCTION) != 0);
         mt_json_kbool(j, "sizeless", (op->flags & MT_OP_NOSIZE) != 0);
+        if (op->flags & MT_OP_PARAM) {
+            mt_json_kstr(j, "param", op->param_name);
+            mt_json_kint(j, "param_min", op->param_min);
+        }
         mt_json_obj_end(j);
     }
     mt_json_arr_end(j);
@@ -88,7 +150,11 @@ void mt_dtype_write_list(mt_json_t *j)
 void mt_op_names(char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int i = 0; i < mt_nops; i++) mt_names_add(buf, len, mt_ops[i]->name);
+    for (int i = 0; i < mt_nops; i++) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "%s%s", mt_ops[i]->name, (mt_ops[i]->flags & MT_OP_PARAM) ? ":N" : "");
+        mt_names_add(buf, len, nm);
+    }
 }
 void mt_dtype_names(char *buf, size_t len)
 {
@@ -103,6 +169,9 @@ void mt_redop_names(char *buf, size_t len)
 
 int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
 {
+    a->op = op;
+    a->param = op->param;
+    a->state = NULL;
     a->sbuf = a->rbuf = NULL;
     a->sbase = a->rbase = NULL;
     a->pool = 0;
@@ -143,11 +212,20 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
         a->counts[i] = a->count;
         a->displs[i] = i * a->count;
     }
+    if (op->setup) {
+        int rc = op->setup(a, err);
+        if (rc != MT_OK) {
+            mt_op_release(a);
+            return rc;
+        }
+    }
     return MT_OK;
 }
 
 void mt_op_release(mt_op_args_t *a)
 {
+    if (a->state && a->op && a->op->teardown) a->op->teardown(a);
+    a->state = NULL;
     if (a->sbase) { /* cycling pools replaced the buffers */
         free(a->sbase);
         free(a->rbase);

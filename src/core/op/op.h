@@ -15,6 +15,7 @@ enum {
     MT_OP_REDUCTION = 2,  /* uses a reduction operator: needs a numeric type */
     MT_OP_NOSIZE = 4,     /* takes no data (Barrier): message size is ignored, recorded as 0 */
     MT_OP_SYNTHETIC = 8,  /* not an MPI call (e.g. delay) */
+    MT_OP_PARAM = 16,     /* a family: the name takes ":N" (e.g. barrier:combining:4), N >= param_min */
 };
 
 /* A datatype choice: the type used to move data and the numeric type of the
@@ -47,6 +48,9 @@ typedef struct mt_op_args {
     size_t pool;          /* bytes of each pool */
     double delay_s;       /* synthetic op "delay": this rank's busy-wait */
     const struct mt_timer_inst *timer; /* for synthetic ops that wait */
+    int param;            /* MT_OP_PARAM ops: the N of "name:N" (e.g. the arity) */
+    const struct mt_op *op; /* set by mt_op_prepare */
+    void *state;          /* ops with a setup hook: their private state (e.g. a duplicated communicator) */
 } mt_op_args_t;
 
 typedef struct mt_op {
@@ -57,6 +61,15 @@ typedef struct mt_op {
     /* buffer bytes needed per buffer, as a multiple of the block size */
     int (*blocks)(int nprocs);
     int (*call)(mt_op_args_t *a);
+    /* optional, collective over a->comm: set up a->state in mt_op_prepare
+     * (outside the timed region) and free it in mt_op_release */
+    int (*setup)(mt_op_args_t *a, char *err);
+    void (*teardown)(mt_op_args_t *a);
+    /* MT_OP_PARAM: what N means ("arity"), its minimum, and the N of an
+     * instance returned by mt_op_find (0 in the registry's template) */
+    const char *param_name;
+    int param_min;
+    int param;
 } mt_op_t;
 
 extern const mt_op_t *const mt_ops[];
@@ -66,7 +79,13 @@ extern const int mt_ndtypes;
 extern const mt_redop_t mt_redops[];
 extern const int mt_nredops;
 
+/* The op called name, or NULL. A family name with its parameter
+ * ("barrier:combining:4") gives one instance per distinct name (the same
+ * pointer for the same name), with its own name and param. */
 const mt_op_t *mt_op_find(const char *name);
+/* Like mt_op_find, with a one-line reason when name is not an op: unknown
+ * (listing the allowed names), a family without ":N", or N out of range. */
+const mt_op_t *mt_op_lookup(const char *name, char *err);
 const mt_dtype_t *mt_dtype_find(const char *name);
 const mt_redop_t *mt_redop_find(const char *name);
 /* --list: the "ops" key, and the "datatypes" and "redops" keys (into an open object) */

@@ -65,21 +65,19 @@ static int c_exscan(mt_op_args_t *a)
     return MPI_Exscan(a->sbuf, a->rbuf, a->count, a->type, a->redop, a->comm);
 }
 
-const mt_op_t mt_op_barrier = {"barrier", "MPI_Barrier", 1, MT_OP_NOSIZE, one, c_barrier};
-const mt_op_t mt_op_bcast = {"bcast", "MPI_Bcast", 1, MT_OP_ROOTED, one, c_bcast};
-const mt_op_t mt_op_reduce = {"reduce", "MPI_Reduce", 1, MT_OP_ROOTED | MT_OP_REDUCTION, one, c_reduce};
-const mt_op_t mt_op_allreduce = {"allreduce", "MPI_Allreduce", 1, MT_OP_REDUCTION, one, c_allreduce};
-const mt_op_t mt_op_gather = {"gather", "MPI_Gather", 1, MT_OP_ROOTED, per_rank, c_gather};
-const mt_op_t mt_op_gatherv = {"gatherv", "MPI_Gatherv", 1, MT_OP_ROOTED, per_rank, c_gatherv};
-const mt_op_t mt_op_scatter = {"scatter", "MPI_Scatter", 1, MT_OP_ROOTED, per_rank, c_scatter};
-const mt_op_t mt_op_scatterv = {"scatterv", "MPI_Scatterv", 1, MT_OP_ROOTED, per_rank, c_scatterv};
-const mt_op_t mt_op_allgather = {"allgather", "MPI_Allgather", 1, 0, per_rank, c_allgather};
-const mt_op_t mt_op_allgatherv = {"allgatherv", "MPI_Allgatherv", 1, 0, per_rank, c_allgatherv};
-const mt_op_t mt_op_alltoall = {"alltoall", "MPI_Alltoall", 1, 0, per_rank, c_alltoall};
-const mt_op_t mt_op_alltoallv = {"alltoallv", "MPI_Alltoallv", 1, 0, per_rank, c_alltoallv};
-const mt_op_t mt_op_reduce_scatter = {"reduce_scatter", "MPI_Reduce_scatter", 1, MT_OP_REDUCTION, per_rank,
-                                      c_reduce_scatter};
-const mt_op_t mt_op_reduce_scatter_block = {"reduce_scatter_block", "MPI_Reduce_scatter_block", 1,
-                                            MT_OP_REDUCTION, per_rank, c_reduce_scatter_block};
-const mt_op_t mt_op_scan = {"scan", "MPI_Scan", 1, MT_OP_REDUCTION, one, c_scan};
-const mt_op_t mt_op_exscan = {"exscan", "MPI_Exscan", 2, MT_OP_REDUCTION, one, c_exscan};
+const mt_op_t mt_op_barrier = {.name = "barrier", .mpi_name = "MPI_Barrier", .min_procs = 1, .flags = MT_OP_NOSIZE, .blocks = one, .call = c_barrier};
+const mt_op_t mt_op_bcast = {.name = "bcast", .mpi_name = "MPI_Bcast", .min_procs = 1, .flags = MT_OP_ROOTED, .blocks = one, .call = c_bcast};
+const mt_op_t mt_op_reduce = {.name = "reduce", .mpi_name = "MPI_Reduce", .min_procs = 1, .flags = MT_OP_ROOTED | MT_OP_REDUCTION, .blocks = one, .call = c_reduce};
+const mt_op_t mt_op_allreduce = {.name = "allreduce", .mpi_name = "MPI_Allreduce", .min_procs = 1, .flags = MT_OP_REDUCTION, .blocks = one, .call = c_allreduce};
+const mt_op_t mt_op_gather = {.name = "gather", .mpi_name = "MPI_Gather", .min_procs = 1, .flags = MT_OP_ROOTED, .blocks = per_rank, .call = c_gather};
+const mt_op_t mt_op_gatherv = {.name = "gatherv", .mpi_name = "MPI_Gatherv", .min_procs = 1, .flags = MT_OP_ROOTED, .blocks = per_rank, .call = c_gatherv};
+const mt_op_t mt_op_scatter = {.name = "scatter", .mpi_name = "MPI_Scatter", .min_procs = 1, .flags = MT_OP_ROOTED, .blocks = per_rank, .call = c_scatter};
+const mt_op_t mt_op_scatterv = {.name = "scatterv", .mpi_name = "MPI_Scatterv", .min_procs = 1, .flags = MT_OP_ROOTED, .blocks = per_rank, .call = c_scatterv};
+const mt_op_t mt_op_allgather = {.name = "allgather", .mpi_name = "MPI_Allgather", .min_procs = 1, .flags = 0, .blocks = per_rank, .call = c_allgather};
+const mt_op_t mt_op_allgatherv = {.name = "allgatherv", .mpi_name = "MPI_Allgatherv", .min_procs = 1, .flags = 0, .blocks = per_rank, .call = c_allgatherv};
+const mt_op_t mt_op_alltoall = {.name = "alltoall", .mpi_name = "MPI_Alltoall", .min_procs = 1, .flags = 0, .blocks = per_rank, .call = c_alltoall};
+const mt_op_t mt_op_alltoallv = {.name = "alltoallv", .mpi_name = "MPI_Alltoallv", .min_procs = 1, .flags = 0, .blocks = per_rank, .call = c_alltoallv};
+const mt_op_t mt_op_reduce_scatter = {.name = "reduce_scatter", .mpi_name = "MPI_Reduce_scatter", .min_procs = 1, .flags = MT_OP_REDUCTION, .blocks = per_rank, .call = c_reduce_scatter};
+const mt_op_t mt_op_reduce_scatter_block = {.name = "reduce_scatter_block", .mpi_name = "MPI_Reduce_scatter_block", .min_procs = 1, .flags = MT_OP_REDUCTION, .blocks = per_rank, .call = c_reduce_scatter_block};
+const mt_op_t mt_op_scan = {.name = "scan", .mpi_name = "MPI_Scan", .min_procs = 1, .flags = MT_OP_REDUCTION, .blocks = one, .call = c_scan};
+const mt_op_t mt_op_exscan = {.name = "exscan", .mpi_name = "MPI_Exscan", .min_procs = 2, .flags = MT_OP_REDUCTION, .blocks = one, .call = c_exscan};
