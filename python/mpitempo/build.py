@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mpitempo.errors import MtError
 
-BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks", "mpitempo-tree")
+BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks", "mpitempo-tree", "mpitempo-logp")
 # What a build of the core needs, relative to the source root. The wheel carries
 # the same entries under mpitempo/_csrc (setup.py keeps its own copy of this list).
 CORE_TREES = ("CMakeLists.txt", "src", "params", "cmake")

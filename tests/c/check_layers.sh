@@ -14,8 +14,9 @@ allowed() {
     op) echo "base timer op" ;;
     pingpong) echo "base timer pingpong" ;;
     tree) echo "base timer tree" ;;
+    logp) echo "base timer logp" ;;
     scheme) echo "base timer clock op scheme" ;;
-    run) echo "base timer clock op pingpong tree scheme run" ;;
+    run) echo "base timer clock op pingpong tree logp scheme run" ;;
     esac
 }
 for dir in "$core"/*/; do

@@ -22,7 +22,8 @@ from pathlib import Path
 from mpitempo.errors import MtError
 
 TYPES = ("INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST")
-APPS = {"MT_APP_BENCH": "bench", "MT_APP_CLOCKS": "clocks", "MT_APP_PINGPONG": "pingpong", "MT_APP_TREE": "tree"}
+APPS = {"MT_APP_BENCH": "bench", "MT_APP_CLOCKS": "clocks", "MT_APP_PINGPONG": "pingpong", "MT_APP_TREE": "tree",
+        "MT_APP_LOGP": "logp"}
 _ROW = re.compile(r"^\s*MT_PARAM\((.*)\)\s*$")
 _TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|[^,]+?)\s*(?:,|$)')
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|ns)?\s*$")

@@ -13,7 +13,7 @@
 #include "base/json.h"
 #include "mt_param_ids.h" /* generated: enum { MTP_timer, MTP_ops, ..., MTP_COUNT } */
 
-enum { MT_APP_BENCH = 1, MT_APP_CLOCKS = 2, MT_APP_PINGPONG = 4, MT_APP_TREE = 16 };
+enum { MT_APP_BENCH = 1, MT_APP_CLOCKS = 2, MT_APP_PINGPONG = 4, MT_APP_LOGP = 8, MT_APP_TREE = 16 };
 
 typedef enum { MT_T_INT, MT_T_FLOAT, MT_T_STR, MT_T_BOOL, MT_T_DURATION, MT_T_SIZE, MT_T_LIST } mt_ptype_t;
 
