@@ -26,6 +26,7 @@ COMMANDS = {
     "trace": ("mpitempo.cmd_trace", "trace", "Global-clock traces of unmodified MPI applications (OTF2, Perfetto, Gantt)."),
     "tree": ("mpitempo.cmd_tree", "tree", "Allreduce spanning trees: event collectors, analysis, timemaps, tuning."),
     "tune": ("mpitempo.cmd_tune", "tune", "Choose the MPI library's fastest collective algorithms; write its config."),
+    "barrier": ("mpitempo.cmd_barrier", "barrier", "Barrier algorithms vs the LogP model; the fastest one."),
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet or OSU-style text."),
 }

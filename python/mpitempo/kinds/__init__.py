@@ -11,6 +11,8 @@ _MODULES = {
     "pingpong": "mpitempo.kinds.pingpong",
     "tree": "mpitempo.kinds.tree",
     "tune": "mpitempo.kinds.tune",
+    "logp": "mpitempo.kinds.logp",
+    "barrier": "mpitempo.kinds.barrier",
 }
 NAMES = tuple(_MODULES)
 

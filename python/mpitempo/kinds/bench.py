@@ -42,6 +42,24 @@ class BenchKind(Kind):
         return "few_valid" if returncode == 3 and complete else None
 
 
+def resolve_op(ops: dict, name: str, where: str = "") -> str:
+    """The registry entry's name of op `name`: itself, or the family of "family:N" (an op with a
+    "param", e.g. barrier:combining:4); MtError with the core's wording otherwise."""
+    if name in ops and "param" not in ops[name]:
+        return name
+    fam, _, n = name.rpartition(":")
+    o = ops.get(name) or ops.get(fam)
+    if o is not None and "param" in o:
+        fam = o["name"]
+        if name == fam:
+            raise MtError(f"op '{name}' needs its {o['param']}: {fam}:N with N >= {o['param_min']} (e.g. {fam}:4)")
+        if not n.isdigit() or int(n) < o["param_min"]:
+            raise MtError(f"invalid {o['param']} of '{name}'{where}: {fam}:N needs an integer N >= {o['param_min']}")
+        return fam
+    allowed = [x["name"] + (":N" if "param" in x else "") for x in ops.values()]
+    raise MtError(f"unknown op '{name}'{where} (allowed: {', '.join(allowed)})")
+
+
 def check_against_registry(c, reg: dict, configs=None) -> None:
     """Names the C core does not know, and ops that need more ranks than given."""
     def allowed(key):
@@ -51,9 +69,8 @@ def check_against_registry(c, reg: dict, configs=None) -> None:
     for cfg in configs if configs is not None else c.configs:
         p = c.params_for(cfg)
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
-        for op in p["ops"]:
-            if op not in ops:
-                raise MtError(f"unknown op '{op}'{where} (allowed: {', '.join(allowed('ops'))})")
+        for name in p["ops"]:
+            op = resolve_op(ops, name, where)
             for np in c.np:
                 if np < ops[op]["min_procs"]:
                     raise MtError(f"op '{op}' needs at least {ops[op]['min_procs']} ranks, but np is {np}")

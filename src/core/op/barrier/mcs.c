@@ -3,9 +3,10 @@
  * 4i+1 .. 4i+4): a rank waits for its children, then reports to its parent
  * (i-1)/4. Wake-up on a binary tree: a rank waits for (i-1)/2 (rank 0 starts
  * when its arrival tree is complete) and wakes 2i+1 and 2i+2.
- * LogP (our derivation): arrival ceil(log4(3P+1)) - 1 levels of
- * (o_s + L + 2 f_r + o_r) (up to 4 children, the first arrival costs o_r and
- * the other three f_r each); wake-up floor(log2 P) levels of (o_s + f_s + L + o_r). */
+ * LogP (our derivation): arrival d4 levels (the depth of the 4-ary tree) of
+ * (o_s + L + o_r + 3 f_r) (up to 4 children: the first arrival costs o_r, the
+ * other three f_r each); wake-up d2 = floor(log2 P) levels of
+ * (o_s + f_s + L + o_r). */
 #include "op/barrier/barrier.h"
 
 static int call(mt_op_args_t *a)

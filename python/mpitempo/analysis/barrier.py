@@ -1,0 +1,132 @@
+"""The barrier study (Hoefler et al. 2005) from a barrier campaign and a LogP campaign:
+measured medians over mpiruns with their confidence interval, LogP predictions, the
+optimal combining-tree arity, and the choice of the fastest algorithm with the
+comparison test deciding ties. Reading files here; the statistics and the model are
+pure functions in stats/."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from mpitempo.errors import MtError
+from mpitempo.stats import logp as model
+from mpitempo.stats.compare import ALPHA, compare_samples
+from mpitempo.stats.describe import median_ci
+
+LOGP_KEYS = ("L_s", "o_s_s", "o_r_s", "g_s")
+
+
+def run_medians(run_dirs: list[Path]) -> dict[tuple[str, int], list[float]]:
+    """(op, nprocs) -> the median of the valid measurements of every complete run."""
+    out: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for d in run_dirs:
+        vals: dict[tuple[str, int], list[float]] = defaultdict(list)
+        with open(d / "measurements.csv", newline="") as f:
+            for row in csv.DictReader(f):
+                if row["valid"] == "1":
+                    vals[(row["op"], int(row["nprocs"]))].append(float(row["runtime_s"]))
+        for k, v in vals.items():
+            out[k].append(float(np.median(v)))
+    return dict(out)
+
+
+def logp_params(rows: list[dict]) -> dict:
+    """The contract's `logp` object from the per-run `logp` objects: medians over mpiruns, and
+    `_iqr` = the interquartile range over mpiruns (with one mpirun: that run's IQR over its
+    timings). ValueError when the parameters fail the sanity checks."""
+    if not rows:
+        raise MtError("no complete LogP run")
+    out: dict = {}
+    for k in LOGP_KEYS + ("rtt_s",):
+        v = np.array([float(r[k]) for r in rows if r.get(k) is not None])
+        out[k] = float(np.median(v))
+        base = k[:-2]
+        if len(rows) >= 2:
+            out[f"{base}_iqr_s"] = float(np.percentile(v, 75) - np.percentile(v, 25))
+        else:
+            within = rows[0].get(f"{base}_iqr_s")
+            out[f"{base}_iqr_s"] = float(within) if within is not None else None
+    gs = [r.get("G_s_per_byte") for r in rows if r.get("G_s_per_byte") is not None]
+    out["G_s_per_byte"] = float(np.median(gs)) if gs else None
+    out["mpiruns"] = len(rows)
+    out["nprocs"] = rows[0].get("nprocs")
+    model.check(to_model(out))
+    return out
+
+
+def to_model(lp: dict) -> model.LogP:
+    return model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
+
+
+def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0.30) -> list[dict]:
+    """The contract's `results` rows, ordered by algorithm and nprocs."""
+    m = to_model(lp)
+    cores = cores or os.cpu_count() or 1
+    rows = []
+    for (op, p), v in sorted(meds.items()):
+        med = float(np.median(v))
+        ci = median_ci(v)
+        pred = model.predict(op, p, m)
+        rows.append({"algorithm": op, "nprocs": p, "mpiruns": len(v), "median_s": med,
+                     "ci_lo_s": ci["lo_s"], "ci_hi_s": ci["hi_s"], "ci_need_runs": ci["need_runs"],
+                     "predicted_s": pred, "ratio": (med / pred) if pred else None,
+                     "within_tolerance": (abs(med / pred - 1) <= tolerance) if pred else None,
+                     "note": model.explain(op, p, m, med, tolerance),
+                     "oversubscribed": p > cores})
+    return rows
+
+
+def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
+    """The fastest algorithm on nprocs by the median of run medians; every other algorithm is
+    compared with it (Mann-Whitney U on the run medians): those with no significant difference
+    are ties, and "no significant difference" is then the answer."""
+    cands = {op: v for (op, p), v in meds.items() if p == nprocs}
+    if not cands:
+        raise MtError(f"no measurements on {nprocs} processes to choose from")
+    best = min(cands, key=lambda op: (float(np.median(cands[op])), op))
+    ties, tests = [], []
+    for op, v in sorted(cands.items()):
+        if op == best:
+            continue
+        c = compare_samples(cands[best], v, alpha=alpha)
+        tests.append({"algorithm": op, "delta_pct": c["delta_pct"], "p_value": c["p_value"],
+                      "significant": c["significant"], "min_p": c["min_p"]})
+        if not c["significant"]:
+            ties.append(op)
+    native, setting = model.native_for(best)
+    if ties:
+        verdict = (f"no significant difference between {best} and {', '.join(ties)} "
+                   f"(Mann-Whitney U on run medians, alpha {alpha})")
+        if tests and all(t["min_p"] > alpha for t in tests):
+            verdict += f"; {len(cands[best])} mpirun(s) cannot show a difference at this alpha: use more --mpiruns"
+    else:
+        verdict = f"{best} is significantly faster than every other algorithm (alpha {alpha})"
+    return {"algorithm": best, "nprocs": nprocs, "native": native, "native_setting": setting,
+            "median_s": float(np.median(cands[best])), "tied_with": ties, "significant": not ties,
+            "verdict": verdict, "tests": tests}
+
+
+def arity(meds: dict, nprocs: int, lp: dict) -> dict:
+    """The optimal combining-tree arity: by the model, and among the measured arities."""
+    best, pred = model.optimal_arity(nprocs, to_model(lp))
+    measured = {}
+    for (op, p), v in meds.items():
+        if p == nprocs and op.startswith("barrier:combining:"):
+            measured[int(op.rsplit(":", 1)[1])] = float(np.median(v))
+    return {"nprocs": nprocs, "predicted_best": best, "predicted_s": pred,
+            "measured_best": min(measured, key=measured.get) if measured else None, "measured_s": measured}
+
+
+def load_logp_rows(run_dirs: list[Path]) -> list[dict]:
+    from mpitempo.kinds.logp import load_logp
+
+    return load_logp(run_dirs)
+
+
+def read_summary(path: Path) -> dict:
+    return json.loads(Path(path).read_text())

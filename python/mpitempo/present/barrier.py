@@ -1,0 +1,100 @@
+"""The barrier study for people (a table in µs) and its plots (runtime vs P per algorithm with
+the LogP prediction, as Figs. 8, 10, 12 and 13 of Hoefler et al. 2005; predicted and measured
+runtime by combining-tree arity)."""
+from __future__ import annotations
+
+from mpitempo.present.tables import console, table, us
+
+
+def print_study(doc: dict) -> None:
+    lp = doc["logp"]
+    con = console()
+    con.print(f"LogP on {lp.get('nprocs')} ranks, {lp['mpiruns']} mpirun(s): L {us(lp['L_s'])} µs, "
+              f"o_s {us(lp['o_s_s'])} µs, o_r {us(lp['o_r_s'])} µs, g {us(lp['g_s'])} µs"
+              + (f", G {lp['G_s_per_byte'] * 1e9:.3f} ns/B" if lp.get("G_s_per_byte") is not None else "")
+              + f" (IQR over mpiruns: L {us(lp['L_iqr_s'])}, o_s {us(lp['o_s_iqr_s'])}, "
+                f"o_r {us(lp['o_r_iqr_s'])}, g {us(lp['g_iqr_s'])} µs)")
+    t = table("barrier runtime (Round-Time, medians over mpiruns) vs LogP prediction",
+              [("algorithm", "left"), ("P", "right"), ("runs", "right"), ("median [µs]", "right"),
+               ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"),
+               ("", "left")])
+    for r in doc["results"]:
+        ci = (f"{us(r['ci_lo_s'])} - {us(r['ci_hi_s'])}" if r["ci_lo_s"] is not None
+              else f"need >= {r['ci_need_runs']} runs")
+        flag = "OVERSUBSCRIBED: correctness only" if r["oversubscribed"] else ""
+        t.add_row(r["algorithm"], str(r["nprocs"]), str(r["mpiruns"]), us(r["median_s"]), ci,
+                  us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-", flag)
+    con.print(t)
+    notes = [(r["algorithm"], r["nprocs"], r["note"]) for r in doc["results"] if r["note"]]
+    for alg, p, note in notes:
+        con.print(f"  note {alg} P={p}: {note}")
+    a = doc.get("arity")
+    if a:
+        con.print(f"combining tree on {a['nprocs']} processes: optimal arity by the model n = {a['predicted_best']}"
+                  + (f", fastest measured n = {a['measured_best']}" if a["measured_best"] else ""))
+    c = doc["choice"]
+    con.print(f"choice on {c['nprocs']} processes: {c['algorithm']} ({us(c['median_s'])} µs) - {c['verdict']}")
+    con.print(f"closest native algorithm: {c['native']}; setting: {c['native_setting']}")
+    if any(r["oversubscribed"] for r in doc["results"]):
+        con.print("[bold]warning:[/bold] rows marked OVERSUBSCRIBED ran more ranks than cores: their times "
+                  "are not performance numbers")
+
+
+def plot_runtime(doc: dict, path: str) -> None:
+    """Runtime vs P per algorithm: measured medians with their CI as markers, the prediction as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = doc["results"]
+    algs = list(dict.fromkeys(r["algorithm"] for r in rows))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for i, a in enumerate(algs):
+        rs = sorted((r for r in rows if r["algorithm"] == a), key=lambda r: r["nprocs"])
+        color = f"C{i % 10}"
+        x = [r["nprocs"] for r in rs]
+        y = [r["median_s"] * 1e6 for r in rs]
+        lo = [(r["median_s"] - r["ci_lo_s"]) * 1e6 if r["ci_lo_s"] is not None else 0 for r in rs]
+        hi = [(r["ci_hi_s"] - r["median_s"]) * 1e6 if r["ci_hi_s"] is not None else 0 for r in rs]
+        ax.errorbar(x, y, yerr=[lo, hi], fmt="o", color=color, label=f"{a} measured", ms=4, capsize=2)
+        pr = [(r["nprocs"], r["predicted_s"] * 1e6) for r in rs if r["predicted_s"] is not None]
+        if pr:
+            ax.plot([p[0] for p in pr], [p[1] for p in pr], "-", color=color, alpha=0.7, label=f"{a} LogP")
+    over = [r["nprocs"] for r in rows if r["oversubscribed"]]
+    if over:
+        ax.axvspan(min(over) - 0.5, max(over) + 0.5, color="grey", alpha=0.15, label="oversubscribed")
+    ax.set_xlabel("processes P")
+    ax.set_ylabel("barrier runtime [µs]")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    ax.set_title("measured (Round-Time, median over mpiruns, 95% CI) and LogP-predicted runtime")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_arity(doc: dict, path: str) -> None:
+    """Predicted (line) and measured (markers) combining-tree runtime by arity."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    a = doc["arity"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ns = sorted(int(n) for n in a["predicted_s"])
+    ax.plot(ns, [a["predicted_s"][n] * 1e6 for n in ns], "-", label="LogP prediction")
+    if a["measured_s"]:
+        ms = sorted(int(n) for n in a["measured_s"])
+        ax.plot(ms, [a["measured_s"][n] * 1e6 for n in ms], "o", label="measured median")
+    ax.axvline(a["predicted_best"], color="grey", ls=":", label=f"model optimum n = {a['predicted_best']}")
+    ax.set_xlabel("combining-tree arity n")
+    ax.set_ylabel("barrier runtime [µs]")
+    ax.set_title(f"combining tree on {a['nprocs']} processes")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
