@@ -118,9 +118,10 @@ def barrier(np, procs, algorithms, mpiruns, nrep, time_slice, logp_nrep, logp_ms
     check_campaign(bc)
     out = Path(outdir) if outdir else None
     with ExitStack() as stack:
+        # the barrier campaign creates OUTDIR, the LogP campaign then OUTDIR/logp
+        bdir, bruns = stack.enter_context(run_campaign(bc, out, quiet=quiet or as_json))
         ldir, lruns = stack.enter_context(run_campaign(lc, out / "logp" if out else None, quiet=quiet or as_json))
         lp = study.logp_params(study.load_logp_rows(lruns))
-        bdir, bruns = stack.enter_context(run_campaign(bc, out, quiet=quiet or as_json))
         meds = study.run_medians(bruns)
         pmax = max(plist)
         doc = {"logp": lp, "results": study.results(meds, lp), "choice": study.choose(meds, pmax),

@@ -55,7 +55,10 @@ def logp_params(rows: list[dict]) -> dict:
     out["G_s_per_byte"] = float(np.median(gs)) if gs else None
     out["mpiruns"] = len(rows)
     out["nprocs"] = rows[0].get("nprocs")
-    model.check(to_model(out))
+    try:
+        model.check(to_model(out))
+    except ValueError as e:
+        raise MtError(f"{e} (medians over {len(rows)} mpirun(s))") from None
     return out
 
 

@@ -1,0 +1,136 @@
+"""Our barrier algorithms under real mpiruns: the correctness check of every algorithm on
+1..17 ranks (oversubscribed), exact message counts, the check's power (a non-barrier fails it),
+the LogP executable's files, and `mpitempo barrier` end to end."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import subprocess
+
+import pytest
+
+from mpitempo.runner.launch import make_launch
+
+pytestmark = pytest.mark.mpi
+
+
+def run_core(build, np, exe, args, timeout=240):
+    launch = make_launch(build, np, [build.binary(exe)] + list(args))
+    env = dict(os.environ)
+    env.update(launch.env)
+    return subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize("np", list(range(1, 18)))
+def test_every_barrier_is_correct(build, np):
+    """No rank leaves before the last one entered (a random late rank per call, one clock on this host),
+    no deadlock (timeout), no message of one call received by another; message counts per rank."""
+    r = run_core(build, np, "mpitempo-logp", ["--check-barriers", "--check-calls", "8", "--check-delay", "50us",
+                                             "--seed", str(np)])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["nprocs"] == np and doc["ok"] is True
+    ops = {o["op"]: o for o in doc["ops"]}
+    assert len(ops) == 15 and "barrier" in ops and "barrier:combining:5" in ops and "barrier:fway:4" in ops
+    for name, o in ops.items():
+        assert o["violations"] == 0 and o["mismatched"] == 0, o
+        assert o["min_slack_s"] >= 0, o
+    lg = math.ceil(math.log2(np)) if np > 1 else 0
+    # dissemination: exactly ceil(log2 P) messages per rank and call
+    assert ops["barrier:dissemination"]["sent_per_call_min"] == lg
+    assert ops["barrier:dissemination"]["sent_per_call_max"] == lg
+    # central counter: rank 0 releases P - 1 ranks, the others send one arrival
+    assert ops["barrier:central"]["sent_per_call_max"] == np - 1
+    assert ops["barrier:central"]["sent_per_call_min"] == (1 if np > 1 else 0)
+    if np & (np - 1) == 0:  # powers of two: butterfly and pairwise exchange send log2 P each
+        for name in ("barrier:butterfly", "barrier:pairwise"):
+            assert ops[name]["sent_per_call_min"] == ops[name]["sent_per_call_max"] == lg, name
+    assert ops["barrier"]["sent_per_call_min"] is None  # MPI_Barrier: not counted
+
+
+def test_the_check_fails_for_a_non_barrier(build):
+    """The synthetic op delay does not synchronise: a late rank is seen leaving after others left."""
+    r = run_core(build, 3, "mpitempo-logp", ["--check-barriers", "--check-ops", "delay,barrier:mcs",
+                                            "--check-calls", "5", "--check-delay", "2ms"])
+    assert r.returncode == 3
+    assert "1 barrier op(s) failed the check" in r.stderr
+    doc = json.loads(r.stdout)
+    ops = {o["op"]: o for o in doc["ops"]}
+    assert ops["delay"]["ok"] is False and ops["delay"]["violations"] > 0 and ops["delay"]["min_slack_s"] < 0
+    assert ops["barrier:mcs"]["ok"] is True and doc["ok"] is False
+
+
+def test_check_ops_bad_input(build):
+    for ops, msg in (("barrier:combining:1", "N >= 2"), ("allreduce", "not a barrier op"),
+                     ("barrier:nope", "unknown op 'barrier:nope'")):
+        r = run_core(build, 2, "mpitempo-logp", ["--check-barriers", "--check-ops", ops])
+        assert r.returncode != 0 and msg in r.stderr, (ops, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_barrier_ops_in_bench_with_roundtime(build, tmp_path):
+    """Every algorithm is an op of mpitempo-bench in the clock-based scheme."""
+    ops = "barrier,barrier:central,barrier:combining:3,barrier:fway:2,barrier:mcs,barrier:tournament," \
+          "barrier:bst,barrier:butterfly,barrier:pairwise,barrier:dissemination"
+    r = run_core(build, 3, "mpitempo-bench", ["--ops", ops, "--scheme", "roundtime", "--nrep", "10",
+                                             "--time-slice", "0.2s", "--timer-reads", "1000", "--outdir",
+                                             str(tmp_path), "--allow-few-valid"])
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "measurements.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["op"] for row in rows} == set(ops.split(","))
+    assert all(row["scheme"] == "roundtime" and int(row["msize"]) == 0 for row in rows)
+    assert all(float(row["runtime_s"]) > 0 for row in rows if row["valid"] == "1")
+
+
+def test_logp_files(build, tmp_path):
+    r = run_core(build, 2, "mpitempo-logp", ["--nrep", "50", "--msizes", "1K,4K", "--outdir", str(tmp_path)])
+    # on a loaded machine a pair may fail the sanity checks: exit 3 with the one-line reason, files written
+    assert r.returncode in (0, 3), r.stderr
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["kind"] == "logp" and meta["nprocs"] == 2
+    lp = meta["logp"]
+    for k in ("L_s", "o_s_s", "o_r_s", "g_s", "rtt_s", "o_s_iqr_s", "g_iqr_s", "G_s_per_byte"):
+        assert isinstance(lp[k], float), k
+    assert lp["rtt_s"] > 0 and lp["o_s_s"] > 0 and lp["o_r_s"] > 0 and lp["g_s"] > 0
+    assert lp["L_s"] == pytest.approx(lp["rtt_s"] / 2 - lp["o_s_s"] - lp["o_r_s"])
+    if r.returncode == 3:
+        assert lp["sane"] is False and "LogP sanity check failed" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    else:
+        assert lp["sane"] is True
+    with open(tmp_path / "logp.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["quantity"] for row in rows} == {"rtt", "o_s", "o_r", "train_1", "train_k"}
+    assert len(rows) == 5 * 50
+
+
+def test_mpitempo_barrier_json(cli, tmp_path):
+    """The JSON contract end to end on 2 ranks; a LogP measurement that fails its sanity checks on a
+    loaded machine must instead be a one-line error with a non-zero exit."""
+    out = tmp_path / "b"
+    code, stdout, err = cli("barrier", "-n", "2", "--mpiruns", "1", "--nrep", "20", "--time-slice", "0.1s",
+                            "--logp-nrep", "50", "--algorithms", "barrier,barrier:dissemination,barrier:combining:2",
+                            "-o", out, "--json", "--quiet")
+    if code != 0:
+        assert "LogP sanity check failed" in err and len(err.strip().splitlines()) == 1, err
+        return
+    doc = json.loads(stdout)
+    assert set(doc["logp"]) >= {"L_s", "o_s_s", "o_r_s", "g_s", "L_iqr_s", "o_s_iqr_s", "o_r_iqr_s", "g_iqr_s"}
+    algs = {r["algorithm"] for r in doc["results"]}
+    assert algs == {"barrier", "barrier:dissemination", "barrier:combining:2"}
+    for r in doc["results"]:
+        assert r["nprocs"] == 2 and r["median_s"] > 0
+        assert set(r) >= {"ci_lo_s", "ci_hi_s", "predicted_s", "ratio"}
+        if r["algorithm"] == "barrier":
+            assert r["predicted_s"] is None and r["ratio"] is None
+        else:
+            assert r["predicted_s"] > 0 and r["ratio"] == pytest.approx(r["median_s"] / r["predicted_s"])
+    assert doc["choice"]["algorithm"] in algs and doc["choice"]["native"] and doc["choice"]["native_setting"]
+    assert (out / "barrier.png").exists() and (out / "arity.png").exists() and (out / "barrier.json").exists()
+    # the barrier campaign is a campaign like any other: summary reads it
+    code, stdout, err = cli("summary", out, "--json")
+    assert code == 0, err
+    assert {r["op"] for r in json.loads(stdout)} >= {"barrier:dissemination"}
