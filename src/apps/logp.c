@@ -39,6 +39,10 @@ static int check(mt_run_t *r, int np, char *err)
     g->cfg.nrep = mt_p_int(p, MTP_nrep);
     g->cfg.warmup = mt_p_int(p, MTP_warmup);
     g->cfg.train = (int)mt_p_int(p, MTP_train);
+    const char *orm = mt_p_str(p, MTP_o_r_method);
+    if (strcmp(orm, "probe") == 0) g->cfg.or_probe = 1;
+    else if (strcmp(orm, "wait") == 0) g->cfg.or_probe = 0;
+    else return mt_fail(err, MT_EINVAL, "invalid --o-r-method '%s' (allowed: probe, wait)", orm);
     const char *peers = mt_p_str(p, MTP_peers);
     if (strcmp(peers, "all") == 0) g->last_only = 0;
     else if (strcmp(peers, "last") == 0) g->last_only = 1;
@@ -251,6 +255,7 @@ static int run(mt_run_t *r, char *err)
             mt_json_kint(j, "train", c->train);
             mt_json_kstr(j, "peers", g->last_only ? "last" : "all");
             mt_json_kint(j, "message_bytes", 4);
+            mt_json_kstr(j, "o_r_method", c->or_probe ? "probe" : "wait");
             mt_json_kstr(j, "method", "RTT ping-pong; o_s: time in MPI_Send; o_r: time in MPI_Recv of an arrived "
                                       "message; L = RTT/2 - o_s - o_r; g = (T(K) - T(1)) / (K - 1) of message "
                                       "trains; G = slope of RTT(m)/2 (least squares)");

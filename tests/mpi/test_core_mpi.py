@@ -32,7 +32,11 @@ def read_rows(d):
 
 def test_registry_lists_every_collective(build):
     reg = list_registry(build)
-    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS + ["delay"])
+    barriers = ["barrier:central", "barrier:combining", "barrier:fway", "barrier:mcs", "barrier:tournament",
+                "barrier:bst", "barrier:butterfly", "barrier:pairwise", "barrier:dissemination"]
+    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS + ["delay"] + barriers)
+    fam = {o["name"]: o for o in reg["ops"] if "param" in o}
+    assert set(fam) == {"barrier:combining", "barrier:fway"} and all(o["param_min"] == 2 for o in fam.values())
     assert {t["name"] for t in reg["timers"]} == {"wtime", "monotonic", "monotonic_raw", "realtime",
                                                   "gettimeofday", "rdtscp"}
 

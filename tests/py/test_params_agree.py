@@ -11,7 +11,8 @@ from mpitempo.cli import cli
 from mpitempo.io import params as ptable
 from mpitempo.io.campaign import build_campaign
 
-APPS = {"bench": "mpitempo-bench", "clocks": "mpitempo-clocks", "pingpong": "mpitempo-pingpong", "tree": "mpitempo-tree"}
+APPS = {"bench": "mpitempo-bench", "clocks": "mpitempo-clocks", "pingpong": "mpitempo-pingpong", "tree": "mpitempo-tree",
+        "logp": "mpitempo-logp"}
 # command -> (app, table rows the command deliberately does not expose as an option of the same name)
 COMMANDS = {"run": ("bench", {"seed"}), "clocks": ("clocks", {"seed"}), "pingpong": ("pingpong", {"loop"}),
             # tree: --tree FILE|PRESET (repeatable) stands for the tree parameters of a configuration
@@ -65,7 +66,7 @@ def test_click_options_come_from_the_table(command):
         assert p.help[:20].lower() in o.help.lower()
 
 
-@pytest.mark.parametrize("kind", ["bench", "clocks", "pingpong", "tree"])
+@pytest.mark.parametrize("kind", ["bench", "clocks", "pingpong", "tree", "logp"])
 def test_campaign_defaults_are_the_table_defaults(kind):
     c = build_campaign(None, kind=kind)
     k = kinds.get(kind)

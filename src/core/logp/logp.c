@@ -167,6 +167,10 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
         } else {
             CK(MPI_Send(&v, 1, MPI_INT, peer, TAG_GO, comm), "MPI_Send");
             spin(t, wait_ticks);
+            if (c->or_probe) {
+                int flag = 0;
+                while (!flag) CK(MPI_Iprobe(peer, TAG_MSG, comm, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe");
+            }
             int64_t t0 = t->t->now();
             CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_MSG, comm, MPI_STATUS_IGNORE), "MPI_Recv");
             tmp[i] = mt_ticks_to_s(t, t->t->now() - t0);

@@ -6,7 +6,12 @@
  *   RTT   ping-pong s -> r -> s, timed at s: RTT = 2 (o_s + L + o_r);
  *   o_s   the time s spends in MPI_Send (r has posted its receive first);
  *   o_r   the time r spends in MPI_Recv of a message that has already arrived
- *         (r waits 4 RTT after a hand-shake before it calls MPI_Recv);
+ *         (r waits 4 RTT after a hand-shake before it calls MPI_Recv); with
+ *         or_probe (--o-r-method probe, the default) r then also calls
+ *         MPI_Iprobe until it reports the message before MPI_Recv is timed:
+ *         a polling MPI library (MPICH) pulls messages in during its progress
+ *         pass, which in a ping-pong overlaps the flight time (L); "wait" keeps
+ *         that pass in o_r (Netgauge's definition), which can make L negative;
  *   L     RTT / 2 - o_s - o_r (medians);
  *   g     a train of K messages s -> r answered by one ack: T(K) - T(1) =
  *         (K - 1) max(g, o_s, o_r), so g = (T(K) - T(1)) / (K - 1) (medians);
@@ -28,6 +33,7 @@ typedef struct mt_logp_cfg {
     int64_t nrep;     /* timings per quantity */
     int64_t warmup;   /* untimed ping-pongs first */
     int train;        /* K, messages in a train (>= 2) */
+    int or_probe;     /* o_r: 1 = MPI_Iprobe has seen the message before MPI_Recv is timed, 0 = only the wait */
     int64_t *msizes;  /* sizes for G (may be NULL) */
     int nsizes;
 } mt_logp_cfg_t;
