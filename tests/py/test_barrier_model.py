@@ -1,0 +1,162 @@
+"""The LogP predictions (stats/logp.py), the barrier study's analysis (analysis/barrier.py) on
+synthetic campaigns, and the bad input of `mpitempo barrier` (refused before anything runs)."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mpitempo.analysis import barrier as study
+from mpitempo.errors import MtError
+from mpitempo.stats import logp as model
+
+US = 1e-6
+M = model.LogP(L=2 * US, o_s=1 * US, o_r=1.5 * US, g=0.5 * US)   # o > g as in the paper's TCP cluster
+
+
+def test_paper_formulas_by_hand():
+    # t_r = t_s = max(g, o_s + L + o_r) = 4.5 us; f_r = 1.5, f_s = 1 us
+    assert M.t_r == pytest.approx(4.5 * US) and M.f_r == pytest.approx(1.5 * US) and M.f_s == pytest.approx(US)
+    # central counter (4.1): 2(o_s+L+o_r) + (P-2) f_r + (P-2) f_s, P = 10: 9 + 8*1.5 + 8*1 = 29 us
+    assert model.predict("barrier:central", 10, M) == pytest.approx(29 * US)
+    # binomial broadcast to 8: o_s + (3-1) t_s + L + o_r = 1 + 9 + 2 + 1.5 = 13.5 us
+    assert model.t_bc(M, 8) == pytest.approx(13.5 * US)
+    # combining tree n=4 on 16 (4.2): (o_s + L + 2 f_r + o_r) * 2 + t_bc(16) = 7.5*2 + (1+13.5+3.5) = 33 us
+    assert model.predict("barrier:combining:4", 16, M) == pytest.approx(33 * US)
+    # tournament on 8 (4.3): t_r * 3 + t_bc(8) = 13.5 + 13.5
+    assert model.predict("barrier:tournament", 8, M) == pytest.approx(27 * US)
+    # dissemination (4.4): max(t_r, t_s) ceil(log2 P): steps at powers of two
+    assert model.predict("barrier:dissemination", 8, M) == pytest.approx(13.5 * US)
+    assert model.predict("barrier:dissemination", 9, M) == pytest.approx(18 * US)
+    assert model.predict("barrier", 8, M) is None                     # MPI_Barrier: no model
+    for name in ("barrier:central", "barrier:mcs", "barrier:bst", "barrier:butterfly", "barrier:fway:3"):
+        assert model.predict(name, 1, M) == 0.0
+
+
+def test_combining_tree_optimum_is_four_when_overhead_dominates():
+    """The paper's finding (n = 4) follows from the model when o dominates: L = o, g small, P = 64."""
+    m = model.LogP(L=10 * US, o_s=10 * US, o_r=10 * US, g=1 * US)
+    best, pred = model.optimal_arity(64, m)
+    assert best == 4
+    assert pred[4] < pred[2] and pred[4] < pred[8]
+
+
+@settings(max_examples=60, deadline=None)
+@given(L=st.floats(0, 1e-4), o_s=st.floats(1e-8, 1e-4), o_r=st.floats(1e-8, 1e-4), g=st.floats(0, 1e-4),
+       p=st.integers(2, 300))
+def test_predictions_positive_and_monotone(L, o_s, o_r, g, p):
+    m = model.LogP(L=L, o_s=o_s, o_r=o_r, g=g)
+    names = ["barrier:central", "barrier:combining:2", "barrier:combining:5", "barrier:fway:3", "barrier:mcs",
+             "barrier:tournament", "barrier:bst", "barrier:butterfly", "barrier:pairwise",
+             "barrier:dissemination"]
+    for name in names:
+        a, b = model.predict(name, p, m), model.predict(name, p + 1, m)
+        assert a > 0
+        if name in ("barrier:central", "barrier:dissemination", "barrier:tournament", "barrier:combining:2"):
+            assert b >= a - 1e-18, name
+    # the dissemination barrier never needs more rounds than the pairwise exchange on a power of two
+    q = 1 << (p.bit_length() - 1)
+    assert model.predict("barrier:dissemination", q, m) == pytest.approx(model.predict("barrier:pairwise", q, m))
+
+
+@pytest.mark.parametrize("name, msg", [
+    ("barrier:nope", "unknown barrier algorithm 'barrier:nope'"),
+    ("barrier:combining", "needs its arity"),
+    ("barrier:combining:1", "invalid arity 1"),
+    ("barrier:fway:x", "invalid arity 'x'"),
+    ("barrier:mcs:3", "takes no parameter"),
+    ("allreduce", "unknown barrier algorithm"),
+])
+def test_bad_names(name, msg):
+    with pytest.raises(ValueError, match=msg):
+        model.split(name)
+
+
+def test_sanity_checks():
+    model.check(model.LogP(L=2 * US, o_s=US, o_r=1.5 * US, g=1.5 * US))  # a measured g is a train's gap: >= o_s
+    with pytest.raises(ValueError, match=r"L = -1.000 us < 0"):
+        model.check(model.LogP(L=-1 * US, o_s=US, o_r=US, g=US))
+    with pytest.raises(ValueError, match=r"g = 0.100 us < o_s = 1.000 us"):
+        model.check(model.LogP(L=US, o_s=US, o_r=US, g=0.1 * US))
+
+
+def test_explain_names_the_term():
+    pred = model.predict("barrier:dissemination", 8, M)
+    assert model.explain("barrier:dissemination", 8, M, pred * 1.1) is None
+    note = model.explain("barrier:dissemination", 8, M, pred * 2)
+    assert "2.00x" in note and "t_r" in note and "9.000 us" in note   # 4.5 + 13.5/3
+
+
+def _meds(d):
+    return {k: list(v) for k, v in d.items()}
+
+
+def test_choice_with_ties_and_without():
+    meds = _meds({("barrier:dissemination", 4): [1.0, 1.1, 1.05, 0.98, 1.02, 1.01],
+                  ("barrier:central", 4): [2.0, 2.1, 2.2, 1.9, 2.05, 2.15],
+                  ("barrier:pairwise", 4): [1.0, 1.08, 1.03, 0.99, 1.04, 1.0]})
+    c = study.choose(meds, 4)
+    assert c["algorithm"] == "barrier:dissemination"
+    assert c["tied_with"] == ["barrier:pairwise"] and not c["significant"]
+    assert "no significant difference" in c["verdict"]
+    assert "k_dissemination" in c["native_setting"] and "barrier_algorithm=4" in c["native_setting"]
+    c = study.choose(_meds({("barrier:central", 4): [1, 1.1, 1.2, 0.9, 1.05, 1.0],
+                            ("barrier:bst", 4): [3, 3.1, 3.2, 2.9, 3.05, 3.0]}), 4)
+    assert c["algorithm"] == "barrier:central" and c["significant"] and c["tied_with"] == []
+    assert "coll_tuned_barrier_algorithm=1" in c["native_setting"]
+    # one mpirun cannot show a difference: said so
+    c = study.choose(_meds({("barrier:central", 4): [1.0], ("barrier:bst", 4): [3.0]}), 4)
+    assert "cannot show a difference" in c["verdict"]
+    with pytest.raises(MtError, match="no measurements on 8"):
+        study.choose(meds, 8)
+
+
+def test_results_rows_and_oversubscription():
+    lp = {"L_s": 2 * US, "o_s_s": US, "o_r_s": 1.5 * US, "g_s": 0.5 * US}
+    meds = {("barrier:dissemination", 2): [4.5 * US] * 5, ("barrier", 2): [1 * US] * 5,
+            ("barrier:dissemination", 4): [20 * US] * 5}
+    rows = study.results(meds, lp, cores=2)
+    r2 = next(r for r in rows if r["algorithm"] == "barrier:dissemination" and r["nprocs"] == 2)
+    assert r2["predicted_s"] == pytest.approx(4.5 * US) and r2["ratio"] == pytest.approx(1.0)
+    assert r2["within_tolerance"] and r2["note"] is None and not r2["oversubscribed"]
+    assert r2["ci_lo_s"] is None and r2["ci_need_runs"] == 6   # 5 runs cannot give a 95% CI of the median
+    r4 = next(r for r in rows if r["nprocs"] == 4)
+    assert r4["oversubscribed"] and r4["ratio"] == pytest.approx(20 / 9) and "t_r" in r4["note"]
+    nat = next(r for r in rows if r["algorithm"] == "barrier")
+    assert nat["predicted_s"] is None and nat["ratio"] is None
+
+
+def test_logp_params_over_mpiruns_and_sanity():
+    rows = [{"L_s": a * US, "o_s_s": US, "o_r_s": US, "g_s": 2 * US, "rtt_s": 8 * US, "G_s_per_byte": None,
+             "nprocs": 2} for a in (1, 2, 3, 4)]
+    lp = study.logp_params(rows)
+    assert lp["L_s"] == pytest.approx(2.5 * US) and lp["L_iqr_s"] == pytest.approx(1.5 * US)
+    assert lp["mpiruns"] == 4 and lp["G_s_per_byte"] is None
+    bad = [dict(r, L_s=-1 * US) for r in rows]
+    with pytest.raises(MtError, match=r"L = -1.000 us < 0.*4 mpirun"):
+        study.logp_params(bad)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["-n", "1"], "invalid -n 1"),
+    (["-n", "4", "--algorithms", "barrier:nope"], "unknown barrier algorithm 'barrier:nope'"),
+    (["-n", "4", "--algorithms", "barrier:combining:1"], "invalid arity 1"),
+    (["-n", "4", "--algorithms", "barrier:combining"], "needs its arity"),
+    (["-n", "4", "--algorithms", "barrier:fway:8"], "an arity above P makes the tree a central counter"),
+    (["-n", "4", "--algorithms", "barrier:mcs,barrier:mcs"], "listed twice"),
+    (["-n", "4", "--procs", "1,2"], "integers >= 2"),
+    (["-n", "4", "--procs", "2,8"], "8 is more than -n 4"),
+])
+def test_bad_input_is_refused_before_anything_runs(cli, tmp_path, args, msg):
+    out = tmp_path / "never"
+    code, stdout, err = cli("barrier", *args, "-o", out)
+    assert code != 0 and msg in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists() and stdout == ""
+
+
+def test_help_has_an_example(cli):
+    code, out, _ = cli("barrier", "--help")
+    assert code == 0 and "mpitempo barrier -n" in out and "--algorithms" in out
