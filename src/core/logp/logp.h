@@ -1,7 +1,7 @@
 /* mpitempo: LogP/LogGP parameters of a pair of ranks, measured with MPI
- * point-to-point (the parametrised round-trip method of Netgauge-style tools,
- * Hoefler et al. 2007 "Netgauge"; the model: Culler et al. 1993, LogGP:
- * Alexandrov et al. 1995). Messages are 4-byte ints, the payload of our
+ * point-to-point in the way of Netgauge (Hoefler, Lichei and Rehm 2007: overheads
+ * timed directly, L from the round trip, g from message trains; the model:
+ * Culler et al. 1993, LogGP: Alexandrov et al. 1995). Messages are 4-byte ints, the payload of our
  * barrier algorithms. Rank "s" (the lower) and rank "r" of the pair:
  *   RTT   ping-pong s -> r -> s, timed at s: RTT = 2 (o_s + L + o_r);
  *   o_s   the time s spends in MPI_Send (r has posted its receive first);
