@@ -47,6 +47,10 @@ def plot_runtime(doc: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mpitempo.stats import logp as model
+
+    lp = doc["logp"]
+    m = model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
     rows = doc["results"]
     algs = list(dict.fromkeys(r["algorithm"] for r in rows))
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -58,9 +62,10 @@ def plot_runtime(doc: dict, path: str) -> None:
         lo = [(r["median_s"] - r["ci_lo_s"]) * 1e6 if r["ci_lo_s"] is not None else 0 for r in rs]
         hi = [(r["ci_hi_s"] - r["median_s"]) * 1e6 if r["ci_hi_s"] is not None else 0 for r in rs]
         ax.errorbar(x, y, yerr=[lo, hi], fmt="o", color=color, label=f"{a} measured", ms=4, capsize=2)
-        pr = [(r["nprocs"], r["predicted_s"] * 1e6) for r in rs if r["predicted_s"] is not None]
-        if pr:
-            ax.plot([p[0] for p in pr], [p[1] for p in pr], "-", color=color, alpha=0.7, label=f"{a} LogP")
+        if any(r["predicted_s"] is not None for r in rs):  # the model at every P in between (its steps)
+            ps = list(range(min(x), max(x) + 1))
+            ax.plot(ps, [model.predict(a, p, m) * 1e6 for p in ps], "-", drawstyle="default", color=color,
+                    alpha=0.7, label=f"{a} LogP")
     over = [r["nprocs"] for r in rows if r["oversubscribed"]]
     if over:
         ax.axvspan(min(over) - 0.5, max(over) + 0.5, color="grey", alpha=0.15, label="oversubscribed")
