@@ -134,3 +134,7 @@ def test_mpitempo_barrier_json(cli, tmp_path):
     code, stdout, err = cli("summary", out, "--json")
     assert code == 0, err
     assert {r["op"] for r in json.loads(stdout)} >= {"barrier:dissemination"}
+    code, stdout, err = cli("summary", out / "logp", "--json")   # and the LogP campaign, quantity by quantity
+    assert code == 0, err
+    assert {r["op"] for r in json.loads(stdout)} == {"logp:rtt", "logp:o_s", "logp:o_r", "logp:train_1",
+                                                     "logp:train_k"}

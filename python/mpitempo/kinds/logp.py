@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from mpitempo.errors import MtError
-from mpitempo.kinds.base import Kind
+from mpitempo.kinds.base import Kind, sql_list, sql_str
 from mpitempo.kinds.clocks import check_args
 
 
@@ -20,6 +20,23 @@ class LogpKind(Kind):
     def check(self, campaign, build, configs=None) -> None:
         for cfg in configs if configs is not None else campaign.configs:
             check_args(build.binary(self.executable), campaign.core_args(cfg))
+
+    def meas_sql(self, files):
+        """Every timing as a row of the common measurement table, so that summary, compare and
+        report read LogP campaigns: op "logp:<quantity>" (rtt, o_s, o_r, train_1, train_k) of the
+        pair 0-<rank_b> (";peer=<b>" when a run measured several pairs), msize 4 (the message)."""
+        consts = ", ".join(f"({sql_str(f)}, {int(m.get('nprocs', 2))})" for f, m in files)
+        return f"""
+            SELECT t.filename,
+                   'logp:' || t.quantity ||
+                   (CASE WHEN count(DISTINCT t.rank_b) OVER (PARTITION BY t.filename) > 1
+                         THEN ';peer=' || t.rank_b ELSE '' END) AS op,
+                   4 AS msize, f.nprocs, 'logp' AS scheme, t.rank_b AS exp, t.rep,
+                   t.value_s AS runtime_s, 1 AS valid, t.value_s AS local_max_s
+            FROM read_csv({sql_list(f for f, _ in files)}, header=true, filename=true,
+                          columns={{'rank_a': 'INTEGER', 'rank_b': 'INTEGER', 'quantity': 'VARCHAR',
+                                    'rep': 'INTEGER', 'value_s': 'DOUBLE'}}) t
+            JOIN (VALUES {consts}) f(file, nprocs) ON f.file = t.filename"""
 
     def status(self, returncode, complete):
         # complete, but a rank pair failed the sanity checks (L < 0 or g < o_s)
@@ -42,4 +59,4 @@ def load_logp(run_dirs: list[Path]) -> list[dict]:
 
 
 KIND = LogpKind(name="logp", app="logp", executable="mpitempo-logp", data_files=("logp.csv",),
-                has_measurements=False, description="LogP/LogGP parameters between rank pairs")
+                description="LogP/LogGP parameters between rank pairs")
