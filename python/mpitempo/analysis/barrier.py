@@ -116,7 +116,7 @@ def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
 
 def arity(meds: dict, nprocs: int, lp: dict) -> dict:
     """The optimal combining-tree arity: by the model, and among the measured arities."""
-    best, pred = model.optimal_arity(nprocs, to_model(lp))
+    best, pred = model.optimal_arity(nprocs, to_model(lp), range(2, max(2, min(16, nprocs)) + 1))
     measured = {}
     for (op, p), v in meds.items():
         if p == nprocs and op.startswith("barrier:combining:"):

@@ -81,14 +81,20 @@ def plot_runtime(doc: dict, path: str) -> None:
 
 
 def plot_arity(doc: dict, path: str) -> None:
-    """Predicted (line) and measured (markers) combining-tree runtime by arity."""
+    """Left: the predicted combining-tree runtime by arity on the largest P, with the measured
+    medians. Right: predicted runtime vs P for arities 2-5 (the paper's Fig. 8) with the measured
+    combining-tree medians of each arity."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mpitempo.stats import logp as model
+
+    lp = doc["logp"]
+    m = model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
     a = doc["arity"]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
     ns = sorted(int(n) for n in a["predicted_s"])
     ax.plot(ns, [a["predicted_s"][n] * 1e6 for n in ns], "-", label="LogP prediction")
     if a["measured_s"]:
@@ -100,6 +106,20 @@ def plot_arity(doc: dict, path: str) -> None:
     ax.set_title(f"combining tree on {a['nprocs']} processes")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
+    pmax = max(doc["nprocs"]) if doc.get("nprocs") else a["nprocs"]
+    ps = list(range(2, max(pmax, 8) + 1))
+    for i, n in enumerate((2, 3, 4, 5)):
+        bx.plot(ps, [model.predict(f"barrier:combining:{n}", p, m) * 1e6 for p in ps], "-", color=f"C{i}",
+                label=f"rt{n}(P) LogP")
+        pts = sorted((r["nprocs"], r["median_s"] * 1e6) for r in doc["results"]
+                     if r["algorithm"] == f"barrier:combining:{n}")
+        if pts:
+            bx.plot([p for p, _ in pts], [y for _, y in pts], "o", color=f"C{i}", label=f"combining n={n} measured")
+    bx.set_xlabel("processes P")
+    bx.set_ylabel("barrier runtime [µs]")
+    bx.set_title("combining tree by arity (Hoefler et al. 2005, Fig. 8)")
+    bx.grid(True, alpha=0.3)
+    bx.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
