@@ -50,6 +50,11 @@ int main(void)
     mt_logp_derive(&bad, 4e-6, 4e-6 + 31 * 0.2e-6, 32, NULL, 0);
     CHECK(mt_logp_sane(&bad, err) == MT_EINVAL);
     CHECK(strstr(err, "g = 0.200 us < o_s = 0.500 us") != NULL);
+    /* L slightly below 0 (within 10% of RTT/2): timer noise, accepted */
+    bad = p;
+    bad.o_r = 1.6e-6; /* L = 2 - 0.5 - 1.6 = -0.1 us, RTT/2 = 2 us */
+    mt_logp_derive(&bad, 4e-6, 4e-6 + 31 * 0.9e-6, 32, NULL, 0);
+    CHECK(mt_logp_sane(&bad, err) == MT_OK);
 
     /* op families: one instance per name, the parameter parsed, bad names explained */
     const mt_op_t *a = mt_op_lookup("barrier:combining:4", err), *b = mt_op_lookup("barrier:combining:4", err);

@@ -77,7 +77,8 @@ def test_bad_names(name, msg):
 def test_sanity_checks():
     model.check(model.LogP(L=2 * US, o_s=US, o_r=1.5 * US, g=1.5 * US))  # a measured g is a train's gap: >= o_s
     with pytest.raises(ValueError, match=r"L = -1.000 us < 0"):
-        model.check(model.LogP(L=-1 * US, o_s=US, o_r=US, g=US))
+        model.check(model.LogP(L=-1 * US, o_s=US, o_r=US, g=US), rtt=4 * US)
+    model.check(model.LogP(L=-0.1 * US, o_s=US, o_r=US, g=US), rtt=4 * US)   # within 10% of RTT/2: noise
     with pytest.raises(ValueError, match=r"g = 0.100 us < o_s = 1.000 us"):
         model.check(model.LogP(L=US, o_s=US, o_r=US, g=0.1 * US))
 

@@ -56,7 +56,7 @@ def logp_params(rows: list[dict]) -> dict:
     out["mpiruns"] = len(rows)
     out["nprocs"] = rows[0].get("nprocs")
     try:
-        model.check(to_model(out))
+        model.check(to_model(out), out.get("rtt_s"))
     except ValueError as e:
         raise MtError(f"{e} (medians over {len(rows)} mpirun(s))") from None
     return out

@@ -72,13 +72,14 @@ def heap_depth(arity: int, p: int) -> int:
     return d
 
 
-def check(m: LogP) -> None:
-    """The sanity checks of a measured parameter set; ValueError with a one-line reason."""
+def check(m: LogP, rtt: float | None = None) -> None:
+    """The sanity checks of a measured parameter set; ValueError with a one-line reason. L may be
+    below 0 by 10% of RTT/2 (timer noise: L is about 0 in shared memory), g below o_s by 10% of o_s."""
     for name in ("L", "o_s", "o_r", "g"):
         v = getattr(m, name)
         if not math.isfinite(v):
             raise ValueError(f"LogP parameter {name} = {v} is not a finite number")
-    if m.L < 0:
+    if m.L < -0.1 * (rtt if rtt is not None else 0.0) / 2:
         raise ValueError(f"LogP sanity check failed: L = {m.L * 1e6:.3f} us < 0 (RTT/2 is less than o_s + o_r "
                          f"= {(m.o_s + m.o_r) * 1e6:.3f} us)")
     if m.o_s < 0 or m.o_r < 0:

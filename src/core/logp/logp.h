@@ -18,7 +18,8 @@
  *   G     (LogGP, --msizes) the slope of RTT(m) / 2 over message sizes m, by
  *         least squares, in s per byte.
  * Sanity (mt_logp_sane): L >= 0 and g >= o_s (a train cannot go faster than
- * its sender can post messages; 10% tolerance for timer noise). */
+ * its sender can post messages), each with 10% tolerance for timer noise (of
+ * RTT/2 for L, which is about 0 in shared memory; of o_s for g). */
 #ifndef MT_LOGP_H
 #define MT_LOGP_H
 
