@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$dir"
 if [ -n "$build" ]; then
-  for n in mpitempo-bench mpitempo-pingpong mpitempo-clocks mpitempo-tree; do printf '#!/bin/sh\\n' > "$dir/$n"; chmod +x "$dir/$n"; done
+  for n in mpitempo-bench mpitempo-pingpong mpitempo-clocks mpitempo-tree mpitempo-logp; do printf '#!/bin/sh\\n' > "$dir/$n"; chmod +x "$dir/$n"; done
 fi
 """)
     src = tmp_path / "csrc"
@@ -244,7 +244,7 @@ def test_incomplete_installed_core(env, monkeypatch):
     monkeypatch.setenv("PATH", f"{core}:{Path(env.mpicc).parent}:{env.tools}:/usr/bin:/bin")
     assert B.ensure_build().origin == "built"  # a lone mpitempo-bench on PATH is not a core
     monkeypatch.setenv("MPITEMPO_CORE", str(core))
-    with pytest.raises(MtError, match="mpitempo-pingpong, mpitempo-clocks, mpitempo-tree not found"):
+    with pytest.raises(MtError, match="mpitempo-pingpong, mpitempo-clocks, mpitempo-tree, mpitempo-logp not found"):
         B.ensure_build()
 
 

@@ -1,5 +1,5 @@
 # Spack recipe for the mpitempo C measurement core (mpitempo-bench, mpitempo-clocks,
-# mpitempo-pingpong, mpitempo-tree), built with CMake against the MPI of the spec.
+# mpitempo-pingpong, mpitempo-tree, mpitempo-logp), built with CMake against the MPI of the spec.
 #
 #   spack repo add <repo containing this directory>
 #   spack install mpitempo ^mpich          (or ^openmpi, ^intel-oneapi-mpi, ...)
