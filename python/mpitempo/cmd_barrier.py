@@ -66,8 +66,9 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
               help="Barrier ops: barrier (MPI_Barrier), barrier:central, barrier:combining:N, barrier:fway:N, "
                    "barrier:mcs, barrier:tournament, barrier:bst, barrier:butterfly, barrier:pairwise, "
                    "barrier:dissemination (default: all, with combining:2,4 and fway:4).")
-@click.option("--mpiruns", type=click.IntRange(min=1), default=3, show_default=True,
-              help="mpiruns of each campaign (the CI and the comparison test are over mpiruns).")
+@click.option("--mpiruns", type=click.IntRange(min=1), default=6, show_default=True,
+              help="mpiruns of each campaign (the CI and the comparison test are over mpiruns; a 95% CI of the "
+                   "median needs >= 6).")
 @click.option("--nrep", type=click.IntRange(min=1), default=200, show_default=True,
               help="Round-Time: valid measurements per algorithm and mpirun (at most).")
 @click.option("--time-slice", default="0.5s", show_default=True, metavar="DURATION",
