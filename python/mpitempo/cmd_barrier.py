@@ -93,7 +93,9 @@ def barrier(np, procs, algorithms, mpiruns, nrep, time_slice, logp_nrep, logp_ms
     optimal combining-tree arity, and the fastest algorithm with the closest
     native MPICH / Open MPI algorithm and its setting.
 
-    Example: mpitempo barrier -n 2 --mpiruns 5 -o bar --json
+    Example: mpitempo barrier -n 2 -o bar --json
+
+    Example: mpitempo barrier -n 8 --procs 2,4,8 --algorithms barrier,barrier:dissemination,barrier:combining:4
     """
     from mpitempo.analysis import barrier as study
     from mpitempo.io.campaign import build_campaign

@@ -110,6 +110,8 @@ def test_choice_with_ties_and_without():
     # one mpirun cannot show a difference: said so
     c = study.choose(_meds({("barrier:central", 4): [1.0], ("barrier:bst", 4): [3.0]}), 4)
     assert "cannot show a difference" in c["verdict"]
+    c = study.choose(_meds({("barrier:central", 4): [1.0, 2.0]}), 4)
+    assert "nothing to compare" in c["verdict"] and not c["significant"]
     with pytest.raises(MtError, match="no measurements on 8"):
         study.choose(meds, 8)
 

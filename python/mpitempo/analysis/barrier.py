@@ -102,7 +102,9 @@ def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
         if not c["significant"]:
             ties.append(op)
     native, setting = model.native_for(best)
-    if ties:
+    if not tests:
+        verdict = f"only {best} was measured on {nprocs} processes: nothing to compare"
+    elif ties:
         verdict = (f"no significant difference between {best} and {', '.join(ties)} "
                    f"(Mann-Whitney U on run medians, alpha {alpha})")
         if tests and all(t["min_p"] > alpha for t in tests):
@@ -110,7 +112,7 @@ def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
     else:
         verdict = f"{best} is significantly faster than every other algorithm (alpha {alpha})"
     return {"algorithm": best, "nprocs": nprocs, "native": native, "native_setting": setting,
-            "median_s": float(np.median(cands[best])), "tied_with": ties, "significant": not ties,
+            "median_s": float(np.median(cands[best])), "tied_with": ties, "significant": bool(tests) and not ties,
             "verdict": verdict, "tests": tests}
 
 
