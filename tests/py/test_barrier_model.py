@@ -31,6 +31,9 @@ def test_paper_formulas_by_hand():
     assert model.predict("barrier:dissemination", 8, M) == pytest.approx(13.5 * US)
     assert model.predict("barrier:dissemination", 9, M) == pytest.approx(18 * US)
     assert model.predict("barrier", 8, M) is None                     # MPI_Barrier: no model
+    # heap trees on 2 processes: one message up and one down, no further child
+    for name in ("barrier:mcs", "barrier:bst"):
+        assert model.predict(name, 2, M) == pytest.approx(2 * 4.5 * US), name
     for name in ("barrier:central", "barrier:mcs", "barrier:bst", "barrier:butterfly", "barrier:fway:3"):
         assert model.predict(name, 1, M) == 0.0
 

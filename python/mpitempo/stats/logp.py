@@ -143,12 +143,15 @@ def predict(name: str, p: int, m: LogP) -> float | None:
     if alg == "fway":        # arrival as the combining tree, wake-up down the same f-ary tree
         k = ceil_log(n, p)
         return (m.o_s + m.L + m.f_r * (n - 2) + m.o_r) * k + k * (m.o_s + (n - 2) * m.f_s + m.L + m.o_r)
+    # heap trees: per level one message (o_s + L + o_r), plus f_r per further child on the way up
+    # and f_s per further child on the way down (at most P - 1 children in all)
     if alg == "mcs":         # 4-ary arrival tree, binary wake-up tree
-        return (heap_depth(4, p) * (m.o_s + m.L + m.o_r + 3 * m.f_r)
-                + heap_depth(2, p) * (m.o_s + m.f_s + m.L + m.o_r))
+        c4, c2 = min(4, p - 1), min(2, p - 1)
+        return (heap_depth(4, p) * (m.o_s + m.L + m.o_r + (c4 - 1) * m.f_r)
+                + heap_depth(2, p) * (m.o_s + (c2 - 1) * m.f_s + m.L + m.o_r))
     if alg == "bst":         # binary tree up and down
-        d = heap_depth(2, p)
-        return d * (m.o_s + m.L + m.o_r + m.f_r) + d * (m.o_s + m.f_s + m.L + m.o_r)
+        d, c2 = heap_depth(2, p), min(2, p - 1)
+        return d * (m.o_s + m.L + m.o_r + (c2 - 1) * m.f_r) + d * (m.o_s + (c2 - 1) * m.f_s + m.L + m.o_r)
     if alg == "pairwise":    # recursive doubling on P' = 2^floor(log2 P), surplus folded in and out
         q = 1 << (p.bit_length() - 1)
         extra = 0.0 if q == p else 2 * (m.o_s + m.L + m.o_r)

@@ -3,7 +3,8 @@
  * tree (children of rank i: 2i+1 and 2i+2): a rank waits for its children,
  * reports to its parent (i-1)/2, waits for the parent's release and releases
  * its children. LogP (our derivation), with d = floor(log2 P) the depth:
- * arrival d (o_s + L + o_r + f_r), wake-up d (o_s + f_s + L + o_r). */
+ * arrival d (o_s + L + o_r + (c - 1) f_r), wake-up d (o_s + (c - 1) f_s + L + o_r),
+ * c = min(2, P - 1) children. */
 #include "op/barrier/barrier.h"
 
 static int call(mt_op_args_t *a)

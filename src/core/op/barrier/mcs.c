@@ -4,9 +4,9 @@
  * (i-1)/4. Wake-up on a binary tree: a rank waits for (i-1)/2 (rank 0 starts
  * when its arrival tree is complete) and wakes 2i+1 and 2i+2.
  * LogP (our derivation): arrival d4 levels (the depth of the 4-ary tree) of
- * (o_s + L + o_r + 3 f_r) (up to 4 children: the first arrival costs o_r, the
- * other three f_r each); wake-up d2 = floor(log2 P) levels of
- * (o_s + f_s + L + o_r). */
+ * (o_s + L + o_r + (c4 - 1) f_r) (c4 = min(4, P - 1) children: the first
+ * arrival costs o_r, the others f_r each); wake-up d2 = floor(log2 P) levels
+ * of (o_s + (c2 - 1) f_s + L + o_r), c2 = min(2, P - 1). */
 #include "op/barrier/barrier.h"
 
 static int call(mt_op_args_t *a)
