@@ -1,9 +1,11 @@
 """`mpitempo ingest DIR... --db FILE` and `mpitempo export DIR... --parquet OUT`."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from mpitempo.options import json_option
+from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table
 
 
@@ -34,62 +36,110 @@ def ingest(dirs, db, as_json):
     console().print(t)
 
 
-def osu_text(rows: list[dict], title: str) -> str:
-    """The summary in the layout of the OSU Micro-Benchmarks: '#' comment lines, size in bytes
-    first, latencies in µs; one block per (campaign, config, op, nprocs)."""
-    from mpitempo import __version__
-
-    blocks: dict[tuple, list[dict]] = {}
-    for r in rows:
-        blocks.setdefault((r.get("campaign", ""), r["config"], r["op"], r["nprocs"]), []).append(r)
-    out = [f"# mpitempo {__version__}: OSU-style export of {title}",
-           "# Avg/Min/Max Latency = median/min/max over the mpiruns of the per-run median (valid measurements)"]
-    for (camp, cfg, op, nprocs), rs in blocks.items():
-        out += ["#", f"# {op}  config: {cfg}" + (f"  campaign: {camp}" if camp else "") + f"  ranks: {nprocs}",
-                f"# {'Size':<10}{'Avg Latency(us)':>18}{'Min Latency(us)':>18}{'Max Latency(us)':>18}{'Runs':>8}"]
-        for r in sorted(rs, key=lambda x: x["msize"]):
-            if r["median_s"] is None:
-                continue
-            out.append(f"{r['msize']:<12}{r['median_s'] * 1e6:>18.2f}{r['min_s'] * 1e6:>18.2f}"
-                       f"{r['max_s'] * 1e6:>18.2f}{r['runs']:>8}")
-    return "\n".join(out) + "\n"
-
-
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo export my-campaign --osu osu-out        # osu_allreduce.<config>.np2.txt ...\n\n"
+                       "  mpitempo export my-campaign --osu - --op allreduce --config mpich\n\n"
+                       "  mpitempo export my-campaign --imb imb-out --values pooled\n\n"
+                       "  mpitempo export my-campaign --parquet pq")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
 @click.option("--parquet", "out", default=None, type=click.Path(), metavar="OUTDIR",
               help="Directory to write measurements.parquet and runs.parquet into.")
-@click.option("--osu", "osu", default=None, type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the summary as OSU Micro-Benchmarks-style text ('-' for stdout).")
+@click.option("--osu", "osu", default=None, type=click.Path(), metavar="OUTDIR|-",
+              help="Write OSU Micro-Benchmarks output, one file per (op, configuration, nprocs), into "
+                   "OUTDIR ('-': all of them to stdout).")
+@click.option("--imb", "imb", default=None, type=click.Path(), metavar="OUTDIR|-",
+              help="Write Intel MPI Benchmarks (IMB-MPI1) output, one file per (op, configuration, nprocs).")
+@click.option("--values", "values", type=click.Choice(["runs", "pooled"]), default="runs", show_default=True,
+              help="OSU/IMB columns: 'runs' = median / min / max of the per-mpirun medians; 'pooled' = "
+                   "mean / min / max of all kept measurements.")
+@click.option("--op", "ops", default=None, metavar="LIST", help="OSU/IMB: only these ops (comma-separated).")
+@click.option("--config", "configs", default=None, metavar="LIST",
+              help="OSU/IMB: only these configurations (comma-separated).")
+@filter_options
 @json_option
-def export(dirs, out, osu, as_json):
+def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_coef, as_json):
     """Export campaign directories (or a store) as Parquet: measurements.parquet (every raw
     measurement with campaign, run_id, config, run_index) and runs.parquet (factors per mpirun);
-    or (--osu) the summary in the text layout OSU Micro-Benchmarks users already read and plot."""
+    or as the text that OSU Micro-Benchmarks (--osu) and IMB (--imb) print, so that the scripts,
+    plots and ReFrame checks written for those tools read mpitempo's numbers. The OSU/IMB numbers
+    use the same outlier filter as `summary`; the '#' lines of every file say what the columns mean.
+
+    --json prints {"files": [...]} for --osu/--imb and the row counts for --parquet.
+    """
     from mpitempo.errors import MtError
-    from mpitempo.analysis.store import export_parquet, open_campaigns, summarize
+    from mpitempo.analysis.store import export_parquet, open_campaigns
 
-    if not out and not osu:
-        raise MtError("give --parquet OUTDIR and/or --osu FILE")
-    from mpitempo.io.paths import check_output_dir, check_output_file
+    if not out and not osu and not imb:
+        raise MtError("give --parquet OUTDIR, --osu OUTDIR|- and/or --imb OUTDIR|-")
+    if osu == "-" and imb == "-":
+        raise MtError("--osu - and --imb - cannot both write to stdout: give one of them a directory")
+    from mpitempo.io.paths import check_output_dir
 
-    if osu and osu != "-":
-        check_output_file(osu, "--osu")
-    if out:
-        check_output_dir(out, "--parquet")
+    for target, flag in ((osu, "--osu"), (imb, "--imb"), (out, "--parquet")):
+        if target and target != "-":
+            check_output_dir(target, flag)
     data = open_campaigns(list(dirs))
-    if osu:
-        text = osu_text(summarize(data), ", ".join(dirs))
-        if osu == "-":
-            click.echo(text, nl=False)
-        else:
-            with open(osu, "w") as f:
-                f.write(text)
-        if not out:
-            return
-    res = export_parquet(data, out)
+    result: dict = {}
+    if osu or imb:
+        filt = make_filter(filter_kind, tukey_k, cut_coef)
+        texts = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb)
+        files = []
+        for target, named in texts:
+            if target == "-":
+                click.echo("\n".join(t for _, t in named), nl=False)
+                continue
+            Path(target).mkdir(parents=True, exist_ok=True)
+            for name, text in named:
+                path = Path(target) / name
+                tmp = path.with_name(f".{name}.tmp")
+                tmp.write_text(text)
+                tmp.replace(path)
+                files.append(str(path))
+        result["files"] = files
+        if files and not as_json:
+            click.echo(f"mpitempo: wrote {len(files)} file(s) into " + ", ".join(
+                sorted({str(Path(f).parent) for f in files})), err=(osu == "-" or imb == "-"))
+    if out:
+        res = export_parquet(data, out)
+        result.update({"out": str(out), **{k.replace(".parquet", "_rows"): v for k, v in res.items()}})
+        if not as_json:
+            for name, n in res.items():
+                console().print(f"{out}/{name}: {n:,} rows")
     if as_json:
-        print_json({"out": str(out), **{k.replace(".parquet", "_rows"): v for k, v in res.items()}})
-        return
-    for name, n in res.items():
-        console().print(f"{out}/{name}: {n:,} rows")
+        print_json(result)
+
+
+def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
+    """[(target, [(file name, text), ...]), ...] for --osu and --imb, after validating the selection."""
+    from mpitempo.analysis.summary import summary_rows
+    from mpitempo.errors import MtError
+    from mpitempo.present import osu as fmt
+
+    rows = summary_rows(data, filt)
+    for flag, given, have in (("--op", ops, {r["op"] for r in rows}), ("--config", configs, {r["config"] for r in rows})):
+        if given:
+            want = [x.strip() for x in given.split(",") if x.strip()]
+            bad = [x for x in want if x not in have]
+            if bad or not want:
+                raise MtError(f"{flag} '{(bad or [given])[0]}' is not in the data: choose from {', '.join(sorted(have))}")
+            key = "op" if flag == "--op" else "config"
+            rows = [r for r in rows if r[key] in want]
+    rows = [r for r in rows if r["op"] in fmt.OSU_TITLES]
+    if not rows:
+        raise MtError("nothing to export as OSU/IMB text: no collective operations in the selection")
+    over = {(m.get("launch") or {}).get("config") or m.get("config")
+            for m in data.metas.values()
+            if (m.get("launch") or {}).get("launcher", {}).get("oversubscribed")
+            or (m.get("scheme") or {}).get("oversubscribed")}
+    src = "exported from " + ", ".join(str(d) for d in dirs)
+    many = len(data.labels) > 1
+    out = []
+    for target, block, kind in ((osu, fmt.osu_block, "osu"), (imb, fmt.imb_block, "imb")):
+        if not target:
+            continue
+        named = []
+        for key, rs in fmt.groups(rows).items():
+            extra = ["WARNING: oversubscribed mpiruns (more ranks than cores): correctness only, not timing"] \
+                if key[1] in over else []
+            named.append((fmt.file_name(kind, key, many), block(rs, values, filt.describe(), src, extra)))
+        out.append((target, named))
+    return out

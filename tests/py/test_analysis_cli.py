@@ -169,20 +169,6 @@ def test_ingest_store_and_parquet(cli, tmp_path):
     assert code == 2 and err.count("\n") == 1
 
 
-def test_export_osu_format(cli, tmp_path):
-    """The OSU-style export: '#' comments, size first, µs columns; golden layout of one line."""
-    from mpitempo.cmd_store import osu_text
-    rows = [{"campaign": "c", "config": "A", "op": "allreduce", "nprocs": 2, "msize": 8, "runs": 5,
-             "median_s": 4.1e-07, "min_s": 4.0e-07, "max_s": 4.3e-07},
-            {"campaign": "c", "config": "A", "op": "allreduce", "nprocs": 2, "msize": 1024, "runs": 5,
-             "median_s": 1.1e-06, "min_s": 1.0e-06, "max_s": 1.25e-06}]
-    text = osu_text(rows, "c")
-    lines = text.splitlines()
-    assert lines[0].startswith("# mpitempo") and all(ln.startswith("#") for ln in lines[:5])
-    assert lines[-2] == "8                         0.41              0.40              0.43       5"
-    assert lines[-1].split() == ["1024", "1.10", "1.00", "1.25", "5"]
-
-
 def test_export_needs_a_format(cli, tmp_path):
     (tmp_path / "runs").mkdir()
     code, out, err = cli("export", str(tmp_path))
