@@ -52,9 +52,15 @@ def machine_factors() -> dict:
     }
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo info --timers\n\n  mpitempo info --check -n 2\n\n"
+                       "  mpitempo info --diff my-campaign")
 @mpicc_option
 @launcher_option
+@click.option("--check", "check", is_flag=True,
+              help="Warn about what spoils measurements here and now (governor, turbo, SMT, binding, "
+                   "oversubscription, load, timer source, time namespace), one line per finding.")
+@click.option("-n", "--np", "np", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --check: the number of ranks the runs will use.")
 @click.option("--timers", is_flag=True, help="Also measure resolution and overhead of every timer (one rank).")
 @click.option("--timer-reads", type=click.IntRange(min=1), default=1_000_000, show_default=True,
               help="Back-to-back reads per timer for --timers.")
@@ -63,11 +69,15 @@ def machine_factors() -> dict:
 @click.option("--all", "include_volatile", is_flag=True,
               help="With --diff: also factors that change by design (times, pids, seeds, timer study).")
 @json_option
-def info(mpicc, launcher, timers, timer_reads, diff_dir, include_volatile, as_json):
-    """Show the experimental factors of this machine and MPI library,
-    or (--diff DIR) which factors differ between the mpiruns of a campaign."""
+def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_volatile, as_json):
+    """Show the experimental factors of this machine and MPI library; (--check) what spoils
+    measurements here and now, with what to do; or (--diff DIR) which factors differ between the
+    mpiruns of a campaign. `mpitempo run` prints the warnings of the check at its start and records
+    all findings in the campaign's system-check.json."""
     if diff_dir:
         return show_diff(diff_dir, include_volatile, as_json)
+    if check:
+        return show_check(mpicc, launcher, np, as_json)
     out = {"machine": machine_factors()}
     b = ensure_build(mpicc)
     out["mpi"] = {"mpicc": b.mpicc, "mpiexec": b.mpiexec, "flavour": b.flavour,
@@ -146,3 +156,19 @@ def show_diff(root, include_volatile: bool, as_json: bool) -> None:
             t.add_row(key if first else "", shown, _describe(rids, config_of))
             first = False
     con.print(t)
+
+
+def show_check(mpicc, launcher, np: int, as_json: bool) -> None:
+    from mpitempo.runner import syscheck
+
+    b = ensure_build(mpicc)
+    launch = make_launch(b, np, ["true"], launcher)
+    found = syscheck.system_check(np, launch.binding, launch.oversubscribed)
+    if as_json:
+        print_json({"np": np, "launcher": launch.template, "findings": found})
+        return
+    for f in found:
+        click.echo(syscheck.line(f))
+    n = len(syscheck.warnings_of(found))
+    click.echo(f"{n} warning(s) for {np} ranks with launcher '{launch.template}'" if n
+               else f"no warnings for {np} ranks with launcher '{launch.template}'")

@@ -22,7 +22,7 @@ VOLATILE = [
     "environment.OMPI_ARGV", "environment.OMPI_MCA_initial_wdir", "environment.PRTE_*",
     "environment.OMPI_MCA_prte*", "environment.SLURM_JOB*", "environment.SLURM_STEP*", "environment.SLURM_TASK_PID",
     "environment.SLURM_PROCID", "environment.SLURM_LOCALID", "environment.SLURM_SRUN_COMM*", "environment.SLURM_LAUNCH_NODE*",
-    "clock.duration*", "clock.quality*", "clock.*_s", "check.seed", "results*", "files.*",
+    "clock.duration*", "clock.quality*", "clock.*_s", "check.seed", "results*", "files.*", "launch.system_warnings",
     # measured state of the machine, reported as result flags (analysis/flags.py), not a setting
     "shared_cpu*", "ranks.*.cpu_share", "ranks.*.cpus_seen", "core_latency*",
 ]

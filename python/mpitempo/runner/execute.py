@@ -116,11 +116,13 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
         if resume and not quiet:
             _log(f"mpitempo: resuming {outdir}: {counts['skipped']} of {len(planned)} runs complete, {len(todo)} to run")
+        sys_warnings = start_check(c, builds, planned, outdir, quiet)
         progress = Progress(len(planned), counts["skipped"], quiet=quiet)
         interrupted = False
         try:
             with builds_in_use(builds.values()), signals_interrupt():
-                interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress)
+                interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts,
+                                            progress, sys_warnings)
         except KeyboardInterrupt as e:   # between two mpiruns: nothing is running, nothing to record
             interrupted = getattr(e, "signame", None) or True
         except OSError as e:   # the runner's own files (launch.json, stderr.log, runlog.jsonl, failed.json)
@@ -159,6 +161,37 @@ def _done(kind, d: Path) -> bool:
         return False
 
 
+def start_check(c: Campaign, builds: dict[str, Build], planned: list, outdir: Path, quiet: bool) -> dict:
+    """The system check (runner.syscheck) for every (configuration, nprocs) of the campaign at its
+    start: warnings printed once, all findings recorded in system-check.json (one entry per start,
+    so a resumed campaign keeps the check of every session); returns {(config, np): [warning lines]}."""
+    from mpitempo.runner import syscheck
+
+    entries, warned, out = [], set(), {}
+    combos = sorted({(r.config, r.np) for r in planned})
+    for cfg_name, np in combos:
+        cfg = next(x for x in c.configs if x.name == cfg_name)
+        launch = make_launch(builds[cfg_name], np, ["true"], cfg.launcher, cfg.env)
+        found = syscheck.system_check(np, launch.binding, launch.oversubscribed)
+        entries.append({"config": cfg_name, "np": np, "findings": found})
+        out[(cfg_name, np)] = [syscheck.line(f) for f in syscheck.warnings_of(found)]
+        for f in syscheck.warnings_of(found):
+            text = syscheck.line(f)
+            if text not in warned and not quiet:
+                _log(f"mpitempo: {text}" + (f" [config {cfg_name}, {np} ranks]" if len(combos) > 1 else ""))
+            warned.add(text)
+    path = outdir / "system-check.json"
+    try:
+        hist = json.loads(path.read_text()) if path.exists() else []
+    except ValueError:
+        hist = []
+    hist.append({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "checks": entries})
+    tmp = outdir / ".system-check.json.tmp"
+    tmp.write_text(json.dumps(hist, indent=1) + "\n")
+    tmp.replace(path)
+    return out
+
+
 def check_campaign(c: Campaign) -> dict[str, Build]:
     """Build (or find) the core of every configuration and check the campaign against it, before
     anything is created; returns the builds by configuration name."""
@@ -172,7 +205,7 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     return builds
 
 
-def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress) -> bool:
+def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress, sys_warnings=None) -> bool:
     takes_seed = "seed" in ptable.for_app(kind.app)
     for r in todo:
         rdir = runs_dir / r.run_id
@@ -201,7 +234,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
-                "position_in_campaign": planned.index(r)}
+                "position_in_campaign": planned.index(r),
+                "system_warnings": (sys_warnings or {}).get((cfg.name, r.np), [])}
         (rdir / "launch.json").write_text(json.dumps(info, indent=2) + "\n")
         env = dict(os.environ)
         env.update(launch.env)

@@ -1,0 +1,89 @@
+"""`info --check`: each finding from a fake procfs/sysfs tree, and the command on this machine."""
+import json
+
+import pytest
+
+from mpitempo.runner import syscheck
+
+
+def tree(tmp_path, files: dict):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+def by_check(found):
+    out = {}
+    for f in found:
+        out.setdefault(f["check"], []).append(f)
+    return out
+
+
+IDLE_TSC = {"proc/loadavg": "0.02 0.05 0.01 1/120 999\n",
+            "proc/cpuinfo": "flags\t: fpu constant_tsc nonstop_tsc rdtscp\n",
+            "sys/devices/system/clocksource/clocksource0/current_clocksource": "tsc\n"}
+
+
+def test_quiet_machine_has_no_warnings(tmp_path):
+    root = tree(tmp_path, {**IDLE_TSC, **{f"sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor": "performance\n"
+                                          for c in (0, 1)},
+                           "sys/devices/system/cpu/intel_pstate/no_turbo": "1\n",
+                           "sys/devices/system/cpu/cpu0/topology/thread_siblings_list": "0\n",
+                           "sys/devices/system/cpu/cpu1/topology/thread_siblings_list": "1\n",
+                           "proc/self/timens_offsets": "monotonic 0 0\nboottime 0 0\n"})
+    found = syscheck.system_check(2, "core", root=root, cpus=[0, 1])
+    assert syscheck.warnings_of(found) == []
+    assert {f["check"] for f in found} >= {"governor", "turbo", "smt", "load", "clocksource", "time_namespace",
+                                          "oversubscription", "binding"}
+
+
+def test_every_spoiler_is_found(tmp_path):
+    root = tree(tmp_path, {"proc/loadavg": "3.50 2.0 1.0 4/120 999\n",
+                           "proc/cpuinfo": "flags\t: fpu rdtscp hypervisor\n",
+                           "sys/devices/system/clocksource/clocksource0/current_clocksource": "hpet\n",
+                           "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave\n",
+                           "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor": "performance\n",
+                           "sys/devices/system/cpu/intel_pstate/no_turbo": "0\n",
+                           "sys/devices/system/cpu/cpu0/topology/thread_siblings_list": "0-1\n",
+                           "sys/devices/system/cpu/cpu1/topology/thread_siblings_list": "0-1\n",
+                           "proc/self/timens_offsets": "monotonic 5 0\nboottime 0 0\n"})
+    found = by_check(syscheck.system_check(2, "none", root=root, cpus=[0, 1]))
+    w = lambda k: [f for f in found[k] if f["status"] == "warning"]  # noqa: E731
+    assert "'powersave' on CPUs 0" in w("governor")[0]["message"] and "performance" in w("governor")[0]["advice"]
+    assert w("turbo") and "no_turbo" in w("turbo")[0]["advice"]
+    assert "2 ranks cannot each have a core" in w("smt")[0]["message"]
+    assert "not bound" in w("binding")[0]["message"]
+    assert "3.50" in w("load")[0]["message"] and "3 other process(es)" in w("load")[0]["message"]
+    assert "'hpet'" in w("clocksource")[0]["message"]
+    assert "nonstop_tsc" in w("tsc")[0]["message"]
+    assert "monotonic shifted by +5 s" in w("time_namespace")[0]["message"]
+    assert found["virtual"][0]["status"] == "info"
+    line = syscheck.line(w("governor")[0])
+    assert line.startswith("warning: ") and "\n" not in line and "; set 'performance'" in line
+
+
+def test_oversubscription(tmp_path):
+    root = tree(tmp_path, IDLE_TSC)
+    found = by_check(syscheck.system_check(4, "none", oversubscribed=True, root=root, cpus=[0, 1]))
+    assert found["oversubscription"][0]["status"] == "warning" and "4 ranks on 2" in found["oversubscription"][0]["message"]
+    assert "binding" not in found     # oversubscribed runs are unbound by design: one warning says it
+
+
+@pytest.mark.parametrize("text, want", [("0-3,8,10-11", [0, 1, 2, 3, 8, 10, 11]), ("", []), ("5\n", [5])])
+def test_cpulist(text, want):
+    assert syscheck.parse_cpulist(text) == want
+
+
+def test_info_check_command(cli):
+    code, out, err = cli("info", "--check", "-n", "2")
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert all(ln.split(":")[0] in ("ok", "warning", "info") for ln in lines[:-1])
+    assert "for 2 ranks with launcher" in lines[-1]
+    code, out, err = cli("info", "--check", "-n", "64", "--json")
+    res = json.loads(out)
+    assert code == 0 and any(f["check"] == "oversubscription" and f["status"] == "warning" for f in res["findings"])
+    code, out, err = cli("info", "--check", "-n", "0")
+    assert code == 2 and "0" in err and err.count("\n") == 1
