@@ -17,7 +17,7 @@ export MPITEMPO_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mpitempo
 export MPITEMPO_CORE := build
 CTEST_BUILD := build
 
-.PHONY: setup build demo test test-c test-py test-sanitize test-fuzz test-openmpi test-wheel clean
+.PHONY: setup build demo test test-c test-py test-sanitize test-fuzz test-openmpi test-wheel dist clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -97,6 +97,14 @@ test-openmpi: build $(OMPI_VENV)/bin/mpicc
 # sources inside the wheel into a fresh cache), then removed.
 test-wheel:
 	PYTHON=$(PYTHON) packaging/test-wheel.sh
+
+# The release tarball Spack recipes point at (packaging/spack/release.py VERSION TARBALL writes its
+# sha256 into them): the committed tree of HEAD, byte-for-byte reproducible.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+dist:
+	mkdir -p dist
+	git archive --format=tar --prefix=mpitempo-$(VERSION)/ HEAD | gzip -n -9 > dist/mpitempo-$(VERSION).tar.gz
+	@echo "dist/mpitempo-$(VERSION).tar.gz sha256 $$(sha256sum dist/mpitempo-$(VERSION).tar.gz | cut -d' ' -f1)"
 
 # The build cache ($(MPITEMPO_CACHE)) is shared with `mpitempo`: remove it yourself.
 clean:
