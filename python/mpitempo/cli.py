@@ -28,7 +28,8 @@ COMMANDS = {
     "tune": ("mpitempo.cmd_tune", "tune", "Choose the MPI library's fastest collective algorithms; write its config."),
     "barrier": ("mpitempo.cmd_barrier", "barrier", "Barrier algorithms vs the LogP model; the fastest one."),
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
-    "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet or OSU-style text."),
+    "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet, OSU or IMB text."),
+    "which": ("mpitempo.cmd_which", "which", "Where the C executables are (to run them under mpirun/srun)."),
 }
 
 

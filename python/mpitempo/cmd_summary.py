@@ -7,7 +7,8 @@ from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.summary import print_summary
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo summary my-campaign\n\n  mpitempo summary my-campaign --per-run\n\n"
+                       "  mpitempo summary my-campaign --csv > summary.csv\n\n  mpitempo summary old new --markdown")
 @click.argument("campaign_dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
 @filter_options
 @click.option("--per-run", is_flag=True, help="One row per mpirun: n, min, Q1, median, mean, Q3, max, std, CV, RSE.")
@@ -17,14 +18,17 @@ from mpitempo.present.summary import print_summary
                    "ps7_imb, ps8_mpptest, or all side by side. PS1-PS8 need runs recorded with --per-rank.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="With --process: also write a plot of each scheme's value vs message size.")
+@click.option("--csv", "fmt", flag_value="csv", help="Print the table as CSV (every column, µs).")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Print the table as GitHub Markdown.")
 @json_option
-def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plot, as_json):
+def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plot, fmt, as_json):
     """Summarise campaign directories (or one store made by `mpitempo ingest`): per (config, op,
     msize, nprocs) the number of runs and the median (with its 95% confidence interval), mean, min
     and max of the per-run medians (µs), after an outlier filter per mpirun.
 
-    --json prints a list of objects with the keys campaign, config, op, msize, nprocs, runs,
-    median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid, outliers, filter,
+    Columns that never change are named above the table instead of shown (the table fits 100
+    columns); --csv keeps every column. --json prints a list of objects with the keys campaign,
+    config, op, msize, nprocs, runs, median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid, outliers, filter,
     median_ci, run_medians, run_means, pooled (see docs/statistics.md).
 
     --process NAME|all: one row per (config, op, msize, nprocs) and processing scheme, with process,
@@ -46,4 +50,4 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
         print_processing(list(campaign_dirs), names, make_filter(filter_kind, tukey_k, cut_coef), as_json, plot)
         return
     print_summary(campaign_dirs[0], as_json, make_filter(filter_kind, tukey_k, cut_coef), per_run,
-                  roots=list(campaign_dirs))
+                  roots=list(campaign_dirs), fmt=fmt or "table")

@@ -87,3 +87,17 @@ def test_info_check_command(cli):
     assert code == 0 and any(f["check"] == "oversubscription" and f["status"] == "warning" for f in res["findings"])
     code, out, err = cli("info", "--check", "-n", "0")
     assert code == 2 and "0" in err and err.count("\n") == 1
+
+
+def test_compact_and_fit():
+    from mpitempo.present.tables import compact, fit, plain_table
+
+    cols = [("config", "left"), ("op", "left"), ("nprocs", "right"), ("median", "right"), ("mean", "right")]
+    rows = [["A", "allreduce", "2", "1.0", "1.1"], ["B", "allreduce", "2", "2.0", "2.1"]]
+    c, r, const = compact(cols, rows, keep=("op",))
+    assert [h for h, _ in c] == ["config", "op", "median", "mean"] and const == ["nprocs = 2"]
+    c2, r2, out = fit(c, r, ("mean", "config"), width=25)
+    assert out == ["mean"] and [h for h, _ in c2] == ["config", "op", "median"] and r2[1] == ["B", "allreduce", "2.0"]
+    assert plain_table(cols, rows, "csv").splitlines()[1] == "A,allreduce,2,1.0,1.1"
+    md = plain_table(cols, rows, "markdown").splitlines()
+    assert md[0] == "| config | op | nprocs | median | mean |" and md[1] == "|:---|:---|---:|---:|---:|"

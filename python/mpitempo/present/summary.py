@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
-from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 
 
@@ -12,11 +12,62 @@ def _ci_cell(r) -> str:
     ci = r.get("median_ci") or {}
     if ci.get("lo_s") is None:
         return f"need >= {ci.get('need_runs', 6)} runs"
-    return f"{us(ci['lo_s'])} .. {us(ci['hi_s'])}"
+    return f"{us(ci['lo_s'])}-{us(ci['hi_s'])}"
+
+
+def _num(x, scale: float = 1e6) -> str:
+    return "" if x is None else f"{x * scale:.6g}"
+
+
+def _pct(v) -> str:
+    return f"{100 * v:.1f}%" if v is not None else "-"
+
+
+def _summary_columns(many: bool) -> list[tuple]:
+    """(header, justify, people cell, csv cell) of the summary table."""
+    c = [("config", "left", lambda r: r["config"], lambda r: r["config"]),
+         ("op", "left", lambda r: r["op"], lambda r: r["op"]),
+         ("msize", "right", lambda r: format_size(r["msize"]) if r["msize"] else "-", lambda r: str(r["msize"])),
+         ("nprocs", "right", lambda r: str(r["nprocs"]), lambda r: str(r["nprocs"])),
+         ("runs", "right", lambda r: str(r["runs"]), lambda r: str(r["runs"])),
+         ("median [µs]", "right", lambda r: us(r["median_s"]), lambda r: _num(r["median_s"])),
+         ("95% CI [µs]", "right", _ci_cell,
+          lambda r: "" if (r.get("median_ci") or {}).get("lo_s") is None
+          else f"{_num(r['median_ci']['lo_s'])}..{_num(r['median_ci']['hi_s'])}"),
+         ("mean [µs]", "right", lambda r: us(r["mean_s"]), lambda r: _num(r["mean_s"])),
+         ("min [µs]", "right", lambda r: us(r["min_s"]), lambda r: _num(r["min_s"])),
+         ("max [µs]", "right", lambda r: us(r["max_s"]), lambda r: _num(r["max_s"])),
+         ("spread", "right", lambda r: f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-",
+          lambda r: "" if r["spread_pct"] is None else f"{r['spread_pct']:.4g}%"),
+         ("outliers", "right", lambda r: str(r["outliers"]), lambda r: str(r["outliers"])),
+         ("flags", "left", _flags, _flags)]
+    return ([("campaign", "left", lambda r: r["campaign"], lambda r: r["campaign"])] if many else []) + c
+
+
+def _flags(r) -> str:
+    from mpitempo.analysis.flags import flag_cell
+
+    return flag_cell(r.get("flags"))
+
+
+def _per_run_columns(many: bool) -> list[tuple]:
+    c = [("config", "left", lambda r: r["config"], lambda r: r["config"]),
+         ("op", "left", lambda r: r["op"], lambda r: r["op"]),
+         ("msize", "right", lambda r: format_size(r["msize"]) if r["msize"] else "-", lambda r: str(r["msize"])),
+         ("nprocs", "right", lambda r: str(r["nprocs"]), lambda r: str(r["nprocs"])),
+         ("run", "right", lambda r: str(r["run_index"]), lambda r: str(r["run_index"])),
+         ("n", "right", lambda r: str(r["n"]), lambda r: str(r["n"]))]
+    for h, k in (("min", "min_s"), ("Q1", "q1_s"), ("median", "median_s"), ("mean", "mean_s"), ("Q3", "q3_s"),
+                 ("max", "max_s"), ("std", "std_s")):
+        c.append((f"{h} [µs]", "right", (lambda k: lambda r: us(r[k]))(k), (lambda k: lambda r: _num(r[k]))(k)))
+    c += [("CV", "right", lambda r: _pct(r["cv"]), lambda r: _num(r["cv"], 1)),
+          ("RSE", "right", lambda r: _pct(r["rse"]), lambda r: _num(r["rse"], 1)),
+          ("outliers", "right", lambda r: str(r["outliers"]), lambda r: str(r["outliers"]))]
+    return ([("campaign", "left", lambda r: r["campaign"], lambda r: r["campaign"])] if many else []) + c
 
 
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
-                  roots=None) -> list[dict]:
+                  roots=None, fmt: str = "table") -> list[dict]:
     from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
     from mpitempo.analysis.store import open_campaigns
     from mpitempo.analysis.summary import summary_rows
@@ -43,32 +94,38 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     con = console()
     many = len(data.labels) > 1
     src = ", ".join(str(r) for r in data.roots) if many else str(data.root)
-    lead = [("campaign", "left")] if many else []
+    cols = _per_run_columns(many) if per_run else _summary_columns(many)
+    heads = [(h, j) for h, j, *_ in cols]
+    if fmt == "csv":       # every column, numbers in µs at full precision
+        print(plain_table(heads, [[c[3](r) for c in cols] for r in rows], "csv"), end="")
+        return rows
+    title = f"mpitempo summary of {src}" + (", per mpirun" if per_run else "") + " (times in µs)"
+    header, cells, const = compact([(h.replace(" [µs]", ""), j) for h, j in heads],
+                                   [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
+    if fmt != "markdown":
+        header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
+                                                      "max"), width=con.width)
+        if left_out:
+            const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
+    if fmt == "markdown":
+        print(f"**{title}**\n" + (f"\nsame in every row: {', '.join(const)}\n" if const else "") + "\n"
+              + plain_table(header, cells, "markdown"))
+        return rows
+    same = [c for c in const if not c.startswith("not shown")]
+    if same:
+        con.print("same in every row: " + ", ".join(same))
+    for c in const:
+        if c.startswith("not shown"):
+            con.print(c)
+    t = table(title, header)
+    for i, col in enumerate(t.columns):   # names are not shortened: the numbers give way first
+        col.min_width = max([len(r[i]) for r in cells] + [len(header[i][0]) if header[i][1] == "left" else 1])
+        col.no_wrap = True
+    for row in cells:
+        t.add_row(*row)
     if per_run:
-        t = table(f"mpitempo summary of {src}, per mpirun",
-                  lead + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
-                          ("run", "right"), ("n", "right"), ("min [µs]", "right"), ("Q1 [µs]", "right"),
-                          ("median [µs]", "right"), ("mean [µs]", "right"), ("Q3 [µs]", "right"),
-                          ("max [µs]", "right"), ("std [µs]", "right"), ("CV", "right"), ("RSE", "right"),
-                          ("outliers", "right")])
-        for r in rows:
-            pct = lambda v: f"{100 * v:.1f}%" if v is not None else "-"  # noqa: E731
-            t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
-                      str(r["nprocs"]), str(r["run_index"]), str(r["n"]), us(r["min_s"]), us(r["q1_s"]),
-                      us(r["median_s"]), us(r["mean_s"]), us(r["q3_s"]), us(r["max_s"]), us(r["std_s"]),
-                      pct(r["cv"]), pct(r["rse"]), str(r["outliers"]))
         t.caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
     else:
-        t = table(f"mpitempo summary of {src}",
-                  lead + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
-                          ("runs", "right"), ("median [µs]", "right"), ("95% CI [µs]", "right"),
-                          ("mean [µs]", "right"), ("min [µs]", "right"), ("max [µs]", "right"), ("spread", "right"),
-                          ("outliers", "right"), ("flags", "left")])
-        for r in rows:
-            spread = f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-"
-            t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
-                      str(r["nprocs"]), str(r["runs"]), us(r["median_s"]), _ci_cell(r), us(r["mean_s"]),
-                      us(r["min_s"]), us(r["max_s"]), spread, str(r["outliers"]), flag_cell(r.get("flags")))
         t.caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
                      f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
                      "flags: see the warnings below and docs/methods.md")

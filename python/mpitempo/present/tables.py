@@ -5,15 +5,69 @@ import json
 import math
 import sys
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 
+WIDTH = 100
+
+
 def console() -> Console:
-    """A console that keeps tables readable when stdout is a pipe or a file."""
-    width = None if sys.stdout.isatty() else 200
+    """A console whose tables fit 100 columns, on a terminal (narrower when the terminal is) and
+    when stdout is a pipe or a file."""
+    width = min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH
     return Console(highlight=False, width=width)
+
+
+def compact(columns: list[tuple[str, str]], rows: list[list[str]], keep=()) -> tuple[list, list, list[str]]:
+    """Drop the columns whose value never changes (unless named in ``keep``), for a table that fits;
+    returns (columns, rows, ["header = value", ...] of the dropped ones) so that the caller can say
+    so above the table. Nothing is dropped from a table of one row."""
+    if len(rows) < 2:
+        return columns, rows, []
+    drop = [i for i, (h, _) in enumerate(columns) if h not in keep and len({r[i] for r in rows}) == 1]
+    const = [f"{columns[i][0]} = {rows[0][i]}" for i in drop if rows[0][i] not in ("", "-")]
+    cols = [c for i, c in enumerate(columns) if i not in drop]
+    return cols, [[v for i, v in enumerate(r) if i not in drop] for r in rows], const
+
+
+def fit(columns: list[tuple[str, str]], rows: list[list[str]], drop_order=(), width: int = WIDTH):
+    """Leave out columns (first to last of ``drop_order``) until the table fits ``width``; returns
+    (columns, rows, [headers left out])."""
+    def need(cols, rs):
+        return sum(max([len(h)] + [len(r[i]) for r in rs]) for i, (h, _) in enumerate(cols)) + 2 * len(cols)
+    left_out = []
+    for name in drop_order:
+        if need(columns, rows) <= width:
+            break
+        idx = [i for i, (h, _) in enumerate(columns) if h == name]
+        if not idx:
+            continue
+        i = idx[0]
+        columns = columns[:i] + columns[i + 1:]
+        rows = [r[:i] + r[i + 1:] for r in rows]
+        left_out.append(name)
+    return columns, rows, left_out
+
+
+def plain_table(columns: list[tuple[str, str]], rows: list[list[str]], fmt: str) -> str:
+    """The table as CSV (every column, raw header names) or GitHub Markdown."""
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow([h for h, _ in columns])
+        w.writerows(rows)
+        return buf.getvalue()
+    esc_ = lambda v: str(v).replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(esc_(h) for h, _ in columns) + " |",
+           "|" + "|".join("---:" if j == "right" else ":---" for _, j in columns) + "|"]
+    out += ["| " + " | ".join(esc_(v) for v in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
 
 
 def print_json(obj) -> None:
@@ -54,7 +108,8 @@ def us(x) -> str:
 
 def table(title: str, columns: list[tuple[str, str]]) -> Table:
     """columns: (header, justify)"""
-    t = Table(title=title, title_justify="left", header_style="bold")
+    t = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
+              collapse_padding=True, pad_edge=False)
     for name, justify in columns:
         t.add_column(escape(name), justify=justify)  # "[ns]" is not markup
     return t
