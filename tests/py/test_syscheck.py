@@ -96,7 +96,7 @@ def test_compact_and_fit():
     rows = [["A", "allreduce", "2", "1.0", "1.1"], ["B", "allreduce", "2", "2.0", "2.1"]]
     c, r, const = compact(cols, rows, keep=("op",))
     assert [h for h, _ in c] == ["config", "op", "median", "mean"] and const == ["nprocs = 2"]
-    c2, r2, out = fit(c, r, ("mean", "config"), width=25)
+    c2, r2, out = fit(c, r, ("mean", "config"), width=30)
     assert out == ["mean"] and [h for h, _ in c2] == ["config", "op", "median"] and r2[1] == ["B", "allreduce", "2.0"]
     assert plain_table(cols, rows, "csv").splitlines()[1] == "A,allreduce,2,1.0,1.1"
     md = plain_table(cols, rows, "markdown").splitlines()
