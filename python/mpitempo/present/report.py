@@ -21,12 +21,13 @@ from mpitempo.analysis.flags import flag_cell, flag_notes
 from mpitempo.present.headlines import op_headlines
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1.5em}
 h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0} th,td{border:1px solid #ddd;padding:3px 8px}
-th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.note{color:#555;font-size:.9em} .sig{color:#0a7d00;font-weight:bold} img{max-width:100%;margin:.4em 0}
-.muted{color:#888} .warn{color:#a00;font-size:.9em} .flag{color:#a00} .headline{margin:.3em 0}
+th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.note{color:#555;font-size:.9em} .sig{color:#0a7d00;font-weight:bold} img{width:100%;height:auto;margin:.4em 0;display:block}
+.headline{font-size:1.05em;margin:.3em 0} .scroll{overflow-x:auto}
+.muted{color:#888} .warn{color:#a00;font-size:.9em} .flag{color:#a00}
 """
 
 
@@ -41,11 +42,11 @@ def us(x) -> str:
 
 
 def _table(headers: list[str], rows: list[list], numeric_from: int = 1) -> str:
-    out = ["<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
+    out = ["<div class='scroll'><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
     for r in rows:
         out.append("<tr>" + "".join(f"<td class=\"{'n' if i >= numeric_from else ''}\">{c}</td>"
                                     for i, c in enumerate(r)) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
@@ -79,6 +80,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     parts.append(f"<p class='note'>{esc(src)} &middot; generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC "
                  f"by mpitempo {__version__} &middot; {esc(filt.describe())} &middot; "
                  f"{esc(outlier_line(counts['outliers'], counts['measurements']))}</p>")
+    heads_at = len(parts)          # the headline goes first, above the factors
     parts.append("<h2>Factors</h2>" + factors_html(data))
 
     many = len(data.labels) > 1
@@ -126,7 +128,6 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
             marks[(r["b"], r["op"], r["msize"])] = r["stars"] or "~"
         heads = op_headlines(cmp.rows)
         parts.append(f"<h2>Comparison by {esc(by)} (A = {esc(cmp.base)})</h2>"
-                     + "".join(f"<p class='headline'><b>{esc(op)}</b>: {esc(h)}</p>" for op, h in heads.items())
                      + _table(["B", "op", "msize [B]", "nprocs", "median A [µs]", "median B [µs]", "delta",
                                "shift [95% CI]", "p", "runs A / B", "verdict"], trs, numeric_from=2)
                      + "<p class='note'>Wilcoxon rank-sum (Mann-Whitney U) on per-mpirun medians, two-sided; "
@@ -134,7 +135,11 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                        "shift of the run medians (B - A, % of A) with its 95% CI.</p>"
                      + "".join(f"<p class='note'>[{i}] {esc(n)}</p>" for i, n in enumerate(cmp.notes, 1)))
 
-    # runtime vs size and box plots per op
+    if cmp:
+        parts.insert(heads_at, "<h2>Headline</h2>"
+                     + "".join(f"<p class='headline'><b>{esc(op)}</b>: {esc(h)}</p>" for op, h in heads.items()))
+
+    # runtime vs size and per-size strips per op
     arr = sample_arrays(data, filt)
     series_key = np.array([f"{c}" if not many else f"{k}/{c}" for k, c in zip(arr["campaign"], arr["config"])])
     parts.append("<h2>Runtime vs message size</h2>")
@@ -167,45 +172,22 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                 stars = [f"{b}:{marks[(b, op, m)]}" for b in cmp.levels if (b, op, m) in marks]
                 mk[m] = " ".join(stars) if len(cmp.levels) > 2 else (marks.get((stars[0].split(':')[0], op, m))
                                                                       if stars else "")
-        parts.append(_img(plots.png(plots.box_per_size(op, groups, mk)), f"box plot {op}"))
+        parts.append(_img(plots.png(plots.strip_per_size(op, groups, mk)), f"per-size run medians {op}"))
     if base:
         parts.append(f"<p class='note'>Marks compare each configuration with {esc(base)}.</p>")
 
-    # diagnostics on the group with the most measurements of the first op: smallest and largest size
+    # diagnostics for every (campaign, configuration) and op: smallest and largest size
     parts.append("<h2>Method diagnostics</h2>")
-    first = rows[0]
-    sizes = sorted({r["msize"] for r in rows if r["op"] == first["op"] and r["config"] == first["config"]
-                    and r["campaign"] == first["campaign"]})
     fv = filtered_view(data.con, filt)
-    for m in ([sizes[0], sizes[-1]] if len(sizes) > 1 else sizes):
-        where = "campaign = ? AND config = ? AND op = ? AND msize = ?"
-        args = [first["campaign"], first["config"], first["op"], m]
-        label = f"{first['config']} {first['op']} {format_size(m) if m else 0}"
-        raw = data.con.execute(f"SELECT run_index, runtime_s FROM meas WHERE valid AND {where} "
-                               "ORDER BY run_index", args).fetchnumpy()
-        kept = data.con.execute(f"SELECT run_index, runtime_s FROM {fv} WHERE keep AND {where} ORDER BY run_index",
-                                args).fetchnumpy()
-        if raw["runtime_s"].size == 0:
-            continue
-        r0 = raw["run_index"][0]
-        parts.append(f"<h3>{esc(label)}</h3>")
-        parts.append(_img(plots.png(plots.histogram_kde(raw["runtime_s"][raw["run_index"] == r0],
-                                                        f"{label}, mpirun {r0}: sampling distribution of all valid "
-                                                        "measurements (histogram + KDE)")), "histogram"))
-        if kept["runtime_s"].size >= 10:
-            parts.append(_img(plots.png(plots.clt_check(kept["runtime_s"],
-                                                        f"{label}: means of n resampled measurements (after the "
-                                                        "filter); normal Q-Q plots below", seed=seed)), "CLT"))
-        runs_ = np.unique(kept["run_index"])
-        samples = [kept["runtime_s"][kept["run_index"] == i] for i in runs_]
-        parts.append(_img(plots.png(plots.mpirun_means(samples, [str(i) for i in runs_], f"{label}: mpirun as a factor")),
-                          "mpirun factor"))
-        kw = mpirun_factor(samples)
-        if kw["kruskal_p"] is not None:
-            verdict = ("the mpirun is a factor here: compare distributions over many mpiruns, never one"
-                       if kw["kruskal_p"] <= 0.05 else "no evidence that the mpirun matters for this group")
-            parts.append(f"<p class='note'>Kruskal-Wallis across {len(samples)} mpiruns: H = {kw['kruskal_h']:.3g}, "
-                         f"p = {kw['kruskal_p']:.3g}: {verdict}.</p>")
+    first = rows[0]
+    groups_seen = []
+    for r in rows:
+        if (r["campaign"], r["config"], r["op"]) not in groups_seen:
+            groups_seen.append((r["campaign"], r["config"], r["op"]))
+    for gi, (camp, cfg, op) in enumerate(groups_seen):
+        sizes = sorted({r["msize"] for r in rows if (r["campaign"], r["config"], r["op"]) == (camp, cfg, op)})
+        for m in ([sizes[0], sizes[-1]] if len(sizes) > 1 else sizes):
+            parts.extend(_diagnostics(data, fv, camp, cfg, op, m, many, clt=(gi == 0), seed=seed))
     # reproducibility: per size, the campaigns' means of run medians (several campaigns) or the run medians
     sel = (arr["op"] == first["op"]) & (arr["config"] == first["config"]) & np.isfinite(arr["med"].astype(float))
     vals: dict[int, list] = {}
@@ -234,6 +216,42 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+
+
+def _diagnostics(data, fv, camp, cfg, op, m, many: bool, clt: bool, seed: int) -> list[str]:
+    """Histogram (clipped), CLT check (``clt``), mpirun as a factor with Kruskal-Wallis for one group."""
+    from mpitempo.present import plots
+
+    parts = []
+    where = "campaign = ? AND config = ? AND op = ? AND msize = ?"
+    args = [camp, cfg, op, m]
+    label = (f"{camp}/" if many else "") + f"{cfg} {op} {format_size(m) if m else 0}"
+    raw = data.con.execute(f"SELECT run_index, runtime_s FROM meas WHERE valid AND {where} "
+                           "ORDER BY run_index", args).fetchnumpy()
+    kept = data.con.execute(f"SELECT run_index, runtime_s FROM {fv} WHERE keep AND {where} ORDER BY run_index",
+                            args).fetchnumpy()
+    if raw["runtime_s"].size == 0:
+        return parts
+    r0 = raw["run_index"][0]
+    parts.append(f"<h3>{esc(label)}</h3>")
+    parts.append(_img(plots.png(plots.histogram_kde(raw["runtime_s"][raw["run_index"] == r0],
+                                                    f"{label}, mpirun {r0}: sampling distribution of all valid "
+                                                    "measurements (histogram + KDE)")), "histogram"))
+    if clt and kept["runtime_s"].size >= 10:
+        parts.append(_img(plots.png(plots.clt_check(kept["runtime_s"],
+                                                    f"{label}: means of n resampled measurements (after the "
+                                                    "filter); normal Q-Q plots below", seed=seed)), "CLT"))
+    runs_ = np.unique(kept["run_index"])
+    samples = [kept["runtime_s"][kept["run_index"] == i] for i in runs_]
+    parts.append(_img(plots.png(plots.mpirun_means(samples, [str(i) for i in runs_], f"{label}: mpirun as a factor")),
+                      "mpirun factor"))
+    kw = mpirun_factor(samples)
+    if kw["kruskal_p"] is not None:
+        verdict = ("the mpirun is a factor here: compare distributions over many mpiruns, never one"
+                   if kw["kruskal_p"] <= 0.05 else "no evidence that the mpirun matters for this group")
+        parts.append(f"<p class='note'>Kruskal-Wallis across {len(samples)} mpiruns: H = {kw['kruskal_h']:.3g}, "
+                     f"p = {kw['kruskal_p']:.3g}: {verdict}.</p>")
+    return parts
 
 
 def write_report(data, out: str | Path, filt: Filter | None = None, title: str | None = None) -> Path:

@@ -26,7 +26,7 @@ def png(fig) -> bytes:
 def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
     """series: config -> {msize: [...], median: [...], lo: [...], hi: [...]} (seconds); lo/hi the
     range shown as a band (CI of the median, or Q1..Q3 of the run medians)."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = plt.subplots(figsize=(10, 4))
     for name, s in series.items():
         x = np.asarray(s["msize"], dtype=float)
         x = np.where(x <= 0, 1, x)
@@ -34,11 +34,17 @@ def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
         ax.fill_between(x, np.asarray(s["lo"]) * US, np.asarray(s["hi"]) * US, alpha=0.25)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    sizes = sorted({int(m) if m > 0 else 1 for s in series.values() for m in s["msize"]})
+    step = max(1, -(-len(sizes) // 10))        # at most 10 labels: never overlapping
+    ax.xaxis.set_major_locator(FixedLocator(sizes[::step]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_size(int(round(v)))))
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(fmt)
     ax.yaxis.set_minor_formatter(fmt)
     ax.tick_params(axis="y", which="minor", labelsize=7)
+    _thin_minor_labels(ax)
     ax.set_xlabel("message size [bytes]")
     ax.set_ylabel("runtime [µs]")
     ax.set_title(f"{op}: median of run medians (band: 95% CI, or Q1..Q3 below 6 runs)")
@@ -66,9 +72,67 @@ def box_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dict[
     return fig
 
 
-def histogram_kde(x, title: str) -> plt.Figure:
+def _thin_minor_labels(ax) -> None:
+    """Log axes label minor ticks too; keep those labels only when the major ones are few, so that
+    they never crowd (the figure is drawn first to know the ticks)."""
+    lo, hi = ax.get_ylim()
+    if hi / max(lo, 1e-12) > 30:
+        ax.yaxis.set_minor_formatter(plt.NullFormatter())
+
+
+def strip_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dict[int, str] | None = None,
+                   seed: int = 1) -> plt.Figure:
+    """One shared axis: per message size, the per-mpirun medians of every configuration side by side
+    (points, jittered) with their median as a bar; marks: msize -> stars of the comparison."""
+    sizes = sorted(groups)
+    configs = sorted({c for g in groups.values() for c in g})
+    rng = np.random.default_rng(seed)
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    width = 0.8 / max(1, len(configs))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, c in enumerate(configs):
+        for i, m in enumerate(sizes):
+            v = np.asarray(groups[m].get(c, []), dtype=float) * US
+            if not v.size:
+                continue
+            x0 = i - 0.4 + width * (j + 0.5)
+            ax.scatter(x0 + rng.uniform(-width / 4, width / 4, v.size), v, s=14, alpha=0.7,
+                       color=colors[j % len(colors)], label=c if i == 0 else None, zorder=3)
+            ax.hlines(np.median(v), x0 - width * 0.4, x0 + width * 0.4, color="black", lw=1.5, zorder=4)
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    _thin_minor_labels(ax)
+    labels = [format_size(m) if m else "-" for m in sizes]
+    if marks:
+        labels = [f"{lab}\n{marks.get(m, '')}" for lab, m in zip(labels, sizes)]
+    step = max(1, -(-len(sizes) // 16))
+    ax.set_xticks(range(len(sizes))[::step], labels[::step], fontsize=8)
+    ax.set_xlim(-0.6, len(sizes) - 0.4)
+    ax.set_xlabel("message size [bytes]" + ("   (stars: Wilcoxon rank-sum vs the first configuration, "
+                                             "'~' not significant)" if marks else ""))
+    ax.set_ylabel("per-mpirun median [µs]")
+    ax.set_title(f"{op}: per-mpirun medians per size (bar: their median)", fontsize=10)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def histogram_kde(x, title: str, clip_pct: float = 99.0) -> plt.Figure:
+    """Histogram + KDE of the measurements up to the clip_pct percentile; how many lie above it is
+    said in the plot (they are counted, not hidden)."""
     x = np.asarray(x, dtype=float) * US
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    cut = float(np.percentile(x, clip_pct)) if x.size else 0.0
+    above = int((x > cut).sum())
+    x = x[x <= cut] if above else x
+    if above:
+        title = f"{title}\n{above} of {x.size + above} values above the {clip_pct:g}th percentile " \
+                f"({cut:.3g} µs) not drawn"
+    fig, ax = plt.subplots(figsize=(10, 3.4))
     ax.hist(x, bins=min(80, max(10, x.size // 20)), density=True, alpha=0.5, color="tab:blue")
     if x.size > 2 and np.ptp(x) > 0:
         grid = np.linspace(x.min(), x.max(), 400)
@@ -103,7 +167,7 @@ def clt_check(x, title: str, sizes=(10, 50, 100, 500), seed: int = 1) -> plt.Fig
 def mpirun_means(samples: list, labels: list[str], title: str) -> plt.Figure:
     """Per-mpirun means with 95% CIs and the Kruskal-Wallis test across runs (Fig. 3)."""
     r = mpirun_factor(samples)
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = plt.subplots(figsize=(10, 3.4))
     means = np.asarray(r["means"]) * US
     lo = np.array([c[0] if c else m for c, m in zip(r["cis"], r["means"])]) * US
     hi = np.array([c[1] if c else m for c, m in zip(r["cis"], r["means"])]) * US
@@ -125,7 +189,7 @@ def reproducibility(values_by_size: dict[int, np.ndarray], title: str) -> tuple[
         v, d = normalized(values_by_size[m])
         norm.append(v)
         maxdiff[m] = d
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = plt.subplots(figsize=(10, 3.4))
     ax.boxplot(norm, showfliers=True)
     ax.set_xticks(range(1, len(sizes) + 1), [format_size(m) if m else "0" for m in sizes], fontsize=8)
     for i, m in enumerate(sizes, 1):
