@@ -5,8 +5,10 @@
  * files, meta.json's common parts) belongs to the run driver (run/run.c). */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/mt_common.h"
 #include "clock/session.h"
@@ -22,7 +24,7 @@
 typedef struct exp_result {
     mt_meas_info_t info;  /* what the scheme observed */
     int n, nvalid;
-    double wall_s, median_s;
+    double wall_s, median_s, min_s, max_s;
 } exp_result_t;
 
 typedef struct bench {
@@ -195,9 +197,11 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
                 mn = m->runtime_s[i] < mn ? m->runtime_s[i] : mn;
                 mx = m->runtime_s[i] > mx ? m->runtime_s[i] : mx;
             }
-        printf("%-22s %10lld %6d %12.3f %12.3f %12.3f\n", e->op->name, (long long)a->msize, x->nvalid, mn * 1e6,
-               x->median_s * 1e6, mx * 1e6);
-        fflush(stdout);
+        x->min_s = mn; /* the table is printed sorted at the end (print_table) */
+        x->max_s = mx;
+        if (!r->cli.quiet && isatty(fileno(stderr)))
+            fprintf(stderr, "\r%s: [%d/%d] %s %lld B ", r->app->prog, done + 1, b->nexp, e->op->name,
+                    (long long)a->msize);
     } else if (mt_run_progress(r)) {
         fprintf(stderr, "%s: [%d/%d] %s %lld B: median %.3f us (%d/%d valid)\n", r->app->prog, done + 1, b->nexp,
                 e->op->name, (long long)a->msize, x->median_s * 1e6, x->nvalid, m->n);
@@ -212,6 +216,38 @@ static int per_rank_calls(mt_run_t *r)
     for (const int *q = b->scheme.s->params; *q >= 0; q++)
         if (*q == MTP_inner) return (int)mt_p_int(&r->cli.p, MTP_inner);
     return 1;
+}
+
+/* by op (in the order the ops were given: first appearance), then message size */
+static int exp_before(const mt_exp_t *exps, const mt_exp_t *a, const mt_exp_t *b)
+{
+    if (a->op != b->op) {
+        for (const mt_exp_t *e = exps;; e++)
+            if (e->op == a->op || e->op == b->op) return e->op == a->op;
+    }
+    return a->msize < b->msize;
+}
+
+/* The table of a run without --outdir, sorted by op and message size (experiments run shuffled). */
+static void print_table(mt_run_t *r)
+{
+    bench_t *b = r->state;
+    int *idx = malloc((size_t)b->nexp * sizeof *idx);
+    if (!idx) mt_check_mpi(MPI_ERR_NO_MEM, "table");
+    for (int k = 0; k < b->nexp; k++) { /* insertion sort: a few hundred experiments at most */
+        int j = k;
+        for (; j > 0 && exp_before(b->exps, &b->exps[k], &b->exps[idx[j - 1]]); j--) idx[j] = idx[j - 1];
+        idx[j] = k;
+    }
+    if (!r->cli.quiet && isatty(fileno(stderr))) fprintf(stderr, "\r%60s\r", "");
+    for (int i = 0; i < b->nexp; i++) {
+        const exp_result_t *x = &b->res[idx[i]];
+        if (!x->n) continue; /* not measured (stopped early) */
+        printf("%-22s %10lld %6d %12.3f %12.3f %12.3f\n", b->exps[idx[i]].op->name, (long long)b->exps[idx[i]].msize,
+               x->nvalid, x->min_s * 1e6, x->median_s * 1e6, x->max_s * 1e6);
+    }
+    fflush(stdout);
+    free(idx);
 }
 
 static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const mt_cache_t *cache, const int *order)
@@ -355,6 +391,7 @@ static int run(mt_run_t *r, char *err)
         rc = mt_agree(ctx->comm, rc, err); /* e.g. the disk is full: stop now, leave nothing that looks complete */
     }
     if (prf) mt_perrank_finish(prf, b->per_rank_meas);
+    if (ctx->rank == 0 && !r->cli.outdir) print_table(r);
     if (rc == MT_OK) rc = mt_gclock_finish(&gc, err);
     mt_json_t *j = rc == MT_OK ? mt_run_meta_begin(r, 1) : NULL;
     if (j) write_meta(r, j, &gc, &cache, order);

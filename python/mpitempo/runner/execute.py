@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -230,7 +231,11 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         seed = (base_seed + 7919 * planned.index(r)) % (2**62)
         cmd = [b.binary(kind.executable), "--outdir", str(rdir), "--config", cfg.name, "--run-index",
                str(r.run_index), *c.core_args(cfg), *(["--seed", str(seed)] if takes_seed else []),
-               "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json"), "--quiet"]
+               "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json")]
+        # the bench core reports each experiment on stderr ([k/n] op size): progress inside the mpirun
+        watch = kind.executable == "mpitempo-bench" and progress.wants_inside()
+        if not watch:
+            cmd.append("--quiet")
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
@@ -241,7 +246,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         env.update(launch.env)
         t0 = time.monotonic()
         progress.start(r.run_id, cfg.name, r.np)
-        status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir)
+        status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir,
+                                        progress.inside if watch else None)
         dt = time.monotonic() - t0
         complete = kind.complete(rdir)
         if status == "ok" and not complete:
@@ -278,8 +284,30 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
     return False
 
 
-def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[str, int | None, str]:
-    """Run one mpirun in its own process group; returns (status, returncode, stderr tail)."""
+_EXP_LINE = re.compile(rb"\[(\d+)/(\d+)\] (\S+) (\d+) B: median [^(]*\((\d+)/(\d+) valid\)")
+
+
+def _watch(errf, pos: int, seen: dict, on_progress) -> int:
+    """Read what the core wrote to stderr.log since ``pos``; report its per-experiment lines
+    ('[k/n] op msize B: median ... (v/m valid)') to on_progress(done, total, op, msize, measurements)."""
+    try:
+        errf.flush()
+        with open(errf.name, "rb") as f:
+            f.seek(pos)
+            chunk = f.read()
+    except OSError:
+        return pos
+    end = chunk.rfind(b"\n") + 1
+    for m in _EXP_LINE.finditer(chunk[:end]):
+        seen["meas"] = seen.get("meas", 0) + int(m.group(6))
+        on_progress(int(m.group(1)), int(m.group(2)), m.group(3).decode(), int(m.group(4)), seen["meas"])
+    return pos + end
+
+
+def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
+             on_progress=None) -> tuple[str, int | None, str]:
+    """Run one mpirun in its own process group; returns (status, returncode, stderr tail).
+    ``on_progress`` receives the core's per-experiment progress while the mpirun runs."""
     errf = open(rdir / "stderr.log", "w+")
     try:
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf, env=env, start_new_session=True)
@@ -288,7 +316,18 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path) -> tuple[st
         return "failed", None, f"cannot start '{argv[0]}': {e.strerror}"
     status = "ok"
     try:
-        rc = p.wait(timeout=timeout)
+        if on_progress is None:
+            rc = p.wait(timeout=timeout)
+        else:
+            t_end, pos, seen = time.monotonic() + timeout, 0, {}
+            while True:
+                try:
+                    rc = p.wait(timeout=max(0.0, min(0.5, t_end - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= t_end:
+                        raise
+                    pos = _watch(errf, pos, seen, on_progress)
         if rc != 0:
             status = "failed" if rc > 0 else "killed"
     except subprocess.TimeoutExpired:

@@ -14,6 +14,8 @@ class Progress:
         self.finished_here = 0
         self.live = sys.stderr.isatty() if live is None else live
         self._bar = None
+        self._current = ""
+        self._last_inside = time.monotonic()
         if self.live and not quiet:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
@@ -33,11 +35,32 @@ class Progress:
     def start(self, run_id: str, config: str, np: int) -> None:
         if self.quiet:
             return
+        self._current = f"{run_id} (config {config}, {np} ranks)"
+        self._last_inside = time.monotonic()
         if self._bar:
-            self._bar.update(self._task, description=f"{run_id} (config {config}, {np} ranks)")
+            self._bar.update(self._task, description=self._current)
         else:
             print(f"mpitempo: [{self.done + 1}/{self.total}] {run_id} (config {config}, {np} ranks) ...",
                   file=sys.stderr, flush=True)
+
+    def wants_inside(self) -> bool:
+        """Whether progress inside an mpirun is shown (not with --quiet)."""
+        return not self.quiet
+
+    def inside(self, done: int, total: int, op: str, msize: int, measurements: int) -> None:
+        """Progress inside the current mpirun: experiments done of total, the last op and size,
+        measurements taken so far. Live display: updated in place; log lines: at most every 10 s."""
+        from mpitempo.io.sizes import format_size
+
+        text = (f"{done}/{total} experiments, last {op} {format_size(msize) if msize else '-'}, "
+                f"{measurements:,} measurements")
+        if self._bar:
+            self._bar.update(self._task, description=f"{self._current} {text}")
+            return
+        now = time.monotonic()
+        if now - self._last_inside >= 10.0 and done < total:
+            self._last_inside = now
+            print(f"mpitempo:     ... {text}", file=sys.stderr, flush=True)
 
     def finish(self, run_id: str, ok: bool, duration_s: float, message: str = "") -> None:
         self.done += 1
