@@ -51,7 +51,8 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=LazyGroup, epilog="Example:\n\n  mpitempo run --ops allreduce --msizes 8-4K --mpiruns 6 -o c && mpitempo summary c",
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mpitempo")
 def cli():
     """mpitempo: precise, reproducible, statistically sound MPI benchmarking.

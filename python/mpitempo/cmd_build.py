@@ -8,7 +8,7 @@ from mpitempo.options import json_option, mpicc_option
 from mpitempo.present.tables import print_json
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo build\n\n  mpitempo build --mpicc /opt/openmpi/bin/mpicc --json")
 @mpicc_option
 @click.option("--force", is_flag=True, help="Rebuild even if a cached build exists.")
 @json_option

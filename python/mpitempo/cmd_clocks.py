@@ -17,7 +17,7 @@ from mpitempo.options import json_option, launcher_option, mpicc_option, np_opti
 from mpitempo.present.clocks import clocks_table
 from mpitempo.present.tables import console, print_json
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo clocks -n 2 --algorithms hca3,jk --mpiruns 5 -o clk")
 @np_option
 @launcher_option
 @mpicc_option
@@ -29,7 +29,7 @@ from mpitempo.present.tables import console, print_json
               help="Keep the campaign directory here (runs/<id>/{meta.json,clocks.json}, clocks.png); "
                    "default: a temporary directory, removed afterwards.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
-              help="Where to write the duration-vs-offset plot (default OUTDIR/clocks.png with -o, else none).")
+              help="Where to write the duration-vs-offset plot. [default: OUTDIR/clocks.png with -o, else none]")
 @click.option("--timeout", "timeout_s", type=float, default=3600, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option

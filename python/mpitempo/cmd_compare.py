@@ -100,11 +100,11 @@ def parse_margin(text: str) -> float:
     return v
 
 
-@click.command("compare")
+@click.command("compare", epilog="Examples:\n\n  mpitempo compare algos\n\n  mpitempo compare old-campaign new-campaign --alternative less\n\n  mpitempo compare a b c --by library --markdown\n\n  mpitempo compare algos --equivalence 1%")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR [DIR]")
 @click.option("--by", "by", default=None, metavar="FACTOR",
-              help="Factor whose levels are compared: config (default with one DIR), campaign (default with "
-                   "two DIRs), library, timer, scheme, nprocs, compiler, host, governor, cache_policy, clock_sync.")
+              help="Factor whose levels are compared: config, campaign, library, timer, scheme, nprocs, compiler, "
+                   "host, governor, cache_policy, clock_sync. [default: config with one DIR, campaign with two]")
 @click.option("--alternative", type=click.Choice(ALTERNATIVES), default="two-sided", show_default=True,
               help="Alternative hypothesis about A relative to B: less = A is faster.")
 @click.option("--base", default=None, metavar="LEVEL",

@@ -15,7 +15,7 @@ from mpitempo.runner.execute import execute
 from mpitempo.runner.variants import discover, parse_variants
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo imbalance -n 2\n\n  mpitempo imbalance --op allreduce --msizes 8,1K -n 2")
 @click.option("--op", default="barrier", show_default=True, help="Operation whose exit imbalance is measured.")
 @click.option("--msize", default="8", show_default=True, help="Message size (ignored by barrier).")
 @np_option
@@ -30,9 +30,9 @@ from mpitempo.runner.variants import discover, parse_variants
 @click.option("--sync", default="hca3", show_default=True, metavar="SPEC", help="Clock synchronisation.")
 @click.option("--time-slice", default="5s", show_default=True, metavar="T", help="Round-Time slice per mpirun.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
-              help="Campaign directory (default mpitempo-imbalance-<op>-<date>).")
-@click.option("--seed", type=int, default=None)
-@click.option("--quiet", is_flag=True)
+              help="Campaign directory. [default: mpitempo-imbalance-<op>-<date>]")
+@click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, time_slice, outdir, seed, quiet,
               as_json):

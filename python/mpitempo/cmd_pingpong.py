@@ -53,7 +53,7 @@ def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> Non
             click.echo(f"\nfull output, raw timings, analysis.json and plots in {outdir}")
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo pingpong --msizes 8,64 -o pp")
 @np_option
 @launcher_option
 @mpicc_option

@@ -9,10 +9,10 @@ from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import print_json
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo report my-campaign -o report.html\n\n  mpitempo report run1 run2 run3 --title 'allreduce, 3 campaigns'")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
 @click.option("-o", "--output", "out", default=None, type=click.Path(),
-              help="HTML file to write (default: report.html in the first DIR).")
+              help="HTML file to write. [default: report.html in the first DIR]")
 @click.option("--title", default=None, help="Title of the report.")
 @filter_options
 @json_option

@@ -12,18 +12,18 @@ from mpitempo.options import launcher_option, mpicc_option, np_option, param_opt
 from mpitempo.runner.execute import execute
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo run --ops allreduce,bcast --msizes 8-4K --mpiruns 10 -o my-campaign\n\n  mpitempo run examples/demo.toml -o demo\n\n  mpitempo run --resume my-campaign")
 @click.argument("campaign_file", required=False, type=click.Path(dir_okay=False))
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
-              help="Campaign directory to create (default: mpitempo-<name>-<date>-<time>).")
+              help="Campaign directory to create. [default: mpitempo-<name>-<date>-<time>]")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
               help="Complete the missing or failed runs of an existing campaign directory.")
 @param_options("bench", exclude=("seed",))
-@click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration (default 10).")
+@click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration. [default: 10]")
 @np_option
 @launcher_option
 @mpicc_option
-@click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random, recorded).")
+@click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before an mpirun is killed (600).")
 @click.option("--name", default=None, help="Campaign name.")
 @click.option("--sbatch", "use_sbatch", is_flag=True,

@@ -9,7 +9,7 @@ from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_json, table
 
 
-@click.command()
+@click.command(epilog="Examples:\n\n  mpitempo ingest my-campaign --db results.duckdb\n\n  mpitempo summary results.duckdb")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False), metavar="DIR...")
 @click.option("--db", "db", default="results.duckdb", show_default=True, type=click.Path(dir_okay=False),
               help="DuckDB store that accumulates campaigns (created when missing).")

@@ -6,14 +6,14 @@ from dataclasses import replace
 import click
 
 np_option = click.option("-n", "--np", "np", type=click.IntRange(min=1), default=None,
-                         help="Number of MPI ranks (default 2).")
+                         help="Number of MPI ranks. [default: 2]")
 launcher_option = click.option(
     "--launcher", default=None, metavar="TEMPLATE",
     help="'mpiexec' (default: the mpiexec of the MPI the core was built with, binding ranks to cores), "
          "'srun' (Slurm, with the PMI plugin of that MPI), or a command template with {np} and {cmd} "
          "(and {mpiexec}), e.g. \"mpirun -n {np} ./wrap.sh {cmd}\".")
 mpicc_option = click.option("--mpicc", default=None, metavar="PATH",
-                            help="MPI compiler wrapper to build with (default: mpicc on PATH).")
+                            help="MPI compiler wrapper to build with. [default: mpicc on PATH]")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 timer_option = click.option("--timer", default=None, metavar="NAME",
                             help="monotonic (default), monotonic_raw, realtime, gettimeofday, rdtscp, wtime.")
@@ -41,9 +41,9 @@ def make_filter(filter_kind, tukey_k, cut_coef):
 def _param_help(p) -> str:
     if p.type == "BOOL":
         return p.help[:1].upper() + p.help[1:] + "."
-    dflt = f" (default {p.default}{' ' + p.unit if p.unit and p.type not in ('DURATION', 'SIZE') else ''})" \
+    dflt = f"  [default: {p.default}{' ' + p.unit if p.unit and p.type not in ('DURATION', 'SIZE') else ''}]" \
         if p.default is not None else ""
-    return p.help[:1].upper() + p.help[1:] + dflt + "."
+    return p.help[:1].upper() + p.help[1:] + "." + dflt
 
 
 _METAVAR = {"INT": "N", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}

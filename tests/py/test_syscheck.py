@@ -101,3 +101,12 @@ def test_compact_and_fit():
     assert plain_table(cols, rows, "csv").splitlines()[1] == "A,allreduce,2,1.0,1.1"
     md = plain_table(cols, rows, "markdown").splitlines()
     assert md[0] == "| config | op | nprocs | median | mean |" and md[1] == "|:---|:---|---:|---:|---:|"
+
+
+def test_every_help_has_an_example_and_one_style_of_defaults(cli):
+    from mpitempo.cli import COMMANDS
+
+    for cmd in [None, *COMMANDS]:
+        code, out, err = cli(*([cmd] if cmd else []), "--help")
+        assert code == 0 and "Example" in out, cmd
+        assert "(default " not in out, cmd          # defaults are shown as [default: X] everywhere
