@@ -89,3 +89,42 @@ def test_report_renders_without_overlapping_text(report, width, tmp_path):
     shot = art / f"report-{width}px.png"
     r = chromium(f"--window-size={width},3000", f"--screenshot={shot}", report.as_uri())
     assert shot.exists() and shot.stat().st_size > 10_000, r.stderr[-300:]
+
+
+def _overlapping_labels(fig) -> list:
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [(t.get_text(), t.get_window_extent(r)) for t in axis.get_ticklabels(which="both")
+                     if t.get_visible() and t.get_text()]
+            for i in range(len(boxes)):
+                for j in range(i + 1, len(boxes)):
+                    if boxes[i][1].overlaps(boxes[j][1]):
+                        out.append((boxes[i][0], boxes[j][0]))
+    return out
+
+
+def test_plots_have_human_sizes_and_no_overlapping_ticks():
+    import numpy as np
+
+    from mpitempo.present import plots
+
+    sizes = [8 << k for k in range(18)]                      # 8 .. 1M: 18 sizes
+    series = {c: {"msize": sizes, "median": [1e-6 * (1 + m / 1e4) * f for m in sizes],
+                  "lo": [1e-6 * (1 + m / 1e4) * f * 0.98 for m in sizes],
+                  "hi": [1e-6 * (1 + m / 1e4) * f * 1.02 for m in sizes]} for c, f in (("A", 1.0), ("B", 1.1))}
+    fig = plots.runtime_vs_size("allreduce", series)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels[0] == "8" and "2K" in labels and "512K" in labels and len(labels) <= 10
+    assert all(re.fullmatch(r"\d+[KMG]?", t) for t in labels)
+    assert _overlapping_labels(fig) == []
+    rng = np.random.default_rng(1)
+    groups = {m: {c: rng.normal(1e-6 * (1 + m / 1e4), 1e-8, 8) for c in ("A", "B")} for m in sizes}
+    fig = plots.strip_per_size("allreduce", groups, {m: "**" for m in sizes})
+    assert _overlapping_labels(fig) == []
+    assert [t.get_text().split("\n")[0] for t in fig.axes[0].get_xticklabels()][:3] == ["8", "32", "128"]   # 18 sizes: every other one labelled
+    x = np.concatenate([rng.normal(1e-6, 1e-8, 990), np.full(10, 1e-3)])
+    fig = plots.histogram_kde(x, "t")
+    assert "above the 99th percentile" in fig.axes[0].get_title() and fig.axes[0].get_xlim()[1] < 100
