@@ -50,5 +50,10 @@ json "$tmp/b/meta.json" "assert d['kind'] == 'bench' and d['scheme']['name'] == 
 "$mpiexec" -n 2 "$bin/mpitempo-pingpong" --msizes 8 --ntrial 5 --npptrial 5 --timer-reads 1000 --outdir "$tmp/p" \
     --quiet > "$tmp/out" 2>&1 || die "pingpong: $(cat "$tmp/out")"
 json "$tmp/p/meta.json" "assert d['kind'] == 'pingpong' and d['pingpong']['dest'] == 1" || die "pingpong meta.json"
+# bench without --outdir prints its table sorted by op (as given) and size, whatever the shuffled order
+"$mpiexec" -n 2 "$bin/mpitempo-bench" --ops bcast,allreduce --msizes 64,8,1K --nrep 5 --timer-reads 1000 --seed 7 \
+    --quiet > "$tmp/out" 2> "$tmp/err" || die "bench table: $(cat "$tmp/err")"
+rows=$(grep -v '^#' "$tmp/out" | grep -v '^op ' | awk '{print $1 "/" $2}' | tr '\n' ' ')
+[ "$rows" = "bcast/8 bcast/64 bcast/1024 allreduce/8 allreduce/64 allreduce/1024 " ] || die "bench table order: $rows"
 [ $fail = 0 ] && echo ok
 exit $fail
