@@ -110,3 +110,24 @@ def test_every_help_has_an_example_and_one_style_of_defaults(cli):
         code, out, err = cli(*([cmd] if cmd else []), "--help")
         assert code == 0 and "Example" in out, cmd
         assert "(default " not in out, cmd          # defaults are shown as [default: X] everywhere
+
+
+def test_progress_inside_an_mpirun(tmp_path, capsys):
+    """The runner follows the core's per-experiment lines while the mpirun runs (partial lines wait)."""
+    from mpitempo.runner.execute import _watch
+    from mpitempo.runner.progress import Progress
+
+    seen, got = {}, []
+    f = open(tmp_path / "stderr.log", "w+")
+    f.write("mpitempo-bench: [1/4] allreduce 8 B: median 1.2 us (100/100 valid)\nmpitempo-bench: note: x\n"
+            "mpitempo-bench: [2/4] bcast 1024 B: median 2.0 us (98/100 valid)\nmpitempo-bench: [3/4] bc")
+    pos = _watch(f, 0, seen, lambda *a: got.append(a))
+    assert got == [(1, 4, "allreduce", 8, 100), (2, 4, "bcast", 1024, 200)]
+    f.write("ast 8 B: median 1.0 us (100/100 valid)\n")
+    _watch(f, pos, seen, lambda *a: got.append(a))
+    assert got[-1] == (3, 4, "bcast", 8, 300)
+    p = Progress(2, live=False)
+    p.start("A-000", "A", 2)
+    p._last_inside -= 11                     # the log line appears at most every 10 s
+    p.inside(3, 4, "bcast", 1024, 300)
+    assert "3/4 experiments, last bcast 1K, 300 measurements" in capsys.readouterr().err
