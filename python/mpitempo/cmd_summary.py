@@ -4,7 +4,6 @@ from __future__ import annotations
 import click
 
 from mpitempo.options import filter_options, json_option, make_filter
-from mpitempo.present.summary import print_summary
 
 
 @click.command(epilog="Examples:\n\n  mpitempo summary my-campaign\n\n  mpitempo summary my-campaign --per-run\n\n"
@@ -28,8 +27,8 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
 
     Columns that never change are named above the table instead of shown (the table fits 100
     columns); --csv keeps every column. --json prints a list of objects with the keys campaign,
-    config, op, msize, nprocs, runs, median_s, mean_s, min_s, max_s (seconds), spread_pct, measurements, invalid, outliers, filter,
-    median_ci, run_medians, run_means, pooled (see docs/statistics.md).
+    config, op, msize, nprocs, runs, median_s, mean_s, min_s, max_s (seconds), spread_pct,
+    measurements, invalid, outliers, filter, median_ci, run_medians, run_means, pooled (see docs/statistics.md).
 
     --process NAME|all: one row per (config, op, msize, nprocs) and processing scheme, with process,
     value_s and the scheme's own numbers (docs/processing.md). Example:
@@ -49,5 +48,7 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
 
         print_processing(list(campaign_dirs), names, make_filter(filter_kind, tukey_k, cut_coef), as_json, plot)
         return
+    from mpitempo.present.summary import print_summary   # numpy and DuckDB only when it runs
+
     print_summary(campaign_dirs[0], as_json, make_filter(filter_kind, tukey_k, cut_coef), per_run,
                   roots=list(campaign_dirs), fmt=fmt or "table")

@@ -131,3 +131,22 @@ def test_progress_inside_an_mpirun(tmp_path, capsys):
     p._last_inside -= 11                     # the log line appears at most every 10 s
     p.inside(3, 4, "bcast", 1024, 300)
     assert "3/4 experiments, last bcast 1K, 300 measurements" in capsys.readouterr().err
+
+
+def test_help_imports_no_heavy_module():
+    """`mpitempo CMD --help` starts fast: numpy, scipy, duckdb and matplotlib load only when a command runs."""
+    import subprocess
+    import sys
+
+    from mpitempo.cli import COMMANDS
+    from mpitempo.cmd_compare import ALTERNATIVES
+    from mpitempo.stats.compare import ALTERNATIVES as STATS_ALTERNATIVES
+
+    assert tuple(ALTERNATIVES) == tuple(STATS_ALTERNATIVES)
+    code = ("import sys; from mpitempo.cli import main\n"
+            "for c in sys.argv[1:]:\n"
+            "    try: main([c, '--help'])\n"
+            "    except SystemExit: pass\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'duckdb', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, *COMMANDS], capture_output=True, text=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stderr[-500:]
