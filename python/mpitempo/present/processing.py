@@ -55,6 +55,10 @@ def print_processing(roots, names: list[str], filt, as_json: bool = False, plot:
         t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"],
                   format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]), r["process"], r["benchmark"],
                   str(r["runs"]), us(r["value_s"]), "-" if d is None else f"{d:+.1f}%", _others(r))
+    for col in t.columns:   # names are never shortened to fit 100 columns: the wrapped columns give way
+        if col.header in ("config", "op", "process"):
+            key = col.header
+            col.min_width, col.no_wrap = max([len(key)] + [len(str(r[key])) for r in rows]), True
     t.caption = ("each scheme applied to every mpirun's raw data as that benchmark would print it; every number is "
                  "the median over the mpiruns (docs/processing.md); vs reprompi = difference to mpitempo's median "
                  "of per-run medians")
