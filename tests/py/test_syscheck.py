@@ -150,3 +150,13 @@ def test_help_imports_no_heavy_module():
             "print(sorted(m for m in ('numpy', 'scipy', 'duckdb', 'matplotlib') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code, *COMMANDS], capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stderr[-500:]
+
+
+def test_binomial_cdf_without_scipy_agrees_with_scipy():
+    from scipy import stats as sps
+
+    from mpitempo.stats.describe import binom_half_cdf
+
+    for n in range(1, 80):
+        for k in range(-1, n + 1):
+            assert binom_half_cdf(k, n) == pytest.approx(sps.binom.cdf(k, n, 0.5), rel=1e-12, abs=1e-300)

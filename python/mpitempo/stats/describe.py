@@ -106,18 +106,26 @@ def describe(x, *, weights=None, missing=None, one_value_spread: float | None = 
     return d
 
 
+def binom_half_cdf(k: int, n: int) -> float:
+    """P(B <= k) for B ~ binomial(n, 1/2), exactly (integer sums; no scipy import, so that `summary`
+    starts fast)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    return sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)
+
+
 def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int] | None:
     """1-based ranks (l, u) of the order statistics with P(x_(l) <= median <= x_(u)) >= level, the
     narrowest symmetric pair; None when even (1, n) does not reach the level. The coverage of
     (x_(l), x_(n-l+1)) is 1 - 2 P(B <= l - 1) with B ~ binomial(n, 1/2): the distribution-free
     interval obtained by inverting the sign test (e.g. Conover 1999, Practical Nonparametric Statistics)."""
-    from scipy import stats as sps
-
     if n < 1:
         return None
     best = None
     for l in range(1, n // 2 + 1):
-        cover = 1.0 - 2.0 * sps.binom.cdf(l - 1, n, 0.5)
+        cover = 1.0 - 2.0 * binom_half_cdf(l - 1, n)
         if cover >= level - 1e-12:
             best = (l, n - l + 1)
         else:
@@ -134,14 +142,12 @@ def runs_needed(level: float = 0.95) -> int:
 
 def median_ci(x, level: float = 0.95) -> dict:
     """{level, lo_s, hi_s, coverage, need_runs}: lo/hi None and need_runs set when n is too small."""
-    from scipy import stats as sps
-
     x = np.sort(np.asarray(x, dtype=float))
     r = median_ci_ranks(x.size, level)
     if r is None:
         return {"level": level, "lo_s": None, "hi_s": None, "coverage": None, "need_runs": runs_needed(level)}
     l, u = r
-    cover = 1.0 - 2.0 * sps.binom.cdf(l - 1, x.size, 0.5)
+    cover = 1.0 - 2.0 * binom_half_cdf(l - 1, x.size)
     return {"level": level, "lo_s": float(x[l - 1]), "hi_s": float(x[u - 1]), "coverage": float(cover),
             "need_runs": None}
 
