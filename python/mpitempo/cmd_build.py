@@ -19,7 +19,7 @@ def build(mpicc, force, as_json):
     An installed core (Spack, a module: mpitempo-bench, mpitempo-clocks,
     mpitempo-pingpong and mpitempo-tree in $MPITEMPO_CORE or on PATH) is used as it is, unless
     --mpicc or $MPITEMPO_MPICC names an MPI to build for (MPITEMPO_CORE=build
-    always builds). A built core is cached under $MPITEMPO_CACHE (default
+    always builds). A built core is cached under $MPITEMPO_CACHE (by default
     ~/.cache/mpitempo) by a fingerprint of the MPI installation and the sources;
     every run records which core it used.
     """
