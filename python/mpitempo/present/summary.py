@@ -91,7 +91,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     if as_json:
         print_json(rows)
         return rows
-    con = console()
+    con = console(fit=True)
     many = len(data.labels) > 1
     src = ", ".join(str(r) for r in data.roots) if many else str(data.root)
     cols = _per_run_columns(many) if per_run else _summary_columns(many)

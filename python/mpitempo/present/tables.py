@@ -14,11 +14,13 @@ from rich.table import Table
 WIDTH = 100
 
 
-def console() -> Console:
-    """A console whose tables fit 100 columns, on a terminal (narrower when the terminal is) and
-    when stdout is a pipe or a file."""
-    width = min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH
-    return Console(highlight=False, width=width)
+def console(fit: bool = False) -> Console:
+    """A console that keeps tables readable when stdout is a pipe or a file (200 columns); with
+    ``fit``, one whose tables fit 100 columns (narrower when the terminal is), for tables that
+    drop and shorten columns to fit (the summary)."""
+    if fit:
+        return Console(highlight=False, width=min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH)
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def compact(columns: list[tuple[str, str]], rows: list[list[str]], keep=()) -> tuple[list, list, list[str]]:
