@@ -56,15 +56,15 @@ def _over(np_list, build) -> dict[int, bool]:
 @click.option("--msizes", default=DEFAULT_MSIZES, show_default=True, metavar="LIST",
               help="Message sizes in bytes per rank (K/M suffixes, ranges like 8-64K by powers of two).")
 @click.option("-n", "--np", "np_text", default=None, metavar="LIST",
-              help="Process counts, e.g. 2 or 2,4 (default 2). More ranks than cores: oversubscribed, "
-                   "flagged, for function only.")
+              help="Process counts, e.g. 2 or 2,4. More ranks than cores: oversubscribed, "
+                   "flagged, for function only. [default: 2]")
 @launcher_option
 @mpicc_option
 @click.option("--algorithms", default=None, metavar="SPEC",
-              help="Measure only these algorithms: OP:NAME[+NAME...][,OP:...] (default: every algorithm the "
-                   "library lists).")
+              help="Measure only these algorithms: OP:NAME[+NAME...][,OP:...] "
+                   "[default: every algorithm the library lists]")
 @click.option("--mpiruns", type=click.IntRange(min=1), default=10, show_default=True,
-              help="mpiruns per configuration (default and each algorithm), interleaved.")
+              help="mpiruns per configuration (the library's default and each algorithm), interleaved.")
 @click.option("--time-slice", default="200ms", show_default=True, metavar="T",
               help="Round-Time slice per experiment (op x size) in each mpirun.")
 @click.option("--nrep", type=click.IntRange(min=1), default=300, show_default=True,
@@ -80,8 +80,8 @@ def _over(np_list, build) -> dict[int, bool]:
                    "against the default.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (configurations, mpiruns, estimate) and stop.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
-              help="Output directory (default mpitempo-tune-<date>): campaign/, tuning.env, rules, report, plots.")
-@click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random, recorded).")
+              help="Output directory: campaign/, tuning.env, rules, report, plots. [default: mpitempo-tune-<date>]")
+@click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget,
