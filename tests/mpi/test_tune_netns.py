@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "netns"))
-import cluster as nc  # noqa: E402
+# as "netns.cluster": tests/slurm has a module named cluster too
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from netns import cluster as nc  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
