@@ -38,7 +38,7 @@ def _check(rows, nranks, tol_ppm):
         assert not r.get("simulated"), r
         for rank, p in enumerate(r["per_rank"][1:nranks], 1):
             true = ((1 + DRIFTS[rank] * 1e-6) / (1 + DRIFTS[0] * 1e-6) - 1) * 1e6
-            assert p["slope"] == "kept" and abs(p["drift_ppm"] - true) < tol_ppm, (r["algorithm"], rank, p)
+            assert p["slope"] in ("kept", "fit") and abs(p["drift_ppm"] - true) < tol_ppm, (r["algorithm"], rank, p)
         # the offsets (ms apart at the OS level) are gone; µs accuracy needs an idle machine
         assert r["max_abs_offset_s"] < 100e-6, r
 
@@ -91,7 +91,10 @@ def test_os_drift_fake_host_cluster(build, fake_hosts):
     _need_faketime()
     if build.flavour != "mpich":
         pytest.skip(f"the fake-host launcher is written for MPICH Hydra (this build: {build.flavour})")
-    algs = ",".join(f"{a}:window=1,fitpts=40" for a in ("hca3", "hca2", "jk"))
+    # slope=fit: 8 oversubscribed ranks leave the standard error of a 1 s window's slope at a few
+    # ppm, so the default slope test (z = 4) drops the smaller injected drifts (10-12 ppm); the
+    # test of that decision on real drift is the 2-rank test above
+    algs = ",".join(f"{a}:window=1,fitpts=40,slope=fit" for a in ("hca3", "hca2", "jk"))
     cmd = [str(WRAP), build.binary("mpitempo-clocks"), "--expect-np", "8", "--algorithms", algs, "--wait", "0"]
     env = dict(os.environ)
     env.update({"UCX_TLS": "tcp", "FI_PROVIDER": "tcp", "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
