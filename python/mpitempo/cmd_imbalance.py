@@ -40,7 +40,7 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
 
     Every measurement starts at a common time on the global clock; the exit
     skew is last exit - first exit, and each rank's exit offset is its exit -
-    the first exit (paper 000, Fig. 8). Runs one configuration per algorithm
+    the first exit (Hunold and Carpen-Amarie 2018, Fig. 8). Runs one configuration per algorithm
     variant, --mpiruns times each, interleaved; prints a table and writes a
     box plot per variant to OUTDIR/imbalance.png.
     """

@@ -114,7 +114,7 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
                           f"{x['mean_read_s'] * 1e9:.1f}", "")
             else:
                 t.add_row(x["timer"], "-", "-", "-", x.get("error", "unavailable"))
-        t.caption = ("paper 004 §3.1: resolution = min positive, overhead = min non-negative difference "
+        t.caption = ("Luecke et al. 2009, §3.1: resolution = min positive, overhead = min non-negative difference "
                      "of back-to-back reads")
         t.caption_justify = "left"
         con.print(t)

@@ -20,7 +20,7 @@ timer_option = click.option("--timer", default=None, metavar="NAME",
 filter_option = click.option("--filter", "filter_kind", type=click.Choice(["tukey", "cutcoef", "none"]),
                              default="tukey", show_default=True,
                              help="Outlier filter per mpirun and experiment, applied at analysis time "
-                                  "(raw data are kept): Tukey fences, or x <= cut_coef x median (paper 004).")
+                                  "(raw data are kept): Tukey fences, or x <= cut_coef x median (Luecke et al. 2009).")
 tukey_k_option = click.option("--tukey-k", type=float, default=1.5, show_default=True, metavar="K",
                               help="Tukey fence factor: keep Q1 - K*IQR .. Q3 + K*IQR.")
 cut_coef_option = click.option("--cut-coef", type=float, default=2.0, show_default=True, metavar="C",

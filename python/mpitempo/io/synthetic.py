@@ -3,7 +3,7 @@ the statistics without MPI.
 
 ``write_run`` writes one complete run (meta.json + measurements.csv, in the format of the C core);
 ``make_campaign`` writes a whole campaign with realistic shapes: a right-skewed body (lognormal),
-a second mode, rare large outliers, and a per-mpirun effect (paper 001, section 4: the mpirun is
+a second mode, rare large outliers, and a per-mpirun effect (Hunold and Carpen-Amarie 2016, section 4: the mpirun is
 a factor), with a known relative difference between configurations.
 """
 from __future__ import annotations
