@@ -42,19 +42,7 @@ def parse_mpich_mpivars(text: str, op: str) -> list[str]:
 
 def parse_ompi_info(text: str, op: str) -> list[str]:
     """Algorithm names of coll_tuned_<op>_algorithm in `ompi_info --param coll tuned --level 9`."""
-    key = f'"coll_tuned_{op}_algorithm"'
-    idx = text.find(key)
-    if idx < 0:
-        return []
-    m = re.search(r"Valid values:\s*([^\n]+)", text[idx:])
-    if not m:
-        return []
-    names = []
-    for item in m.group(1).split(","):
-        item = item.strip()
-        if "|" in item:
-            names.append(item.split("|", 1)[1].strip())
-    return names
+    return [name for _, name in parse_ompi_info_ids(text, op)]
 
 
 def discover(build: Build, op: str, np: int) -> list[Variant]:
