@@ -130,7 +130,7 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
             int64_t t0 = t->t->now();
             CK(MPI_Send(&v, 1, MPI_INT, peer, TAG_PP, comm), "MPI_Send");
             CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_PP, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-            s_rtt[i] = mt_ticks_to_s(t, t->t->now() - t0);
+            s_rtt[i] = mt_ticks_to_s(t, t->t->now() - t0) - c->timer_ov_s;
         } else {
             CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_PP, comm, MPI_STATUS_IGNORE), "MPI_Recv");
             CK(MPI_Send(&v, 1, MPI_INT, peer, TAG_PP, comm), "MPI_Send");
@@ -150,7 +150,7 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
             CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_GO, comm, MPI_STATUS_IGNORE), "MPI_Recv");
             int64_t t0 = t->t->now();
             CK(MPI_Send(&v, 1, MPI_INT, peer, TAG_MSG, comm), "MPI_Send");
-            s_os[i] = mt_ticks_to_s(t, t->t->now() - t0);
+            s_os[i] = mt_ticks_to_s(t, t->t->now() - t0) - c->timer_ov_s;
         } else {
             MPI_Request rq;
             CK(MPI_Irecv(&w, 1, MPI_INT, peer, TAG_MSG, comm, &rq), "MPI_Irecv");
@@ -173,7 +173,7 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
             }
             int64_t t0 = t->t->now();
             CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_MSG, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-            tmp[i] = mt_ticks_to_s(t, t->t->now() - t0);
+            tmp[i] = mt_ticks_to_s(t, t->t->now() - t0) - c->timer_ov_s;
         }
     }
     if (is_a) CK(MPI_Recv(s_or, (int)n, MPI_DOUBLE, peer, TAG_OR, comm, MPI_STATUS_IGNORE), "MPI_Recv");
@@ -187,7 +187,7 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
                 int64_t t0 = t->t->now();
                 for (int q = 0; q < k; q++) CK(MPI_Send(&v, 1, MPI_INT, peer, TAG_MSG, comm), "MPI_Send");
                 CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_ACK, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-                dst[i] = mt_ticks_to_s(t, t->t->now() - t0);
+                dst[i] = mt_ticks_to_s(t, t->t->now() - t0) - c->timer_ov_s;
             } else {
                 for (int q = 0; q < k; q++)
                     CK(MPI_Recv(&w, 1, MPI_INT, peer, TAG_MSG, comm, MPI_STATUS_IGNORE), "MPI_Recv");
@@ -203,7 +203,7 @@ int mt_logp_measure_pair(MPI_Comm comm, int a, int b, const mt_logp_cfg_t *c, co
                 int64_t t0 = t->t->now();
                 CK(MPI_Send(buf, m, MPI_BYTE, peer, TAG_PP, comm), "MPI_Send");
                 CK(MPI_Recv(buf, m, MPI_BYTE, peer, TAG_PP, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-                if (i >= c->warmup) tmp[i - c->warmup] = mt_ticks_to_s(t, t->t->now() - t0);
+                if (i >= c->warmup) tmp[i - c->warmup] = mt_ticks_to_s(t, t->t->now() - t0) - c->timer_ov_s;
             } else {
                 CK(MPI_Recv(buf, m, MPI_BYTE, peer, TAG_PP, comm, MPI_STATUS_IGNORE), "MPI_Recv");
                 CK(MPI_Send(buf, m, MPI_BYTE, peer, TAG_PP, comm), "MPI_Send");

@@ -37,6 +37,7 @@ typedef struct mt_logp_cfg {
     int or_probe;     /* o_r: 1 = MPI_Iprobe has seen the message before MPI_Recv is timed, 0 = only the wait */
     int64_t *msizes;  /* sizes for G (may be NULL) */
     int nsizes;
+    double timer_ov_s; /* this rank's timer read overhead (min of back-to-back reads), subtracted from every timing */
 } mt_logp_cfg_t;
 
 /* The result for one pair (medians and interquartile ranges, seconds). */
