@@ -61,6 +61,7 @@ def test_offset_only_baseline_fails_with_drift(build):
     assert rows[1]["max_abs_offset_s"] >= 20e-6           # ... but the 37.5 ppm drift is not modelled
 
 
+@pytest.mark.one_library  # the algorithms' logic on many oversubscribed ranks; 2 ranks run with both libraries
 @pytest.mark.parametrize("np", [4, 8])
 def test_sim_drift_more_ranks_oversubscribed(build, np):
     # Oversubscribed ranks on a shared machine: offsets are noisy by ~1 us in
@@ -78,6 +79,7 @@ def test_sim_drift_more_ranks_oversubscribed(build, np):
         assert row["max_abs_offset_s"] < 200e-6, row
 
 
+@pytest.mark.one_library  # counts rounds of our algorithm, whatever the library
 def test_hca3_rounds_are_ceil_log2_p(build):
     """Count LEARN_CLOCK_MODEL calls and messages per rank for p = 2..16."""
     for np in range(2, 17):

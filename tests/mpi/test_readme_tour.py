@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.one_library   # the README's commands, run with the default MPI
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

