@@ -12,8 +12,13 @@ Configurations (8 ranks, ranks 2k and 2k+1 on host k):
 Wilcoxon rank-sum (Mann-Whitney) test on the run medians. 8 ranks share 2 CPUs here, so the times
 include scheduling: the run is oversubscribed and says so.
 
+With --link-rate each host's outgoing link is limited by a token bucket (tc tbf; this kernel has
+no netem for delays), so that a message between hosts costs more than one within a host, as on a
+real cluster; with a large --msize the transfers between hosts then dominate the CPU scheduling of
+the 8 oversubscribed ranks.
+
 usage: PYTHONPATH=python:tests flock "${TMPDIR:-/tmp}/mpitempo-cpu.lock" python3 bench/tree_netns.py \
-           [--mpiruns 8] [--ncalls 400]
+           [--mpiruns 8] [--ncalls 400] [--msize 256K --link-rate 500mbit]
 """
 from __future__ import annotations
 
@@ -42,6 +47,9 @@ def main() -> int:
     ap.add_argument("--mpiruns", type=int, default=8)
     ap.add_argument("--ncalls", type=int, default=400)
     ap.add_argument("--msize", default=None)
+    ap.add_argument("--link-rate", default=None,
+                    help="limit each fake host's outgoing link (tc tbf), e.g. 500mbit: links between hosts slower "
+                         "than within a host, as on a real cluster (the ranks of one host talk over its loopback)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "tree_netns.json"))
     a = ap.parse_args()
     why = nc.unavailable(time_namespaces=False)
@@ -55,6 +63,10 @@ def main() -> int:
                 "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1", "MPITEMPO_CLOCK_SLEEP": "1"})
     runs: dict[str, list[dict]] = {c: [] for c in CONFIGS}
     with nc.Cluster(4, subnet="10.81.0") as c, tempfile.TemporaryDirectory() as tmp:
+        if a.link_rate:
+            for h in c.hosts:
+                subprocess.run(["ip", "netns", "exec", h, "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate",
+                                a.link_rate, "burst", "256kb", "latency", "50ms"], check=True)
         for i in range(a.mpiruns):
             for name, args in (CONFIGS.items() if i % 2 == 0 else reversed(CONFIGS.items())):
                 d = Path(tmp) / f"{name}-{i}"
@@ -75,7 +87,7 @@ def main() -> int:
     cmp = compare_samples([x["call_median_s"] for x in runs["oblivious"]],
                           [x["call_median_s"] for x in runs["node-aware"]], alternative="greater")
     res = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "hosts": 4, "ranks_per_host": 2,
-           "ncalls": a.ncalls, "mpiruns": a.mpiruns, "loadavg_at_start": load, "loadavg_at_end": os.getloadavg(),
+           "ncalls": a.ncalls, "mpiruns": a.mpiruns, "msize": a.msize, "link_rate": a.link_rate, "loadavg_at_start": load, "loadavg_at_end": os.getloadavg(),
            "runs": runs, "comparison": {k: v for k, v in cmp.items()}}
     Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"oblivious {cmp['median_a_s'] * 1e6:.1f} us vs node-aware {cmp['median_b_s'] * 1e6:.1f} us per call: "
