@@ -18,7 +18,7 @@ real cluster; with a large --msize the transfers between hosts then dominate the
 the 8 oversubscribed ranks.
 
 usage: PYTHONPATH=python:tests flock "${TMPDIR:-/tmp}/mpitempo-cpu.lock" python3 bench/tree_netns.py \
-           [--mpiruns 8] [--ncalls 400] [--msize 256K --link-rate 500mbit]
+           [--mpiruns 8] [--ncalls 400] [--msize 64K --link-rate 100mbit --intra tcp]
 """
 from __future__ import annotations
 
@@ -51,6 +51,10 @@ def main() -> int:
                     help="limit each fake host's outgoing link (tc tbf), e.g. 500mbit: links between hosts slower "
                          "than within a host, as on a real cluster (the ranks of one host talk over its loopback)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "tree_netns.json"))
+    ap.add_argument("--intra", choices=("shm", "tcp"), default="shm",
+                    help="how the two ranks of a host talk: the MPI library's shared memory (default) or TCP over "
+                         "the host's loopback (MPICH: MPIR_CVAR_NOLOCAL=1; with 8 ranks on 2 CPUs MPICH's "
+                         "shared-memory path was slower than TCP, which hides the tree's shape)")
     a = ap.parse_args()
     why = nc.unavailable(time_namespaces=False)
     if why:
@@ -61,6 +65,8 @@ def main() -> int:
     env = dict(os.environ)
     env.update({"UCX_TLS": "tcp", "FI_PROVIDER": "tcp", "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
                 "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1", "MPITEMPO_CLOCK_SLEEP": "1"})
+    if a.intra == "tcp":
+        env["MPIR_CVAR_NOLOCAL"] = "1"
     runs: dict[str, list[dict]] = {c: [] for c in CONFIGS}
     with nc.Cluster(4, subnet="10.81.0") as c, tempfile.TemporaryDirectory() as tmp:
         if a.link_rate:
@@ -87,7 +93,8 @@ def main() -> int:
     cmp = compare_samples([x["call_median_s"] for x in runs["oblivious"]],
                           [x["call_median_s"] for x in runs["node-aware"]], alternative="greater")
     res = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "hosts": 4, "ranks_per_host": 2,
-           "ncalls": a.ncalls, "mpiruns": a.mpiruns, "msize": a.msize, "link_rate": a.link_rate, "loadavg_at_start": load, "loadavg_at_end": os.getloadavg(),
+           "ncalls": a.ncalls, "mpiruns": a.mpiruns, "msize": a.msize, "link_rate": a.link_rate,
+           "intra": a.intra, "loadavg_at_start": load, "loadavg_at_end": os.getloadavg(),
            "runs": runs, "comparison": {k: v for k, v in cmp.items()}}
     Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"oblivious {cmp['median_a_s'] * 1e6:.1f} us vs node-aware {cmp['median_b_s'] * 1e6:.1f} us per call: "

@@ -33,22 +33,51 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--timers", default="monotonic,rdtscp")
     ap.add_argument("--tree", default="binomial")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "tree_overhead.json"))
+    ap.add_argument("--msize", default=None, help="bytes per rank (default: one value per rank, as Gsum)")
+    ap.add_argument("--hosts", action="store_true",
+                    help="one rank on each of 2 fake hosts (network namespaces, TCP between them: the setting of "
+                         "Bongo et al. 2004, ranks on different nodes) instead of 2 ranks on this host")
+    ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    if a.out is None:
+        a.out = str(Path(__file__).parent / "results" / ("tree_overhead_hosts.json" if a.hosts else "tree_overhead.json"))
+    cluster = None
+    if a.hosts:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from netns import cluster as nc
+        why = nc.unavailable(time_namespaces=False)
+        if why:
+            print(f"fake hosts unavailable: {why}", file=sys.stderr)
+            return 1
+        cluster = nc.Cluster(2, subnet="10.82.0").__enter__()
+    try:
+        return measure(a, cluster)
+    finally:
+        if cluster is not None:
+            cluster.teardown()
+
+
+def measure(a, cluster) -> int:
     build = ensure_build()
     load = os.getloadavg()
     res = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "np": 2, "tree": a.tree,
+           "msize": a.msize, "placement": "2 fake hosts, TCP" if cluster else "one host",
            "reps": a.reps, "calls_per_block": a.calls, "loadavg_at_start": load, "timers": {}}
     for timer in a.timers.split(","):
         runs = []
         for i in range(a.mpiruns):
             cmd = [build.binary("mpitempo-tree"), "--tree", a.tree, "--timer", timer, "--ncalls", "1000",
                    "--sync", "none", "--overhead-reps", str(a.reps), "--overhead-calls", str(a.calls),
-                   "--expect-np", "2"]
-            launch = make_launch(build, 2, cmd)
+                   "--expect-np", "2"] + (["--msize", a.msize] if a.msize else [])
             env = dict(os.environ)
-            env.update(launch.env)
-            p = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=1800)
+            if cluster is None:
+                launch = make_launch(build, 2, cmd)
+                env.update(launch.env)
+                argv = launch.argv
+            else:
+                env.update({"UCX_TLS": "tcp", "FI_PROVIDER": "tcp"})
+                argv = cluster.mpiexec_argv(build.mpiexec, 1, cmd)
+            p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
             if p.returncode != 0:
                 print(p.stderr, file=sys.stderr)
                 return 1
