@@ -3,14 +3,17 @@
 Two campaigns of the common pipeline: kind `logp` (mpitempo-logp: L, o_s, o_r,
 g, G between rank 0 and the other ranks, in OUTDIR/logp) and kind `barrier`
 (mpitempo-bench with the barrier ops and Round-Time, one job per process count,
-in OUTDIR). This command prints measured medians over mpiruns with their CI
+in OUTDIR; with the native algorithms of the library that implement ours as
+configurations "native-<name>"), both in one study directory that
+`--resume` continues (runner/barrier_study.py). This command prints measured medians over mpiruns with their CI
 against the LogP predictions, the optimal combining-tree arity and the choice
 of the fastest algorithm, and plots runtime vs P.
 """
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
+import shutil
+import tempfile
 from pathlib import Path
 
 import click
@@ -58,6 +61,10 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
         seen.add(a)
 
 
+RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_msizes", "launcher",
+                "mpicc", "outdir", "timeout_s", "native")
+
+
 @click.command()
 @np_option
 @click.option("--procs", default=None, metavar="LIST",
@@ -66,6 +73,10 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
               help="Barrier ops: barrier (MPI_Barrier), barrier:central, barrier:combining:N, barrier:fway:N, "
                    "barrier:mcs, barrier:tournament, barrier:bst, barrier:butterfly, barrier:pairwise, "
                    "barrier:dissemination (default: all, with combining:2,4 and fway:4).")
+@click.option("--native/--no-native", default=True, show_default=True,
+              help="Also measure the library's own implementations of our algorithms (MPICH: k_dissemination, "
+                   "recexch; Open MPI: linear, recursive_doubling, bruck, tree), forced by their setting, as rows "
+                   "native:<name> compared with ours.")
 @click.option("--mpiruns", type=click.IntRange(min=1), default=6, show_default=True,
               help="mpiruns of each campaign (the CI and the comparison test are over mpiruns; a 95% CI of the "
                    "median needs >= 6).")
@@ -80,27 +91,49 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
 @launcher_option
 @mpicc_option
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
-              help="Keep the campaigns here (OUTDIR: barrier runs, OUTDIR/logp: LogP runs, barrier.json, "
-                   "barrier.png, arity.png); default: a temporary directory, removed afterwards.")
+              help="Keep the study here (OUTDIR: barrier runs, OUTDIR/logp: LogP runs, barrier-study.json, "
+                   "barrier.json, barrier.png, arity.png); default: a temporary directory, removed afterwards.")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Continue an interrupted study in DIR (both campaigns, as it was started: give no other "
+                   "option but --quiet and --json).")
 @click.option("--timeout", "timeout_s", type=float, default=1800, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def barrier(np, procs, algorithms, mpiruns, nrep, time_slice, logp_nrep, logp_msizes, launcher, mpicc, outdir,
-            timeout_s, quiet, as_json):
+@click.pass_context
+def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_nrep, logp_msizes, launcher, mpicc,
+            outdir, resume_dir, timeout_s, quiet, as_json):
     """Barrier algorithms against the LogP model (Hoefler et al. 2005): LogP
     parameters measured on N ranks, every algorithm measured with Round-Time on
-    2..N ranks, measured median (95% CI over mpiruns) vs predicted runtime, the
-    optimal combining-tree arity, and the fastest algorithm with the closest
-    native MPICH / Open MPI algorithm and its setting.
+    2..N ranks (and the library's own implementations of the same algorithms),
+    measured median (95% CI over mpiruns) vs predicted runtime, the optimal
+    combining-tree arity, and the fastest algorithm with the closest native
+    MPICH / Open MPI algorithm and its setting.
 
     Example: mpitempo barrier -n 2 -o bar --json
 
     Example: mpitempo barrier -n 8 --procs 2,4,8 --algorithms barrier,barrier:dissemination,barrier:combining:4
+
+    Example: mpitempo barrier --resume bar
     """
-    from mpitempo.analysis import barrier as study
+    from click.core import ParameterSource
+
+    from mpitempo.runner import barrier_study
+
+    if resume_dir:
+        given = [n for n in RESUME_ALONE if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]
+        if given:
+            opt = "-o/--outdir" if given[0] == "outdir" else "--timeout" if given[0] == "timeout_s" else \
+                "-n" if given[0] == "np" else "--" + given[0].replace("_", "-")
+            raise MtError(f"--resume continues a study as it was started: give it without {opt} "
+                          "(only --quiet and --json may go with it)")
+        study = barrier_study.load(Path(resume_dir))
+        _study(study, quiet, as_json, keep=True)
+        return
+
+    from mpitempo.build import ensure_build
     from mpitempo.io.campaign import build_campaign
     from mpitempo.kinds.barrier import DEFAULT_ALGORITHMS
-    from mpitempo.runner.execute import check_campaign, run_campaign
+    from mpitempo.runner.execute import check_campaign
 
     np = np or 2
     if np < 2:
@@ -115,37 +148,59 @@ def barrier(np, procs, algorithms, mpiruns, nrep, time_slice, logp_nrep, logp_ms
     common = dict(mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, timeout_s=timeout_s)
     lc = build_campaign(None, dict(common, np=np, name="logp", nrep=str(logp_nrep), msizes=logp_msizes),
                         kind="logp")
-    bc = build_campaign(None, dict(common, np=plist, name="barrier", ops=algs, nrep=str(nrep),
-                                   time_slice=time_slice), kind="barrier")
+    notes: list[str] = []
+    configs = [{"name": "default"}]
+    if native:
+        natives, notes = barrier_study.native_configs(ensure_build(mpicc), plist)
+        configs += natives
+    # ops in the file part: a flag would win over the native configurations' ops = ["barrier"]
+    bc = build_campaign({"ops": algs, "config": configs},
+                        dict(common, np=plist, name="barrier", nrep=str(nrep), time_slice=time_slice), kind="barrier")
     check_campaign(lc)
     check_campaign(bc)
-    out = Path(outdir) if outdir else None
-    with ExitStack() as stack:
-        # the barrier campaign creates OUTDIR, the LogP campaign then OUTDIR/logp
-        bdir, bruns = stack.enter_context(run_campaign(bc, out, quiet=quiet or as_json))
-        ldir, lruns = stack.enter_context(run_campaign(lc, out / "logp" if out else None, quiet=quiet or as_json))
-        lp = study.logp_params(study.load_logp_rows(lruns))
-        meds = study.run_medians(bruns)
-        pmax = max(plist)
-        doc = {"logp": lp, "results": study.results(meds, lp), "choice": study.choose(meds, pmax),
-               "arity": study.arity(meds, pmax, lp), "nprocs": plist, "mpiruns": mpiruns,
-               "cores": os.cpu_count()}
-        if out:
-            from mpitempo.present.barrier import plot_arity, plot_runtime
-            from mpitempo.present.tables import _default
-            import json
+    tmp = None if outdir else tempfile.mkdtemp(prefix="mpitempo-barrier-")
+    try:
+        study = barrier_study.create(Path(outdir) if outdir else Path(tmp) / "study", bc, lc, notes)
+        _study(study, quiet, as_json, keep=bool(outdir))
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
-            plot_runtime(doc, str(out / "barrier.png"))
-            plot_arity(doc, str(out / "arity.png"))
-            (out / "barrier.json").write_text(json.dumps(doc, indent=2, default=_default) + "\n")
-        if as_json:
-            from mpitempo.present.tables import print_json
 
-            print_json(doc)
-            return
-        from mpitempo.present.barrier import print_study
-        from mpitempo.present.tables import console
+def _study(study, quiet: bool, as_json: bool, keep: bool) -> None:
+    from mpitempo.analysis import barrier as analysis
+    from mpitempo.runner import barrier_study
 
-        print_study(doc)
-        if out:
-            console().print(f"plots: {out / 'barrier.png'}, {out / 'arity.png'}; data: {out}")
+    bruns, lruns = barrier_study.run(study, quiet=quiet or as_json, keep=keep)
+    lp = analysis.logp_params(analysis.load_logp_rows(lruns))
+    meds = analysis.run_medians(bruns)
+    plist = list(study.barrier.np)
+    pmax = max(plist)
+    settings = barrier_study.settings(study.barrier)
+    doc = {"logp": lp, "results": analysis.results(meds, lp), "choice": analysis.choose(meds, pmax, settings=settings),
+           "native": analysis.versus_native(meds, settings), "native_notes": study.notes,
+           "arity": analysis.arity(meds, pmax, lp), "nprocs": plist, "mpiruns": study.barrier.mpiruns,
+           "cores": os.cpu_count()}
+    out = study.out if keep else None
+    if out:
+        import json
+
+        from mpitempo.present.barrier import plot_arity, plot_runtime
+        from mpitempo.present.tables import _default
+
+        plot_runtime(doc, str(out / "barrier.png"))
+        plot_arity(doc, str(out / "arity.png"))
+        tmpf = out / ".barrier.json.tmp"
+        tmpf.write_text(json.dumps(doc, indent=2, default=_default) + "\n")
+        tmpf.replace(out / "barrier.json")
+    if as_json:
+        from mpitempo.present.tables import print_json
+
+        print_json(doc)
+        return
+    from mpitempo.present.barrier import print_study
+    from mpitempo.present.tables import console
+
+    print_study(doc)
+    if out:
+        console().print(f"plots: {out / 'barrier.png'}, {out / 'arity.png'}; data: {out}")

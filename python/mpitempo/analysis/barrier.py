@@ -19,17 +19,31 @@ from mpitempo.stats.compare import ALPHA, compare_samples
 from mpitempo.stats.describe import median_ci
 
 LOGP_KEYS = ("L_s", "o_s_s", "o_r_s", "g_s")
+NATIVE_CONFIG = "native-"   # configuration of the barrier campaign measuring a native algorithm
+
+
+def row_name(config: str, op: str) -> str:
+    """The algorithm name of a row: the op, or 'native:<name>' for MPI_Barrier in configuration
+    'native-<name>' (the library forced to its algorithm <name>)."""
+    if config.startswith(NATIVE_CONFIG) and op == model.NATIVE:
+        return model.NATIVE_PREFIX + config[len(NATIVE_CONFIG):]
+    return op
 
 
 def run_medians(run_dirs: list[Path]) -> dict[tuple[str, int], list[float]]:
-    """(op, nprocs) -> the median of the valid measurements of every complete run."""
+    """(algorithm, nprocs) -> the median of the valid measurements of every complete run
+    (algorithm: row_name of the run's configuration and the op)."""
     out: dict[tuple[str, int], list[float]] = defaultdict(list)
     for d in run_dirs:
         vals: dict[tuple[str, int], list[float]] = defaultdict(list)
+        try:
+            config = str(json.loads((d / "meta.json").read_text()).get("config", "default"))
+        except (OSError, ValueError) as e:
+            raise MtError(f"cannot read the meta.json of run '{d.name}': {e}") from None
         with open(d / "measurements.csv", newline="") as f:
             for row in csv.DictReader(f):
                 if row["valid"] == "1":
-                    vals[(row["op"], int(row["nprocs"]))].append(float(row["runtime_s"]))
+                    vals[(row_name(config, row["op"]), int(row["nprocs"]))].append(float(row["runtime_s"]))
         for k, v in vals.items():
             out[k].append(float(np.median(v)))
     return dict(out)
@@ -74,20 +88,48 @@ def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0
     for (op, p), v in sorted(meds.items()):
         med = float(np.median(v))
         ci = median_ci(v)
-        pred = model.predict(op, p, m)
+        same = model.native_ours(op)        # a native row is predicted as our op of the same algorithm
+        if op.startswith(model.NATIVE_PREFIX) and same is None:
+            pred, note = None, None
+        else:
+            pred = model.predict(same or op, p, m)
+            note = model.explain(same or op, p, m, med, tolerance)
         rows.append({"algorithm": op, "nprocs": p, "mpiruns": len(v), "median_s": med,
                      "ci_lo_s": ci["lo_s"], "ci_hi_s": ci["hi_s"], "ci_need_runs": ci["need_runs"],
                      "predicted_s": pred, "ratio": (med / pred) if pred else None,
                      "within_tolerance": (abs(med / pred - 1) <= tolerance) if pred else None,
-                     "note": model.explain(op, p, m, med, tolerance),
-                     "oversubscribed": p > cores})
+                     "note": note, "implements": same, "oversubscribed": p > cores})
     return rows
 
 
-def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
+def versus_native(meds: dict, settings: dict | None = None, alpha: float = ALPHA) -> list[dict]:
+    """Ours vs the library's implementation of the same algorithm, per P: every native row
+    'native:<name>' against our op it implements (model.NATIVE_SAME), Mann-Whitney U on the run
+    medians; delta_pct is the native's median relative to ours."""
+    out = []
+    for (name, p), v in sorted(meds.items()):
+        ours = model.native_ours(name)
+        if ours is None or (ours, p) not in meds:
+            continue
+        c = compare_samples(meds[(ours, p)], v, alpha=alpha)
+        if c["p_value"] is None or (not c["significant"] and c["min_p"] is not None and c["min_p"] > alpha):
+            verdict = f"{len(v)} mpirun(s) cannot show a difference at alpha {alpha}: use more --mpiruns"
+        elif not c["significant"]:
+            verdict = "no significant difference"
+        else:
+            verdict = f"the library's is {'faster' if c['median_b_s'] < c['median_a_s'] else 'slower'}"
+        out.append({"algorithm": ours, "native": name, "nprocs": p, "setting": (settings or {}).get(name),
+                    "median_s": c["median_a_s"], "native_median_s": c["median_b_s"], "delta_pct": c["delta_pct"],
+                    "p_value": c["p_value"], "min_p": c["min_p"], "significant": c["significant"],
+                    "verdict": verdict})
+    return out
+
+
+def choose(meds: dict, nprocs: int, alpha: float = ALPHA, settings: dict | None = None) -> dict:
     """The fastest algorithm on nprocs by the median of run medians; every other algorithm is
     compared with it (Mann-Whitney U on the run medians): those with no significant difference
-    are ties, and "no significant difference" is then the answer."""
+    are ties, and "no significant difference" is then the answer. A native row can be the choice:
+    its setting is then settings[row] (the environment that selects it)."""
     cands = {op: v for (op, p), v in meds.items() if p == nprocs}
     if not cands:
         raise MtError(f"no measurements on {nprocs} processes to choose from")
@@ -101,7 +143,11 @@ def choose(meds: dict, nprocs: int, alpha: float = ALPHA) -> dict:
                       "significant": c["significant"], "min_p": c["min_p"]})
         if not c["significant"]:
             ties.append(op)
-    native, setting = model.native_for(best)
+    if best.startswith(model.NATIVE_PREFIX):
+        native = f"the library's {best[len(model.NATIVE_PREFIX):]} barrier (measured)"
+        setting = (settings or {}).get(best, "see the configuration in campaign.toml")
+    else:
+        native, setting = model.native_for(best)
     if not tests:
         verdict = f"only {best} was measured on {nprocs} processes: nothing to compare"
     elif ties:

@@ -32,6 +32,20 @@ def print_study(doc: dict) -> None:
     if a:
         con.print(f"combining tree on {a['nprocs']} processes: optimal arity by the model n = {a['predicted_best']}"
                   + (f", fastest measured n = {a['measured_best']}" if a["measured_best"] else ""))
+    vs = doc.get("native") or []
+    if vs:
+        t = table("ours vs the library's implementation of the same algorithm (Mann-Whitney U on run medians)",
+                  [("algorithm", "left"), ("native", "left"), ("P", "right"), ("ours [µs]", "right"),
+                   ("native [µs]", "right"), ("delta", "right"), ("p", "right"), ("verdict", "left")])
+        for v in vs:
+            t.add_row(v["algorithm"], v["native"], str(v["nprocs"]), us(v["median_s"]), us(v["native_median_s"]),
+                      f"{v['delta_pct']:+.1f}%" if v["delta_pct"] is not None else "-",
+                      f"{v['p_value']:.3f}" if v["p_value"] is not None else "-", v["verdict"])
+        con.print(t)
+        for name, setting in dict.fromkeys((v["native"], v["setting"]) for v in vs):
+            con.print(f"  {name}: {setting}")
+    for note in doc.get("native_notes") or []:
+        con.print(f"  note: {note}")
     c = doc["choice"]
     con.print(f"choice on {c['nprocs']} processes: {c['algorithm']} ({us(c['median_s'])} µs) - {c['verdict']}")
     con.print(f"closest native algorithm: {c['native']}; setting: {c['native_setting']}")
@@ -61,8 +75,10 @@ def plot_runtime(doc: dict, path: str) -> None:
         y = [r["median_s"] * 1e6 for r in rs]
         lo = [(r["median_s"] - r["ci_lo_s"]) * 1e6 if r["ci_lo_s"] is not None else 0 for r in rs]
         hi = [(r["ci_hi_s"] - r["median_s"]) * 1e6 if r["ci_hi_s"] is not None else 0 for r in rs]
-        ax.errorbar(x, y, yerr=[lo, hi], fmt="o", color=color, label=f"{a} measured", ms=4, capsize=2)
-        if any(r["predicted_s"] is not None for r in rs):  # the model at every P in between (its steps)
+        native = a.startswith(model.NATIVE_PREFIX)    # the library's implementation: its own marker, ours' line
+        ax.errorbar(x, y, yerr=[lo, hi], fmt="s" if native else "o", color=color, label=f"{a} measured", ms=4,
+                    capsize=2, mfc="none" if native else color)
+        if not native and any(r["predicted_s"] is not None for r in rs):  # the model at every P (its steps)
             ps = list(range(min(x), max(x) + 1))
             ax.plot(ps, [model.predict(a, p, m) * 1e6 for p in ps], "-", drawstyle="default", color=color,
                     alpha=0.7, label=f"{a} LogP")

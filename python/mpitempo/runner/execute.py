@@ -64,10 +64,12 @@ def _log(msg: str) -> None:
 
 
 def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False,
-            given: str = "the campaign given") -> dict:
+            given: str = "the campaign given", present: tuple[str, ...] = ()) -> dict:
     """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs.
     Everything is checked before the directory is created; the directory is locked while the
-    campaign runs; SIGTERM and SIGHUP stop it as Ctrl-C does (counts["interrupted"])."""
+    campaign runs; SIGTERM and SIGHUP stop it as Ctrl-C does (counts["interrupted"]). A new
+    campaign may go into an existing directory that holds nothing but the entries named in
+    `present` (a tool's own record written first, e.g. barrier-study.json)."""
     from mpitempo.runner.lock import builds_in_use, campaign_lock, signals_interrupt
 
     kind = c.kind_obj
@@ -88,7 +90,7 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
                 raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} "
                               f"({_first_difference(have, c.to_toml())}); resume without changing the campaign")
         else:
-            if outdir.is_dir() and not any(outdir.iterdir()):
+            if outdir.is_dir() and all(e.name in present for e in outdir.iterdir()):
                 pass   # an empty directory made for us is fine
             else:
                 try:

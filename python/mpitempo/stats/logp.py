@@ -231,3 +231,34 @@ NATIVE_CLOSEST = {
 def native_for(name: str) -> tuple[str, str]:
     alg, _ = split(name)
     return NATIVE_CLOSEST[alg]
+
+
+# The native algorithms that implement the same algorithm as one of ours, by library: measured next
+# to ours by `mpitempo barrier` (configuration "native-<name>" of the barrier campaign, row
+# "native:<name>"). name -> (our op it implements, extra settings beyond the algorithm's selection).
+# MPICH: MPIR_CVAR_BARRIER_INTRA_ALGORITHM=<name> (with MPIR_CVAR_COLLECTIVE_FALLBACK=error);
+# k_dissemination with k = 2 is the dissemination barrier, recexch (recursive exchange) with k = 2 is
+# recursive doubling with the surplus ranks folded in and out (our pairwise exchange).
+# Open MPI coll/tuned: coll_tuned_barrier_algorithm=<id of name>; linear = central counter (all report
+# to 0, 0 releases all), recursive_doubling = pairwise exchange (surplus folded), bruck = dissemination
+# (round k: to r + 2^k, from r - 2^k), tree = binomial arrival and binomial wake-up (our tournament).
+NATIVE_SAME = {
+    "mpich": {"k_dissemination": ("barrier:dissemination", {"MPIR_CVAR_BARRIER_DISSEM_KVAL": "2"}),
+              "recexch": ("barrier:pairwise", {"MPIR_CVAR_BARRIER_RECEXCH_KVAL": "2"})},
+    "openmpi": {"linear": ("barrier:central", {}),
+                "recursive_doubling": ("barrier:pairwise", {}),
+                "bruck": ("barrier:dissemination", {}),
+                "tree": ("barrier:tournament", {})},
+}
+NATIVE_PREFIX = "native:"
+
+
+def native_ours(name: str) -> str | None:
+    """Our op that the native algorithm row 'native:<name>' implements (None when not a native row)."""
+    if not name.startswith(NATIVE_PREFIX):
+        return None
+    alg = name[len(NATIVE_PREFIX):]
+    for table in NATIVE_SAME.values():
+        if alg in table:
+            return table[alg][0]
+    return None
