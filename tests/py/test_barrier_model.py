@@ -166,3 +166,92 @@ def test_bad_input_is_refused_before_anything_runs(cli, tmp_path, args, msg):
 def test_help_has_an_example(cli):
     code, out, _ = cli("barrier", "--help")
     assert code == 0 and "mpitempo barrier -n" in out and "--algorithms" in out
+
+
+# ---- the library's own implementations (rows native:<name>) and --resume ------------------------------------
+
+def test_native_rows_named_predicted_and_compared():
+    assert study.row_name("native-k_dissemination", "barrier") == "native:k_dissemination"
+    assert study.row_name("default", "barrier") == "barrier"
+    assert study.row_name("native-bruck", "barrier:dissemination") == "barrier:dissemination"
+    assert model.native_ours("native:bruck") == "barrier:dissemination"
+    assert model.native_ours("native:recexch") == "barrier:pairwise"
+    assert model.native_ours("native:tree") == "barrier:tournament"
+    assert model.native_ours("barrier:central") is None and model.native_ours("native:nope") is None
+    lp = {"L_s": 2 * US, "o_s_s": US, "o_r_s": 1.5 * US, "g_s": 0.5 * US}
+    ours = [4.5 * US, 4.6 * US, 4.4 * US, 4.55 * US, 4.5 * US, 4.45 * US]
+    fast = [x / 3 for x in ours]
+    meds = {("barrier:dissemination", 2): ours, ("native:k_dissemination", 2): fast,
+            ("native:nb", 2): fast, ("barrier:pairwise", 2): ours}
+    rows = {r["algorithm"]: r for r in study.results(meds, lp, cores=2)}
+    n = rows["native:k_dissemination"]    # predicted as the algorithm it implements
+    assert n["implements"] == "barrier:dissemination" and n["predicted_s"] == pytest.approx(4.5 * US)
+    assert n["ratio"] == pytest.approx(n["median_s"] / (4.5 * US)) and "t_r" in n["note"]
+    assert rows["native:nb"]["predicted_s"] is None and rows["native:nb"]["implements"] is None
+    assert rows["barrier:dissemination"]["implements"] is None
+    settings = {"native:k_dissemination": "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination"}
+    vs = study.versus_native(meds, settings)
+    assert [(v["algorithm"], v["native"]) for v in vs] == [("barrier:dissemination", "native:k_dissemination")]
+    v = vs[0]
+    assert v["significant"] and v["verdict"] == "the library's is faster" and v["delta_pct"] < -60
+    assert v["setting"] == settings["native:k_dissemination"]
+    # equal samples: no difference; one mpirun: cannot tell
+    same = study.versus_native({("barrier:dissemination", 2): ours, ("native:bruck", 2): list(ours)})
+    assert same[0]["verdict"] == "no significant difference" and not same[0]["significant"]
+    one = study.versus_native({("barrier:dissemination", 2): [1.0], ("native:bruck", 2): [2.0]})
+    assert "cannot show a difference" in one[0]["verdict"]
+    # a native algorithm can be the choice: its setting is the environment that selects it
+    c = study.choose(meds, 2, settings=settings)
+    assert c["algorithm"] in ("native:k_dissemination", "native:nb")
+    c = study.choose({k: v for k, v in meds.items() if k[0] != "native:nb"}, 2, settings=settings)
+    assert c["algorithm"] == "native:k_dissemination" and c["native_setting"] == settings["native:k_dissemination"]
+
+
+def test_native_table_names_selectable_algorithms():
+    """Every native algorithm we measure is one the library's discovery fallback lists (the names
+    runner.variants uses), and implements one of our algorithms."""
+    from mpitempo.runner import variants
+
+    for name in model.NATIVE_SAME["mpich"]:
+        assert name in variants.FALLBACK_MPICH["barrier"]
+    for name in model.NATIVE_SAME["openmpi"]:
+        assert name in variants.FALLBACK_OMPI["barrier"]
+    for table in model.NATIVE_SAME.values():
+        for ours, env in table.values():
+            model.split(ours)
+            assert all(k.startswith(("MPIR_CVAR_", "OMPI_MCA_")) for k in env)
+
+
+def test_resume_refuses_what_is_not_a_barrier_study(cli, tmp_path):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "campaign.toml").write_text('name = "c"\nops = ["bcast"]\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "barrier-study.json").write_text("{not json")
+    for d, msg in [(tmp_path / "none", "no such directory"),
+                   (bench, "not a barrier study but a campaign of kind 'bench'"),
+                   (empty, "it is not a barrier study (no campaign.toml and no barrier-study.json)"),
+                   (bad, "barrier-study.json is unreadable")]:
+        code, stdout, err = cli("barrier", "--resume", d)
+        assert code != 0 and msg in err and f"cannot resume '{d}'" in err, err
+        assert len(err.strip().splitlines()) == 1 and stdout == "", err
+    assert sorted(p.name for p in empty.iterdir()) == []      # nothing written into it
+
+
+@pytest.mark.parametrize("args, opt", [(["-n", "4"], "-n"), (["--mpiruns", "3"], "--mpiruns"),
+                                       (["--no-native"], "--native"), (["-o", "x"], "-o/--outdir"),
+                                       (["--algorithms", "barrier"], "--algorithms")])
+def test_resume_goes_alone(cli, tmp_path, args, opt):
+    code, stdout, err = cli("barrier", "--resume", tmp_path, *args)
+    assert code != 0 and f"give it without {opt}" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_new_study_refuses_an_existing_directory(cli, tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "f").write_text("")
+    code, stdout, err = cli("barrier", "-n", "2", "--no-native", "-o", tmp_path / "x")
+    assert code != 0 and "already exists" in err and "mpitempo barrier --resume" in err, err
+    assert len(err.strip().splitlines()) == 1
