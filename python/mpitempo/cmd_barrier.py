@@ -61,8 +61,8 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
         seen.add(a)
 
 
-RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_msizes", "launcher",
-                "mpicc", "outdir", "timeout_s", "native")
+RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_o_r_method",
+                "logp_msizes", "launcher", "mpicc", "outdir", "timeout_s", "native")
 
 
 @click.command()
@@ -86,6 +86,10 @@ RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "l
               help="Round-Time: time per algorithm and mpirun.")
 @click.option("--logp-nrep", type=click.IntRange(min=1), default=200, show_default=True,
               help="timings per LogP quantity and rank pair.")
+@click.option("--logp-o-r-method", type=click.Choice(["probe", "wait"]), default="probe", show_default=True,
+              help="LogP o_r: probe (MPI_Recv of a message MPI_Iprobe has seen: the progress pass that finds it "
+                   "counts in L) or wait (MPI_Recv of an arrived message, as Netgauge times it: the pass counts in "
+                   "o_r). o_s + L + o_r is the same; f_r = max(o_r, g) of P > 2 differs (docs/barrier.md).")
 @click.option("--logp-msizes", default="1K,4K,16K", show_default=True, metavar="LIST",
               help="message sizes of the RTT sweep for LogGP's G (bytes).")
 @launcher_option
@@ -100,8 +104,8 @@ RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "l
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 @click.pass_context
-def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_nrep, logp_msizes, launcher, mpicc,
-            outdir, resume_dir, timeout_s, quiet, as_json):
+def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_nrep, logp_o_r_method, logp_msizes,
+            launcher, mpicc, outdir, resume_dir, timeout_s, quiet, as_json):
     """Barrier algorithms against the LogP model (Hoefler et al. 2005): LogP
     parameters measured on N ranks, every algorithm measured with Round-Time on
     2..N ranks (and the library's own implementations of the same algorithms),
@@ -146,8 +150,8 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
     else:  # the default list without arities above the largest P
         algs = [a for a in DEFAULT_ALGORITHMS if not a[-1].isdigit() or int(a.rsplit(":", 1)[1]) <= max(plist)]
     common = dict(mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, timeout_s=timeout_s)
-    lc = build_campaign(None, dict(common, np=np, name="logp", nrep=str(logp_nrep), msizes=logp_msizes),
-                        kind="logp")
+    lc = build_campaign(None, dict(common, np=np, name="logp", nrep=str(logp_nrep), msizes=logp_msizes,
+                                   o_r_method=logp_o_r_method), kind="logp")
     notes: list[str] = []
     configs = [{"name": "default"}]
     if native:

@@ -224,7 +224,8 @@ def test_interrupted_study_resumes(cli, build, tmp_path):
     out = tmp_path / "study"
     p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "barrier", "-n", "2", "--mpiruns", "4",
                           "--nrep", "20", "--time-slice", "0.3s", "--logp-nrep", "30",
-                          "--algorithms", "barrier:dissemination,barrier:central", "--no-native", "-o", str(out)],
+                          "--algorithms", "barrier:dissemination,barrier:central", "--no-native",
+                          "--logp-o-r-method", "wait", "-o", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
@@ -240,13 +241,16 @@ def test_interrupted_study_resumes(cli, build, tmp_path):
     done = sorted(d.name for d in (out / "runs").iterdir() if (d / "meta.json").exists())
     assert "default-000" in done and len(done) < 4
     code, stdout, err = cli("barrier", "--resume", out, "--json", "--quiet")
+    # the LogP campaign did not exist yet: it is created from barrier-study.json, with the study's options
+    assert 'o_r_method = "wait"' in (out / "logp" / "campaign.toml").read_text()
     if code != 0:   # a loaded machine may fail LogP's sanity checks: then that is the one error
         assert "LogP sanity check failed" in err.strip().splitlines()[-1], err
         return
     doc = json.loads(stdout)
     assert {r["algorithm"] for r in doc["results"]} == {"barrier:dissemination", "barrier:central"}
     assert all(r["mpiruns"] == 4 for r in doc["results"]) and doc["logp"]["mpiruns"] == 4
-    assert len(list((out / "logp" / "runs").glob("*/meta.json"))) == 4
+    metas = sorted((out / "logp" / "runs").glob("*/meta.json"))
+    assert len(metas) == 4 and json.loads(metas[0].read_text())["logp_config"]["o_r_method"] == "wait"
     assert (out / "barrier.json").exists()
     before = (out / "runlog.jsonl").read_text()
     code, stdout, err = cli("barrier", "--resume", out, "--json", "--quiet")
