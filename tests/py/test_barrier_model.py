@@ -255,3 +255,25 @@ def test_a_new_study_refuses_an_existing_directory(cli, tmp_path):
     code, stdout, err = cli("barrier", "-n", "2", "--no-native", "-o", tmp_path / "x")
     assert code != 0 and "already exists" in err and "mpitempo barrier --resume" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_study_stopped_before_its_campaigns_resumes_from_its_record(tmp_path):
+    """barrier-study.json is written before either campaign: a study stopped at any point can be resumed,
+    with both campaigns exactly as they were to run."""
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner import barrier_study
+
+    bc = build_campaign({"ops": ["barrier:mcs", "barrier"], "config": [
+        {"name": "default"}, {"name": "native-bruck", "ops": ["barrier"],
+                              "env": {"OMPI_MCA_coll_tuned_barrier_algorithm": "4"}}]},
+        {"np": [2, 3], "name": "barrier", "mpiruns": 3, "nrep": "20"}, kind="barrier")
+    lc = build_campaign(None, {"np": 3, "name": "logp", "mpiruns": 3, "o_r_method": "wait"}, kind="logp")
+    out = tmp_path / "s"
+    barrier_study.create(out, bc, lc, ["a note"])
+    assert [p.name for p in out.iterdir()] == ["barrier-study.json"]
+    s = barrier_study.load(out)
+    assert s.resume and s.barrier.to_toml() == bc.to_toml() and s.logp.to_toml() == lc.to_toml()
+    assert s.notes == ["a note"]
+    assert barrier_study.settings(s.barrier) == {"native:bruck": "OMPI_MCA_coll_tuned_barrier_algorithm=4"}
+    with pytest.raises(MtError, match="already exists"):
+        barrier_study.create(out, bc, lc, [])

@@ -69,7 +69,7 @@ class Study:
     out: Path
     barrier: Campaign
     logp: Campaign
-    resume: bool          # continue the campaigns found in out
+    resume: bool          # continue each campaign whose campaign.toml is in out (the others start)
     notes: list[str]
 
 
@@ -79,7 +79,7 @@ def create(out: Path, bc: Campaign, lc: Campaign, notes: list[str]) -> Study:
         raise MtError(f"directory '{out}' already exists; choose a new -o or continue a study there with "
                       f"mpitempo barrier --resume {out}")
     rec = {"format_version": FORMAT_VERSION, "tool": "mpitempo barrier", "logp_dir": LOGP_DIR,
-           "logp_campaign": lc.to_toml(), "notes": notes}
+           "barrier_campaign": bc.to_toml(), "logp_campaign": lc.to_toml(), "notes": notes}
     try:
         out.mkdir(parents=True, exist_ok=True)
         tmp = out / f".{STUDY_FILE}.tmp"
@@ -107,23 +107,22 @@ def load(out: Path) -> Study:
             raise MtError(f"cannot resume '{out}': its {STUDY_FILE} has format version {rec.get('format_version')}; "
                           f"this mpitempo reads version {FORMAT_VERSION}")
     spec_path = out / "campaign.toml"
-    if not spec_path.exists():
+    if spec_path.exists():
+        spec = load_toml(spec_path)
+    elif rec and isinstance(rec.get("barrier_campaign"), str):   # stopped before the campaign was created
+        spec = _toml(out, rec["barrier_campaign"], "barrier")
+    else:
         raise MtError(f"cannot resume '{out}': it is not a barrier study (no campaign.toml"
                       + (")" if rec else f" and no {STUDY_FILE})"))
-    spec = load_toml(spec_path)
     if spec.get("kind") != "barrier":
         raise MtError(f"cannot resume '{out}': it is not a barrier study but a campaign of kind "
                       f"'{spec.get('kind', 'bench')}' (continue that with: mpitempo run --resume {out})")
     bc = build_campaign(spec, kind="barrier")
     lpath = out / LOGP_DIR / "campaign.toml"
     if lpath.exists():
-        lspec, logp_resume = load_toml(lpath), True
+        lspec = load_toml(lpath)
     elif rec and isinstance(rec.get("logp_campaign"), str):
-        try:
-            lspec, logp_resume = tomllib.loads(rec["logp_campaign"]), False
-        except tomllib.TOMLDecodeError as e:
-            raise MtError(f"cannot resume '{out}': the LogP campaign in its {STUDY_FILE} is not valid TOML: {e}") \
-                from None
+        lspec = _toml(out, rec["logp_campaign"], "LogP")
     else:
         raise MtError(f"cannot resume '{out}': it has neither {LOGP_DIR}/campaign.toml nor a {STUDY_FILE} "
                       "recording the LogP campaign")
@@ -134,6 +133,14 @@ def load(out: Path) -> Study:
     return Study(out, bc, lc, True, list(rec.get("notes", [])) if rec else [])
 
 
+def _toml(out: Path, text: str, what: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise MtError(f"cannot resume '{out}': the {what} campaign in its {STUDY_FILE} is not valid TOML: {e}") \
+            from None
+
+
 def run(study: Study, quiet: bool, keep: bool) -> tuple[list[Path], list[Path]]:
     """Run (or resume) both campaigns; the complete run directories of each. Interrupted or failed
     mpiruns are an MtError naming how to continue (when the directory is kept)."""
@@ -142,7 +149,7 @@ def run(study: Study, quiet: bool, keep: bool) -> tuple[list[Path], list[Path]]:
 
     out = study.out
     lout = out / LOGP_DIR
-    steps = [(study.barrier, out, study.resume, (STUDY_FILE,)),
+    steps = [(study.barrier, out, study.resume and (out / "campaign.toml").exists(), (STUDY_FILE,)),
              (study.logp, lout, study.resume and (lout / "campaign.toml").exists(), ())]
     found = []
     for c, d, resume, present in steps:
