@@ -39,6 +39,7 @@ def ingest(dirs, db, as_json):
 @click.command(epilog="Examples:\n\n  mpitempo export my-campaign --osu osu-out        # osu_allreduce.<config>.np2.txt ...\n\n"
                        "  mpitempo export my-campaign --osu - --op allreduce --config mpich\n\n"
                        "  mpitempo export my-campaign --imb imb-out --values pooled\n\n"
+                       "  mpitempo run --per-rank -o c && mpitempo export c --osu - --values ranks\n\n"
                        "  mpitempo export my-campaign --parquet pq")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True), metavar="DIR...")
 @click.option("--parquet", "out", default=None, type=click.Path(), metavar="OUTDIR",
@@ -48,9 +49,12 @@ def ingest(dirs, db, as_json):
                    "OUTDIR ('-': all of them to stdout).")
 @click.option("--imb", "imb", default=None, type=click.Path(), metavar="OUTDIR|-",
               help="Write Intel MPI Benchmarks (IMB-MPI1) output, one file per (op, configuration, nprocs).")
-@click.option("--values", "values", type=click.Choice(["runs", "pooled"]), default="runs", show_default=True,
-              help="OSU/IMB columns: 'runs' = median / min / max of the per-mpirun medians; 'pooled' = "
-                   "mean / min / max of all kept measurements.")
+@click.option("--values", "values", type=click.Choice(["auto", "ranks", "runs", "pooled"]), default="auto",
+              show_default=True,
+              help="OSU/IMB columns: 'ranks' = OSU's and IMB's own Avg / Min / Max over ranks of each rank's "
+                   "average (needs perrank.bin: run --per-rank), median over the mpiruns; 'runs' = median / min / "
+                   "max of the per-mpirun medians; 'pooled' = mean / min / max of all kept measurements; "
+                   "'auto' = 'ranks' where every mpirun has per-rank data, else 'runs'.")
 @click.option("--op", "ops", default=None, metavar="LIST", help="OSU/IMB: only these ops (comma-separated).")
 @click.option("--config", "configs", default=None, metavar="LIST",
               help="OSU/IMB: only these configurations (comma-separated).")
@@ -62,8 +66,10 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
     or as the text that OSU Micro-Benchmarks (--osu) and IMB (--imb) print, so that the scripts,
     plots and ReFrame checks written for those tools read mpitempo's numbers. The OSU/IMB numbers
     use the same outlier filter as `summary`; the '#' lines of every file say what the columns mean.
+    With per-rank raw times (run --per-rank) Avg / Min / Max are OSU's own over-rank numbers.
 
-    --json prints {"files": [...]} for --osu/--imb and the row counts for --parquet.
+    --json prints {"files": [...], "values": {file: ranks|runs|pooled}} for --osu/--imb and the
+    row counts for --parquet.
     """
     from mpitempo.errors import MtError
     from mpitempo.analysis.store import export_parquet, open_campaigns
@@ -82,19 +88,21 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
     if osu or imb:
         filt = make_filter(filter_kind, tukey_k, cut_coef)
         texts = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb)
-        files = []
+        files, used = [], {}
         for target, named in texts:
             if target == "-":
-                click.echo("\n".join(t for _, t in named), nl=False)
+                click.echo("\n".join(t for _, t, _ in named), nl=False)
                 continue
             Path(target).mkdir(parents=True, exist_ok=True)
-            for name, text in named:
+            for name, text, mode in named:
                 path = Path(target) / name
                 tmp = path.with_name(f".{name}.tmp")
                 tmp.write_text(text)
                 tmp.replace(path)
                 files.append(str(path))
+                used[str(path)] = mode
         result["files"] = files
+        result["values"] = used
         if files and not as_json:
             click.echo(f"mpitempo: wrote {len(files)} file(s) into " + ", ".join(
                 sorted({str(Path(f).parent) for f in files})), err=(osu == "-" or imb == "-"))
@@ -130,6 +138,7 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
             for m in data.metas.values()
             if (m.get("launch") or {}).get("launcher", {}).get("oversubscribed")
             or (m.get("scheme") or {}).get("oversubscribed")}
+    modes = _modes(data, filt, rows, values)
     src = "exported from " + ", ".join(str(d) for d in dirs)
     many = len(data.labels) > 1
     out = []
@@ -140,6 +149,43 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
         for key, rs in fmt.groups(rows).items():
             extra = ["WARNING: oversubscribed mpiruns (more ranks than cores): correctness only, not timing"] \
                 if key[1] in over else []
-            named.append((fmt.file_name(kind, key, many), block(rs, values, filt.describe(), src, extra)))
+            mode, note = modes[key]
+            extra += [note] if note else []
+            named.append((fmt.file_name(kind, key, many), block(rs, mode, filt.describe(), src, extra), mode))
         out.append((target, named))
+    return out
+
+
+def _modes(data, filt, rows, values):
+    """Per (campaign, config, op, nprocs): (the values actually written, a '#' note or None). With
+    'auto' and 'ranks', the per-rank numbers are attached to the rows as row["ranks"]."""
+    from mpitempo.errors import MtError
+    from mpitempo.present import osu as fmt
+
+    keys = set(fmt.groups(rows))
+    if values in ("runs", "pooled"):
+        return {k: (values, None) for k in keys}
+    from mpitempo.analysis.osu_ranks import HOW_TO_RECORD, rank_rows, run_coverage
+
+    cov = run_coverage(data)
+    full = {k for k in keys if cov.get(k, (0, 0))[1] and cov[k][0] == cov[k][1]}
+    if values == "ranks" and keys - full:
+        k = sorted(keys - full, key=str)[0]
+        have, n = cov.get(k, (0, 0))
+        raise MtError(f"--values ranks needs per-rank raw times (perrank.bin) in every mpirun, but {n - have} of {n} "
+                      f"mpiruns of {k[2]} (configuration {k[1]}) have none; {HOW_TO_RECORD}, or use --values runs")
+    per = rank_rows(data, filt, full) if full else {}
+    for r in rows:
+        rk = per.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]))
+        if rk:
+            r["ranks"] = rk
+    out = {}
+    for k in keys:
+        if k in full:
+            out[k] = ("ranks", None)
+        else:
+            have, n = cov.get(k, (0, 0))
+            why = "no mpirun has" if not have else f"only {have} of {n} mpiruns have"
+            out[k] = ("runs", f"NOT OSU's/IMB's over-rank Avg/Min/Max: {why} per-rank raw times (perrank.bin; "
+                              "record them with `mpitempo run --per-rank`)")
     return out

@@ -8,6 +8,7 @@ import os
 import struct
 import subprocess
 
+import numpy as np
 import pytest
 
 from mpitempo.io.perrank import file_bytes
@@ -81,6 +82,27 @@ def test_ps3_equals_osu_style_average(build, tmp_path, cli):
             mine = [(s, e) for x, _, _, s, e in recs if x == exp]
             per_rank = [sum(e[q] - s[q] for s, e in mine) / len(mine) for q in range(hdr["p"])]
             assert got[msize]["run_values_s"][run_i] == pytest.approx(sum(per_rank) / hdr["p"], rel=1e-12)
+    # export --osu: OSU's Avg / Min / Max over ranks per mpirun, median over the mpiruns, read back
+    # with ReFrame's own sanity functions and computed here from perrank.bin
+    sn = pytest.importorskip("reframe.utility.sanity", reason="reframe-hpc is not installed")
+    code, out, err = cli("export", camp, "--osu", tmp_path / "osu", "--filter", "none")
+    assert code == 0, err
+    f = str(tmp_path / "osu" / "osu_allreduce.default.np2.txt")
+    assert "OSU's definition" in open(f).read()
+    per_run = {8: [], 64: []}
+    for d in sorted((camp / "runs").iterdir()):
+        meta = json.loads((d / "meta.json").read_text())
+        _, recs = read_raw(d / "perrank.bin")
+        for e in meta["experiments"]:
+            local = np.array([np.array(en) - np.array(st) for x, _, valid, st, en in recs if x == e["exp"] and valid])
+            avg = local.mean(axis=0)
+            per_run[e["msize"]].append((avg.mean(), avg.min(), avg.max(), len(local)))
+    for msize, v in per_run.items():
+        a = np.array(v)
+        want = tuple(round(float(np.median(a[:, i])) * 1e6, 2) for i in range(3)) + (int(min(a[:, 3])),)
+        assert sn.evaluate(sn.extractsingle(rf"^{msize}\s+(\S+)", f, 1, float)) == want[0]
+        assert sn.evaluate(sn.extractsingle(rf"^{msize}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)$", f, [1, 2, 3, 4],
+                                            [float, float, float, int])) == want
 
 
 def test_per_rank_bad_input(build, tmp_path):

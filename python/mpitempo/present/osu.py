@@ -8,12 +8,18 @@ IMB layout (IMB-MPI1 2021.x): the ``# Benchmarking <Op>`` / ``# #processes = N``
 ``#bytes #repetitions t_min[usec] t_max[usec] t_avg[usec]`` in 13 columns (barrier: no #bytes).
 
 What the columns mean here is stated in the '#' lines of every file:
-  runs    (default) Avg = median of the per-mpirun medians, Min / Max = smallest / largest
-          per-mpirun median, Iterations = measurements kept by the outlier filter (all mpiruns);
+  ranks   (chosen by ``auto``, the default, when every mpirun of the group has perrank.bin) OSU's
+          and IMB's own definition: per mpirun, each rank's average time of one call, then
+          Avg / Min / Max (t_avg / t_min / t_max) over the ranks; each column is the median of
+          that number over the mpiruns (``analysis.osu_ranks``); Iterations = MPI calls timed per
+          rank and mpirun (lower median over the mpiruns);
+  runs    (``auto`` without per-rank data) Avg = median of the per-mpirun medians, Min / Max =
+          smallest / largest per-mpirun median, Iterations = measurements kept by the outlier
+          filter (all mpiruns);
   pooled  Avg = mean, Min / Max = extremes of all kept measurements of all mpiruns pooled.
-One measurement is one call of the operation timed by the campaign's scheme (barrier scheme: the
-largest local runtime over the ranks), not OSU's per-rank average: the numbers are mpitempo's,
-only the layout is OSU's.
+In ``runs`` and ``pooled`` one measurement is one call of the operation timed by the campaign's
+scheme (barrier scheme: the largest local runtime over the ranks), not OSU's per-rank average:
+the numbers are mpitempo's, only the layout is OSU's, and the file says so.
 """
 from __future__ import annotations
 
@@ -40,7 +46,7 @@ IMB_NAMES = {
     "scan": "Scan", "exscan": "Exscan",
 }
 NOSIZE_OPS = {"barrier"}
-VALUES = ("runs", "pooled")
+VALUES = ("auto", "ranks", "runs", "pooled")
 
 
 def _title(op: str) -> str:
@@ -48,7 +54,11 @@ def _title(op: str) -> str:
 
 
 def values_of(row: dict, values: str) -> tuple | None:
-    """(avg_s, min_s, max_s, iterations) of one summary row (analysis.summary.summary_rows)."""
+    """(avg_s, min_s, max_s, iterations) of one summary row (analysis.summary.summary_rows; with
+    ``ranks``, the row's "ranks" entry from analysis.osu_ranks.rank_rows)."""
+    if values == "ranks":
+        rk = row.get("ranks")
+        return None if not rk else (rk["avg_s"], rk["min_s"], rk["max_s"], rk["iterations"])
     pooled = row.get("pooled") or {}
     n = int(pooled.get("n") or 0)
     if values == "pooled":
@@ -60,34 +70,51 @@ def values_of(row: dict, values: str) -> tuple | None:
     return row["median_s"], row["min_s"], row["max_s"], n
 
 
-def _meaning(values: str, filt_desc: str) -> list[str]:
+def _meaning(values: str, filt_desc: str, fmt: str, nprocs: int, runs: int) -> list[str]:
+    """The '#' lines that say what the columns hold (OSU or IMB names)."""
     after = f"after {filt_desc}" if filt_desc.startswith("no ") else f"after the {filt_desc}"
+    avg, mn, mx, it = (("Avg", "Min", "Max", "Iterations") if fmt == "osu"
+                       else ("t_avg", "t_min", "t_max", "#repetitions"))
+    tool = "OSU's" if fmt == "osu" else "IMB's"
+    if values == "ranks":
+        return [f"# {avg} / {mn} / {mx} = {tool} definition: per mpirun, each rank's average time of one call "
+                f"over the measurements kept {after},",
+                f"# then the mean / smallest / largest over the {nprocs} ranks; each column is the median of "
+                f"that number over {runs} mpirun(s).",
+                f"# {it} = MPI calls timed per rank in one mpirun (lower median over the mpiruns). "
+                "Source: perrank.bin (run --per-rank)."]
+    one = ("One measurement = one timed call (barrier scheme: the largest local runtime over the ranks), "
+           f"not {tool} per-rank average.")
     if values == "pooled":
-        return [f"# Avg = mean, Min / Max = smallest / largest of all measurements kept "
+        return [f"# {avg} = mean, {mn} / {mx} = smallest / largest of all measurements kept "
                 f"{after}, all mpiruns pooled;",
-                "# Iterations = those measurements. One measurement = one timed call (barrier scheme: "
-                "the largest local runtime over the ranks)."]
-    return ["# Avg = median of the per-mpirun medians, Min / Max = smallest / largest per-mpirun median "
+                f"# {it} = those measurements. {one}"]
+    return [f"# {avg} = median of the per-mpirun medians, {mn} / {mx} = smallest / largest per-mpirun median "
             f"({after});",
-            "# Iterations = measurements kept, all mpiruns. One measurement = one timed call (barrier "
-            "scheme: the largest local runtime over the ranks)."]
+            f"# {it} = measurements kept, all mpiruns. {one}"]
 
 
-def _context(rows: list[dict], source: str, extra: list[str]) -> list[str]:
+def _context(rows: list[dict], source: str, extra: list[str], runs: int) -> list[str]:
     from mpitempo import __version__
 
     r = rows[0]
-    runs = max(x["runs"] for x in rows)
     out = [f"# mpitempo {__version__}: {source}" + (f", campaign {r['campaign']}" if r.get("campaign") else ""),
            f"# configuration: {r['config']}  ranks: {r['nprocs']}  mpiruns: {runs}"]
     return out + [f"# {e}" for e in extra]
 
 
+def _runs(rows: list[dict], values: str) -> int:
+    if values == "ranks":
+        return max((r.get("ranks") or {}).get("runs", 0) for r in rows)
+    return max(x["runs"] for x in rows)
+
+
 def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = ()) -> str:
     """One OSU output (one op, one configuration, one nprocs): header, '#' comments, rows by size."""
     op = rows[0]["op"]
+    runs = _runs(rows, values)
     out = [f"# OSU MPI {_title(op)} Latency Test v{OSU_VERSION}"]
-    out += _context(rows, source, list(extra)) + _meaning(values, filt_desc)
+    out += _context(rows, source, list(extra), runs) + _meaning(values, filt_desc, "osu", rows[0]["nprocs"], runs)
     nosize = op in NOSIZE_OPS
     if nosize:
         out.append(f"{'# Avg Latency(us)'}{'Min Latency(us)':>18}{'Max Latency(us)':>18}{'Iterations':>12}")
@@ -107,11 +134,10 @@ def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra:
 def imb_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = ()) -> str:
     """One IMB-MPI1 benchmark block (one op, one configuration, one nprocs)."""
     op = rows[0]["op"]
+    runs = _runs(rows, values)
     bar = "#" + "-" * 63
     out = [bar, f"#    Intel(R) MPI Benchmarks {IMB_VERSION} layout, written by mpitempo", bar]
-    out += _context(rows, source, list(extra))
-    out += [ln.replace("Avg", "t_avg").replace("Min / Max", "t_min / t_max").replace("Iterations", "#repetitions")
-            for ln in _meaning(values, filt_desc)]
+    out += _context(rows, source, list(extra), runs) + _meaning(values, filt_desc, "imb", rows[0]["nprocs"], runs)
     out += ["", bar, f"# Benchmarking {IMB_NAMES.get(op, op.title())} ", f"# #processes = {rows[0]['nprocs']} ",
             bar]
     nosize = op in NOSIZE_OPS
