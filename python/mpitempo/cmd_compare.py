@@ -8,7 +8,7 @@ import click
 
 from mpitempo.errors import MtError
 from mpitempo.options import filter_options, json_option, make_filter
-from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.present.tables import console, print_fitted, print_json, us, wrap_line
 from mpitempo.io.sizes import format_size
 
 # the choices of stats.compare.ALTERNATIVES, named here so that `compare --help` does not import
@@ -177,12 +177,53 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, test, equivalence, all
         print_markdown(c, multi)
         return
     con = console()
-    t = table(f"mpitempo compare: {c.base} vs {', '.join(v for v in c.levels if v != c.base)}",
-              [(h, "left" if i < (2 if multi else 1) else "right") for i, h in enumerate(headers(c, multi))])
-    for r in c.rows:
-        t.add_row(*cells(r, multi))
-    t.caption = caption(c)
-    t.caption_justify = "left"
-    con.print(t)
+    print_compare_table(c, multi, con)
     for i, n in enumerate(c.notes, 1):
-        con.print(f"[{i}] {n}", markup=False)
+        con.print(wrap_line(f"[{i}] {n}", con.width, 4), markup=False)
+
+
+def short_verdict(v: str) -> str:
+    """The verdict for the terminal table: without the numbers that have their own columns (shift,
+    CI, p); --json, --csv and --markdown keep the full sentence."""
+    import re
+
+    v = re.sub(r" \(CI [^)]*\)|, p=[0-9.e+-]+", "", v)
+    v = re.sub(r"^B is ([0-9.]+%) (faster|slower)", r"B \1 \2", v)
+    v = re.sub(r"^no significant difference \(n\.s\., shift [^)]*\)", "n.s.", v)
+    v = re.sub(r"^significant \(p=[^)]*\) but the shift \S+ is ", "significant but ", v)
+    v = re.sub(r"^equivalent within (\S+): shift \S+", r"equivalent within \1", v)
+    return v
+
+
+def print_compare_table(c, multi: bool, con) -> None:
+    """The terminal table: fits the console (100 columns). The levels are called A and B in the
+    headers (the line above says which is which; with more than two levels, one table per B);
+    columns that never change are named above it; delta, runs and nprocs give way first; the
+    verdict is short and wraps."""
+    others = [v for v in c.levels if v != c.base]
+    hs = headers(c, False)
+    hs[3] = "A [µs]"
+    hs[4] = "B [µs]"
+    cols = [(h, "left" if i == 0 or h == "verdict" else "right") for i, h in enumerate(hs)]
+    pi = hs.index("p (Holm)" if "p (Holm)" in hs else "p")
+    for k, b in enumerate(others):
+        rows = []
+        for r in c.rows:
+            if r["b"] != b:
+                continue
+            cl = cells(r, False)
+            cl[-1] = short_verdict(cl[-1])
+            cl[pi] = cl[pi].removeprefix("p=")
+            rows.append(cl)
+        if not rows:
+            continue
+        con.print(wrap_line(f"A = {c.base}, B = {b}; A and B [µs]: median of the per-mpirun medians ± half "
+                            "their IQR", con.width, 4), markup=False)
+        last = k == len(others) - 1
+        print_fitted(f"mpitempo compare: {c.base} vs {b}", cols, rows,
+                     keep=("op", "msize [B]", "verdict", "A [µs]", "B [µs]"),
+                     drop_order=("delta", "runs A / B", "nprocs"), wrap=("verdict",),
+                     caption=(caption(c) + "; the full verdict with CI and p is in --json, --csv and --markdown")
+                     if last else None, con=con, more="--csv or --json")
+        if not last:
+            con.print("")

@@ -10,7 +10,8 @@ from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
 from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
-from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.present.imbalance import print_table
+from mpitempo.present.tables import console, print_json
 from mpitempo.runner.execute import execute
 from mpitempo.runner.variants import discover, parse_variants
 
@@ -80,19 +81,7 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
         print_json(results)
     else:
         con = console()
-        t = table(f"exit imbalance of {op} on {np} ranks (started together by Round-Time, global clock {sync})",
-                  [("variant", "left"), ("runs", "right"), ("n", "right"), ("median skew [µs]", "right"),
-                   ("mean [µs]", "right"), ("p95 [µs]", "right"), ("max [µs]", "right"),
-                   ("last to exit (share)", "left")])
-        for r in results:
-            if not r["n"]:
-                t.add_row(r["variant"], str(r["runs"]), "0", "-", "-", "-", "-", "no valid measurements")
-                continue
-            last = max(r["per_rank"], key=lambda x: x["last_to_exit_fraction"])
-            t.add_row(r["variant"], str(r["runs"]), str(r["n"]), us(r["median_skew_s"]), us(r["mean_skew_s"]),
-                      us(r["p95_skew_s"]), us(r["max_skew_s"]),
-                      f"rank {last['rank']} ({100 * last['last_to_exit_fraction']:.0f}%)")
-        con.print(t)
+        print_table(results, op, np, sync, con)
         con.print(f"box plot: {plot}; data: {target}")
     if counts["failed"]:
         raise MtError(f"{counts['failed']} mpirun(s) failed (see {target}/runs/*/failed.json)")

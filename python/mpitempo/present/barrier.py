@@ -3,7 +3,7 @@ the LogP prediction, as Figs. 8, 10, 12 and 13 of Hoefler et al. 2005; predicted
 runtime by combining-tree arity)."""
 from __future__ import annotations
 
-from mpitempo.present.tables import console, table, us
+from mpitempo.present.tables import console, print_fitted, us
 
 
 def print_study(doc: dict) -> None:
@@ -14,17 +14,17 @@ def print_study(doc: dict) -> None:
               + (f", G {lp['G_s_per_byte'] * 1e9:.3f} ns/B" if lp.get("G_s_per_byte") is not None else "")
               + f" (IQR over mpiruns: L {us(lp['L_iqr_s'])}, o_s {us(lp['o_s_iqr_s'])}, "
                 f"o_r {us(lp['o_r_iqr_s'])}, g {us(lp['g_iqr_s'])} µs)")
-    t = table("barrier runtime (Round-Time, medians over mpiruns) vs LogP prediction",
-              [("algorithm", "left"), ("P", "right"), ("runs", "right"), ("median [µs]", "right"),
-               ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"),
-               ("", "left")])
+    cols = [("algorithm", "left"), ("P", "right"), ("runs", "right"), ("median [µs]", "right"),
+            ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"), ("", "left")]
+    rows = []
     for r in doc["results"]:
         ci = (f"{us(r['ci_lo_s'])} - {us(r['ci_hi_s'])}" if r["ci_lo_s"] is not None
               else f"need >= {r['ci_need_runs']} runs")
         flag = "OVERSUBSCRIBED: correctness only" if r["oversubscribed"] else ""
-        t.add_row(r["algorithm"], str(r["nprocs"]), str(r["mpiruns"]), us(r["median_s"]), ci,
-                  us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-", flag)
-    con.print(t)
+        rows.append([r["algorithm"], str(r["nprocs"]), str(r["mpiruns"]), us(r["median_s"]), ci,
+                     us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-", flag])
+    print_fitted("barrier runtime (Round-Time, medians over mpiruns) vs LogP prediction", cols, rows,
+                 keep=("algorithm", "median [µs]"), drop_order=("runs", "95% CI [µs]"), wrap=("",), con=con)
     notes = [(r["algorithm"], r["nprocs"], r["note"]) for r in doc["results"] if r["note"]]
     for alg, p, note in notes:
         con.print(f"  note {alg} P={p}: {note}")

@@ -1,20 +1,19 @@
 """Clock-sync results for people: the table of `mpitempo clocks` and `mpitempo summary` of a clocks campaign."""
 from __future__ import annotations
 
-from mpitempo.present.tables import console, table, us
+from mpitempo.present.tables import print_fitted, us
 
 
 def clocks_table(summary: list[dict], title: str) -> None:
-    t = table(title, [("algorithm", "left"), ("wait [s]", "right"), ("runs", "right"), ("sync [ms]", "right"),
-                      ("max |offset| [µs]", "right"), ("worst [µs]", "right"), ("median |offset| [µs]", "right"),
-                      ("max |drift| [ppm]", "right")])
-    for s in summary:
-        t.add_row(s["algorithm"], f"{s['wait_s']:g}", str(s["mpiruns"]), f"{s['sync_duration_s'] * 1e3:.1f}",
-                  us(s["max_abs_offset_s"]), us(s["worst_max_abs_offset_s"]), us(s["median_abs_offset_s"]),
-                  f"{s['max_abs_drift_ppm']:.3f}")
-    t.caption = "medians over mpiruns; worst = the largest max |offset| of any mpirun"
-    t.caption_justify = "left"
-    console().print(t)
+    cols = [("algorithm", "left"), ("wait [s]", "right"), ("runs", "right"), ("sync [ms]", "right"),
+            ("max |offset| [µs]", "right"), ("worst [µs]", "right"), ("median |offset| [µs]", "right"),
+            ("max |drift| [ppm]", "right")]
+    rows = [[s["algorithm"], f"{s['wait_s']:g}", str(s["mpiruns"]), f"{s['sync_duration_s'] * 1e3:.1f}",
+             us(s["max_abs_offset_s"]), us(s["worst_max_abs_offset_s"]), us(s["median_abs_offset_s"]),
+             f"{s['max_abs_drift_ppm']:.3f}"] for s in summary]
+    print_fitted(title, cols, rows, keep=("algorithm", "max |offset| [µs]"),
+                 drop_order=("median |offset| [µs]", "runs", "worst [µs]"),
+                 caption="medians over mpiruns; worst = the largest max |offset| of any mpirun")
 
 
 def clocks_html(summary: list[dict], plot_png: bytes | None, title: str) -> str:

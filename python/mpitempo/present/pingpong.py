@@ -112,13 +112,13 @@ def frequency_lines(freq: list, title: str, scale: float = 1e6, nd: int = 3) -> 
 
 def rate_curve_lines(a: dict) -> list[str]:
     lines = ["", "COMMUNICATION RATE CURVE (one-way time = ping-pong time / 2; MB = 10^6 bytes)", "",
-             f"  {'# bytes':>9} {'npp':>6} {'ntrial':>8} {'min[us]':>10} {'median[us]':>11} {'mean[us]':>10} "
-             f"{'max[us]':>10} {'MB/s(min)':>11} {'MB/s(med)':>11} {'MB/s(mean)':>11} {'removed':>8}"]
+             f"  {'# bytes':>8} {'npp':>4} {'ntrial':>6} {'min[us]':>9} {'med[us]':>9} {'mean[us]':>9} "
+             f"{'max[us]':>9} {'MB/s min':>9} {'MB/s med':>9} {'MB/s mean':>9} {'removed':>7}"]
     for r in a["results"]:
-        lines.append(f"  {r['msize']:>9} {r['npp']:>6} {r['ntrial']:>8} {r['min_s'] * 1e6:10.3f} "
-                     f"{r['median_s'] * 1e6:11.3f} {r['mean_s'] * 1e6:10.3f} {r['max_s'] * 1e6:10.3f} "
-                     f"{r['rate_min_mb_s']:11.2f} {r['rate_median_mb_s']:11.2f} {r['rate_mean_mb_s']:11.2f} "
-                     f"{r['filtered']['removed']:>8}")
+        lines.append(f"  {r['msize']:>8} {r['npp']:>4} {r['ntrial']:>6} {r['min_s'] * 1e6:9.3f} "
+                     f"{r['median_s'] * 1e6:9.3f} {r['mean_s'] * 1e6:9.3f} {r['max_s'] * 1e6:9.3f} "
+                     f"{r['rate_min_mb_s']:9.2f} {r['rate_median_mb_s']:9.2f} {r['rate_mean_mb_s']:9.2f} "
+                     f"{r['filtered']['removed']:>7}")
     return lines
 
 
@@ -141,19 +141,19 @@ def compare_lines(a: dict) -> list[str]:
         return []
     lines = ["", "COMPARISON WITH THE LOOP-AVERAGED METHOD (osu_latency style: one timing of ITERS ping-pongs, "
                  "average / 2)", "",
-             f"  {'# bytes':>9} {'iters':>6} {'reps':>5} {'loop avg[us]':>13} {'loop spread':>12} "
-             f"{'npp':>5} {'our min':>9} {'our med':>9} {'our mean':>9} {'our max':>9} {'min/loop':>9} "
-             f"{'med/loop':>9}"]
+             f"  {'# bytes':>8} {'iters':>6} {'reps':>4} {'loop[us]':>9} {'spread':>7} {'npp':>5} {'our min':>9} "
+             f"{'our med':>9} {'our max':>9} {'min/loop':>8} {'med/loop':>8}"]
     for r in a["loop"]:
         spread = (r["max_s"] / r["min_s"] - 1) * 100 if r["min_s"] > 0 else float("nan")
         if "ours_median_s" in r:
             ours = (f"{r['ours_npp']:>5} {r['ours_min_s'] * 1e6:9.3f} {r['ours_median_s'] * 1e6:9.3f} "
-                    f"{r['ours_mean_s'] * 1e6:9.3f} {r['ours_max_s'] * 1e6:9.2f} {r['min_vs_loop'] * 100:+8.1f}% "
-                    f"{r['median_vs_loop'] * 100:+8.1f}%")
+                    f"{r['ours_max_s'] * 1e6:9.2f} {r['min_vs_loop'] * 100:+7.1f}% {r['median_vs_loop'] * 100:+7.1f}%")
         else:
             ours = "-"
-        lines.append(f"  {r['msize']:>9} {r['iters']:>6} {r['reps']:>5} {r['median_s'] * 1e6:13.3f} "
-                     f"{spread:11.1f}% {ours}")
+        lines.append(f"  {r['msize']:>8} {r['iters']:>6} {r['reps']:>4} {r['median_s'] * 1e6:9.3f} "
+                     f"{spread:6.1f}% {ours}")
+    lines += ["", "  loop[us] = the median of the REPS loop averages, spread = (max / min - 1) of them; "
+                  "our min / med / max [us]: this method (the mean is in the rate curve above)."]
     lines += ["", "  The loop-averaged number is one average per timing: it hides the spread that our "
                   "min..max and std show."]
     return lines
@@ -175,6 +175,20 @@ def bidir_lines(a: dict) -> list[str]:
     return lines
 
 
+def _fit(lines: list[str]) -> str:
+    """The text with every line of more than 100 columns wrapped (prose; the tables are narrower)."""
+    from mpitempo.present.tables import WIDTH, wrap_line
+
+    out = []
+    for ln in lines:
+        if len(ln) <= WIDTH:
+            out.append(ln)
+            continue
+        lead = len(ln) - len(ln.lstrip(" "))
+        out.append(wrap_line(ln, WIDTH, lead + 2))
+    return "\n".join(out) + "\n"
+
+
 def summary_text(a: dict, sweep_tables: list[dict]) -> str:
     lines = header(a)
     for r in a["results"]:
@@ -185,7 +199,7 @@ def summary_text(a: dict, sweep_tables: list[dict]) -> str:
         lines += sweep_lines(t)
     lines += compare_lines(a)
     lines += bidir_lines(a)
-    return "\n".join(lines) + "\n"
+    return _fit(lines)
 
 
 def full_text(a: dict, sweep_tables: list[dict]) -> str:
@@ -218,4 +232,4 @@ def full_text(a: dict, sweep_tables: list[dict]) -> str:
         lines += sweep_lines(t)
     lines += compare_lines(a)
     lines += bidir_lines(a)
-    return "\n".join(lines) + "\n"
+    return _fit(lines)

@@ -14,13 +14,23 @@ from rich.table import Table
 WIDTH = 100
 
 
-def console(fit: bool = False) -> Console:
-    """A console that keeps tables readable when stdout is a pipe or a file (200 columns); with
-    ``fit``, one whose tables fit 100 columns (narrower when the terminal is), for tables that
-    drop and shorten columns to fit (the summary)."""
+def console(fit: bool = True) -> Console:
+    """The console every table and note is printed on: 100 columns (narrower when the terminal is),
+    also when stdout is a pipe or a file. Tables are made to fit it with ``print_fitted`` (constant
+    columns named above the table, least needed columns left out with a line that says which, long
+    text wrapped in its column). ``fit=False``: 200 columns when stdout is not a terminal, for
+    output that must not wrap."""
     if fit:
         return Console(highlight=False, width=min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH)
     return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def wrap_line(text: str, width: int = WIDTH, indent: int = 2) -> str:
+    """One finding or note as lines of at most ``width`` columns, continuation lines indented."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=" " * indent, break_long_words=False,
+                                    break_on_hyphens=False)) or text
 
 
 def compact(columns: list[tuple[str, str]], rows: list[list[str]], keep=()) -> tuple[list, list, list[str]]:
@@ -35,11 +45,17 @@ def compact(columns: list[tuple[str, str]], rows: list[list[str]], keep=()) -> t
     return cols, [[v for i, v in enumerate(r) if i not in drop] for r in rows], const
 
 
-def fit(columns: list[tuple[str, str]], rows: list[list[str]], drop_order=(), width: int = WIDTH):
-    """Leave out columns (first to last of ``drop_order``) until the table fits ``width``; returns
+def fit(columns: list[tuple[str, str]], rows: list[list[str]], drop_order=(), width: int = WIDTH, wrap=(),
+        min_wrap: int = 16):
+    """Leave out columns (first to last of ``drop_order``) until the table fits ``width``; a column
+    named in ``wrap`` counts with at most ``min_wrap`` characters (its text wraps). Returns
     (columns, rows, [headers left out])."""
     def need(cols, rs):
-        return sum(max([len(h)] + [len(r[i]) for r in rs]) for i, (h, _) in enumerate(cols)) + 2 * len(cols)
+        total = 0
+        for i, (h, _) in enumerate(cols):
+            w = max([len(h) if h not in wrap else min(len(h), min_wrap)] + [len(r[i]) for r in rs])
+            total += min(w, min_wrap) if h in wrap else w
+        return total + 2 * len(cols)    # 2 per column: separator or edge, one space of padding
     left_out = []
     for name in drop_order:
         if need(columns, rows) <= width:
@@ -52,6 +68,42 @@ def fit(columns: list[tuple[str, str]], rows: list[list[str]], drop_order=(), wi
         rows = [r[:i] + r[i + 1:] for r in rows]
         left_out.append(name)
     return columns, rows, left_out
+
+
+def print_fitted(title: str, columns: list[tuple[str, str]], rows: list[list[str]], keep=(), drop_order=(),
+                 wrap=(), caption: str | None = None, con: Console | None = None, compact_rows: bool = True,
+                 more: str = "--json") -> list[str]:
+    """Print a table that fits the console (100 columns): columns whose value never changes are
+    named above it ("same in every row: ..."), columns of ``drop_order`` are left out until it fits
+    (and a line says which), the columns in ``wrap`` wrap their text, every other column keeps its
+    cells on one line. Returns the lines printed above the table."""
+    con = con or console()
+    const: list[str] = []
+    if compact_rows:
+        columns, rows, const = compact(columns, rows, keep=keep)
+    columns, rows, left_out = fit(columns, rows, drop_order, width=con.width, wrap=wrap)
+    above = []
+    if const:
+        above.append("same in every row: " + ", ".join(const))
+    if left_out:
+        above.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see {more})")
+    for a in above:
+        con.print(a, markup=False)
+    t = table(title, columns)
+    for i, col in enumerate(t.columns):
+        name = columns[i][0]
+        if name in wrap:
+            col.overflow = "fold"
+            continue
+        col.no_wrap = True
+        col.min_width = max([len(r[i]) for r in rows] + [len(name) if columns[i][1] == "left" else 1])
+    for r in rows:
+        t.add_row(*[escape(str(v)) for v in r])
+    if caption:
+        t.caption = caption
+        t.caption_justify = "left"
+    con.print(t)
+    return above
 
 
 def plain_table(columns: list[tuple[str, str]], rows: list[list[str]], fmt: str) -> str:

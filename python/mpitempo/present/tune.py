@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from mpitempo.io.sizes import format_size
-from mpitempo.present.tables import console, table, us
+from mpitempo.present.tables import console, print_fitted, us, wrap_line
 
 
 def _gain(r) -> str:
@@ -26,7 +26,7 @@ def print_rows(rows: list[dict], title: str, verify: bool = False) -> None:
     cols = [("op", "left"), ("size [B]", "right"), ("np", "right"), ("default [µs]", "right"),
             ("chosen", "left"), ("chosen [µs]", "right"), ("gain (95% CI)", "right"), ("p", "right"),
             ("note", "left")]
-    t = table(title, cols)
+    cells, notes = [], []
     for r in rows:
         note = r.get("why_default", "") if r["chosen"] == "default" else ""
         if r.get("chosen_per_size"):
@@ -37,10 +37,18 @@ def print_rows(rows: list[dict], title: str, verify: bool = False) -> None:
             note = ("library default here (nothing to confirm)" if r["chosen"] == "default" else
                     "gain holds (p <= alpha)" if r.get("confirmed") else "not confirmed") + \
                    ("; OVERSUBSCRIBED" if r.get("oversubscribed") else "")
-        t.add_row(r["op"], format_size(r["msize"]) if r["msize"] else "0", str(r["nprocs"]),
-                  us(r.get("median_default_s")), r["chosen"], us(r.get("median_chosen_s")),
-                  _gain(dict(r, verify=verify)), _p(r), note)
-    console().print(t)
+        if note and note not in notes:
+            notes.append(note)
+        cells.append([r["op"], format_size(r["msize"]) if r["msize"] else "0", str(r["nprocs"]),
+                      us(r.get("median_default_s")), r["chosen"], us(r.get("median_chosen_s")),
+                      _gain(dict(r, verify=verify)), _p(r), f"[{notes.index(note) + 1}]" if note else ""])
+    con = console()
+    con.print(wrap_line(title, con.width, 4), markup=False)
+    # the notes are footnotes under the table, so that the table fits 100 columns
+    print_fitted("", cols, cells, keep=("op", "size [B]", "chosen"), drop_order=("np", "p", "chosen [µs]"),
+                 wrap=("chosen",), con=con)
+    for i, n in enumerate(notes, 1):
+        con.print(wrap_line(f"[{i}] {n}", con.width, 4), markup=False)
 
 
 def report_text(result: dict) -> str:
