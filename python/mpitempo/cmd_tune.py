@@ -241,8 +241,9 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
         if not any(r["chosen"] != "default" for r in rows):
             click.echo("No algorithm is significantly faster than the default at any measured size: "
                        "the default is kept.")
+        from mpitempo.present.tables import WIDTH, wrap_line
         for n in result["notes"]:
-            click.echo(f"note: {n}")
+            click.echo(wrap_line(f"note: {n}", WIDTH, 4))
         click.echo(f"settings: {target / 'tuning.env'}" + (f"; rules: {result['config_file']}"
                                                            if result["config_file"] else ""))
         click.echo(f"report: {target / 'tune-report.txt'}; plots: {', '.join(result['plots'])}")
@@ -417,5 +418,6 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
                    "columns run the library's default; their difference is the run-to-run noise).")
     else:
         click.echo(f"{len(held)} of {len(tuned)} tuned sizes confirmed faster (p <= {alpha:g}).")
+    from mpitempo.present.tables import WIDTH, wrap_line
     for n in result["notes"]:
-        click.echo(f"note: {n}")
+        click.echo(wrap_line(f"note: {n}", WIDTH, 4))
