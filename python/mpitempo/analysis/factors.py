@@ -69,13 +69,15 @@ def differing(runs: dict[str, dict[str, str]], include_volatile: bool = False,
     keys = set().union(*[set(f) for f in runs.values()]) if runs else set()
     out = {}
     for key in sorted(keys, key=importance):
-        if (not include_volatile and is_volatile(key)) or any(fnmatch.fnmatchcase(key, p) for p in ignore):
-            continue
         vals: dict[str, list[str]] = {}
         for rid, f in runs.items():
             vals.setdefault(f.get(key, "<absent>"), []).append(rid)
-        if len(vals) > 1:
-            out[key] = vals
+        if len(vals) < 2:
+            continue
+        # the pattern checks only for the keys that differ (most keys agree; fnmatch is the slow part)
+        if (not include_volatile and is_volatile(key)) or any(fnmatch.fnmatchcase(key, p) for p in ignore):
+            continue
+        out[key] = vals
     return out
 
 

@@ -178,10 +178,11 @@ def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> Campa
             raise MtError(f"campaign '{r}' is given twice{also}: its runs would be counted twice")
         seen[key] = r
     labels = _labels(roots)
-    con = con or connect()
-    from mpitempo.analysis.filtering import drop_fences
+    if con is not None:     # a fresh connection has no cached fences to forget
+        from mpitempo.analysis.filtering import drop_fences
 
-    drop_fences(con)
+        drop_fences(con)
+    con = con or connect()
     con.execute("DROP VIEW IF EXISTS meas")
     con.execute("DROP TABLE IF EXISTS runs")
     con.execute("DROP TABLE IF EXISTS meas_raw")

@@ -119,7 +119,7 @@ def runs_needed(medians, rel: float = 0.05, level: float = 0.95) -> int | None:
     """mpiruns for a CI of the centre (median of run medians) within +-rel of it: from the spread
     of the run medians, with the asymptotic standard error of a median, sqrt(pi/2) x sd / sqrt(n)
     (normal data), and at least the runs the distribution-free CI needs. None with < 3 runs."""
-    from scipy import stats as sps
+    from statistics import NormalDist      # not scipy.stats: `summary` would import it for this one quantile
 
     from mpitempo.stats.describe import runs_needed as ci_min_runs
 
@@ -130,6 +130,6 @@ def runs_needed(medians, rel: float = 0.05, level: float = 0.95) -> int | None:
     if centre <= 0:
         return None
     sd = float(np.std(x, ddof=1))
-    z = sps.norm.ppf(0.5 + level / 2)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     n = math.ceil((z * math.sqrt(math.pi / 2) * sd / (rel * centre)) ** 2)
     return max(n, ci_min_runs(level))
