@@ -1,8 +1,8 @@
-"""Every terminal table fits 100 columns: summary, compare, clocks, pingpong, barrier, tree, tune,
-imbalance, info --check and info --diff, rendered at COLUMNS=100 with realistic data (campaigns with
-long configuration names; the barrier and tree documents of real runs on this machine, in
-tests/py/data/tables; result rows with the numbers of real runs, every column varying so that
-nothing is dropped for being constant). Checks the widest line and that what was left out or
+"""Every terminal table fits 100 columns: summary (also --process), compare, clocks, pingpong,
+barrier, tree, tune, imbalance, info --check and info --diff, rendered at COLUMNS=100 with realistic
+data (campaigns with long configuration names; the barrier and tree documents of real runs on this
+machine, in tests/py/data/tables; result rows with the numbers of real runs, every column varying so
+that nothing is dropped for being constant). Checks the widest line and that what was left out or
 found constant is said above the table."""
 from __future__ import annotations
 
@@ -173,3 +173,11 @@ def test_info_diff(cli, tmp_path):
     code, out, err = cli("info", "--diff", c)
     assert code == 0, err
     assert widest(out) <= WIDTH and "factor" in out
+
+
+def test_summary_process(cli, tmp_path):
+    from test_processing import make_campaign as per_rank_campaign   # per-rank raw times, 2 mpiruns
+
+    code, out, err = cli("summary", per_rank_campaign(tmp_path / "c"), "--process", "all")
+    assert code == 0, err
+    assert widest(out) <= WIDTH and "same in every row: config = default" in out and "ps7_imb" in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mpitempo.io.sizes import format_size
-from mpitempo.present.tables import console, print_json, table, us
+from mpitempo.present.tables import console, print_fitted, print_json, us
 
 # the numbers a scheme prints besides value_s, in table order
 _EXTRA = (("mean_s", "mean"), ("median_s", "median"), ("t_avg_s", "t_avg"), ("std_s", "std"), ("min_s", "min"),
@@ -45,26 +45,24 @@ def print_processing(roots, names: list[str], filt, as_json: bool = False, plot:
     many = any("campaign" in r for r in rows)
     deltas = delta_vs_reprompi(rows)
     src = ", ".join(str(r) for r in roots)
-    t = table(f"mpitempo summary of {src}: processing schemes",
-              ([("campaign", "left")] if many else [])
-              + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
-                 ("process", "left"), ("benchmark", "left"), ("runs", "right"), ("value [µs]", "right"),
-                 ("vs reprompi", "right"), ("also reported [µs]", "left")])
+    cols = (([("campaign", "left")] if many else [])
+            + [("config", "left"), ("op", "left"), ("msize", "right"), ("nprocs", "right"),
+               ("process", "left"), ("benchmark", "left"), ("runs", "right"), ("value [µs]", "right"),
+               ("vs reprompi", "right"), ("also reported [µs]", "left")])
+    cells = []
     for i, r in enumerate(rows):
         d = deltas[i]
-        t.add_row(*([r["campaign"]] if many else []), r["config"], r["op"],
-                  format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]), r["process"], r["benchmark"],
-                  str(r["runs"]), us(r["value_s"]), "-" if d is None else f"{d:+.1f}%", _others(r))
-    for col in t.columns:   # names are never shortened to fit 100 columns: the wrapped columns give way
-        if col.header in ("config", "op", "process"):
-            key = col.header
-            col.min_width, col.no_wrap = max([len(key)] + [len(str(r[key])) for r in rows]), True
-    t.caption = ("each scheme applied to every mpirun's raw data as that benchmark would print it; every number is "
-                 "the median over the mpiruns (docs/processing.md); vs reprompi = difference to mpitempo's median "
-                 "of per-run medians")
-    t.caption_justify = "left"
+        cells.append(([r["campaign"]] if many else []) + [
+            r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]), r["process"],
+            r["benchmark"], str(r["runs"]), us(r["value_s"]), "-" if d is None else f"{d:+.1f}%", _others(r)])
     con = console()
-    con.print(t)
+    # fits 100 columns: columns that never change are named above; benchmark and the other
+    # numbers wrap inside their columns; names and numbers are never shortened
+    print_fitted(f"mpitempo summary of {src}: processing schemes", cols, cells,
+                 keep=("process", "value [µs]"), wrap=("benchmark", "also reported [µs]"), con=con,
+                 caption=("each scheme applied to every mpirun's raw data as that benchmark would print it; every "
+                          "number is the median over the mpiruns (docs/processing.md); vs reprompi = difference "
+                          "to mpitempo's median of per-run medians"))
     over = _oversubscribed(roots)
     if over:
         notes.append(f"warning: {over} run(s) were oversubscribed (more ranks than CPUs): correctness only, "
