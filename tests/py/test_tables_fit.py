@@ -115,9 +115,14 @@ def test_barrier(capsys):
         r["mpiruns"] = 10 + len(r["algorithm"])
     doc["results"].append(dict(doc["results"][1], algorithm="barrier:tournament", nprocs=16, oversubscribed=True,
                                ci_lo_s=1.1e-5, ci_hi_s=1.4e-5))
+    doc["native"] = [{"algorithm": "barrier:dissemination", "native": "native-k_dissemination", "nprocs": 2,
+                      "setting": "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination", "median_s": 2.27e-6,
+                      "native_median_s": 1.21e-6, "delta_pct": 87.6, "p_value": 0.002,
+                      "verdict": "the library's implementation is faster (p=0.002)"}]
     print_study(doc)
     out = capsys.readouterr().out
     assert widest(out) <= WIDTH and "barrier:dissemination" in out and "OVERSUBSCRIBED" in out
+    assert "native-k_dissemination" in out              # names are not cut
 
 
 def test_tree():

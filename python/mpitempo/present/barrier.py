@@ -34,14 +34,15 @@ def print_study(doc: dict) -> None:
                   + (f", fastest measured n = {a['measured_best']}" if a["measured_best"] else ""))
     vs = doc.get("native") or []
     if vs:
-        t = table("ours vs the library's implementation of the same algorithm (Mann-Whitney U on run medians)",
-                  [("algorithm", "left"), ("native", "left"), ("P", "right"), ("ours [µs]", "right"),
-                   ("native [µs]", "right"), ("delta", "right"), ("p", "right"), ("verdict", "left")])
-        for v in vs:
-            t.add_row(v["algorithm"], v["native"], str(v["nprocs"]), us(v["median_s"]), us(v["native_median_s"]),
-                      f"{v['delta_pct']:+.1f}%" if v["delta_pct"] is not None else "-",
-                      f"{v['p_value']:.3f}" if v["p_value"] is not None else "-", v["verdict"])
-        con.print(t)
+        cells = [[v["algorithm"], v["native"], str(v["nprocs"]), us(v["median_s"]), us(v["native_median_s"]),
+                  f"{v['delta_pct']:+.1f}%" if v["delta_pct"] is not None else "-",
+                  f"{v['p_value']:.3f}" if v["p_value"] is not None else "-", v["verdict"]] for v in vs]
+        print_fitted("ours vs the library's implementation of the same algorithm (Mann-Whitney U on run medians)",
+                     [("algorithm", "left"), ("native", "left"), ("P", "right"), ("ours [µs]", "right"),
+                      ("native [µs]", "right"), ("delta", "right"), ("p", "right"), ("verdict", "left")], cells,
+                     keep=("algorithm", "native", "ours [µs]", "native [µs]", "verdict"), drop_order=("P", "delta"),
+                     wrap=("verdict",),
+                     con=con)
         for name, setting in dict.fromkeys((v["native"], v["setting"]) for v in vs):
             con.print(f"  {name}: {setting}")
     for note in doc.get("native_notes") or []:
