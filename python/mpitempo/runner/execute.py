@@ -29,6 +29,7 @@ from mpitempo.errors import MtError
 from mpitempo.io import params as ptable
 from mpitempo.runner.launch import make_launch
 from mpitempo.runner.progress import Progress
+from mpitempo.runner.reason import failure_reason
 
 
 @dataclass
@@ -248,8 +249,8 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         env.update(launch.env)
         t0 = time.monotonic()
         progress.start(r.run_id, cfg.name, r.np)
-        status, rc, err_tail = _run_one(launch.argv, env, c.timeout_s, rdir,
-                                        progress.inside if watch else None)
+        status, rc, err_tail, reason = _run_one(launch.argv, env, c.timeout_s, rdir,
+                                                progress.inside if watch else None)
         dt = time.monotonic() - t0
         complete = kind.complete(rdir)
         if status == "ok" and not complete:
@@ -273,13 +274,14 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
             counts["failed"] += 1
             for stale in rdir.glob(".*.tmp"):   # the unfinished files of a killed core: never looked whole
                 stale.unlink()
+            if not reason or status == "incomplete":   # the mpirun succeeded but left no complete run
+                reason = failure_reason(err_tail, status, rc)
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
-                   "argv": launch.argv, "stderr_tail": err_tail}
+                   "reason": reason, "argv": launch.argv, "stderr_tail": err_tail}
             tmp = rdir / ".failed.json.tmp"
             tmp.write_text(json.dumps(rec, indent=2) + "\n")
             tmp.replace(failed)
-            last = err_tail.strip().splitlines()[-1] if err_tail.strip() else f"exit code {rc}"
-            progress.finish(r.run_id, False, dt, f"{status}: {last}")
+            progress.finish(r.run_id, False, dt, f"{status}: {reason}")
             if status == "interrupted":
                 return next((ln.split("interrupted by ", 1)[1].split(";")[0] for ln in err_tail.splitlines()
                              if ln.startswith("mpitempo: interrupted by ")), True)
@@ -311,11 +313,15 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
     """Run one mpirun in its own process group; returns (status, returncode, stderr tail).
     ``on_progress`` receives the core's per-experiment progress while the mpirun runs."""
     errf = open(rdir / "stderr.log", "w+")
+    outf = open(rdir / "stdout.log", "w+")   # the core writes nothing there; MPICH's mpiexec its banners
     try:
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errf, env=env, start_new_session=True)
+        p = subprocess.Popen(argv, stdout=outf, stderr=errf, env=env, start_new_session=True)
     except OSError as e:
         errf.close()
-        return "failed", None, f"cannot start '{argv[0]}': {e.strerror}"
+        outf.close()
+        (rdir / "stdout.log").unlink()
+        msg = f"cannot start '{argv[0]}': {e.strerror}"
+        return "failed", None, msg, msg
     status = "ok"
     try:
         if on_progress is None:
@@ -340,13 +346,19 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
         rc, status = p.returncode, "interrupted"
         signame = getattr(e, "signame", "SIGINT")
     errf.seek(0)
-    tail = "\n".join(errf.read().splitlines()[-20:])
+    text = errf.read()
     errf.close()
+    outf.seek(0)
+    out_text = outf.read()
+    outf.close()
+    if not out_text:
+        (rdir / "stdout.log").unlink()
     if status == "timeout":
-        tail += f"\nmpitempo: killed after the timeout of {timeout:g} s"
+        text += f"\nmpitempo: killed after the timeout of {timeout:g} s"
     if status == "interrupted":
-        tail += f"\nmpitempo: interrupted by {signame}; the mpirun's process group was killed"
-    return status, rc, tail
+        text += f"\nmpitempo: interrupted by {signame}; the mpirun's process group was killed"
+    tail = "\n".join(text.splitlines()[-20:])
+    return status, rc, tail, (failure_reason(text + "\n" + out_text, status, rc) if status != "ok" else "")
 
 
 def _descendants(pid: int) -> set[int]:
@@ -416,11 +428,13 @@ def first_failure(outdir: Path) -> str:
             rec = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        lines = [ln for ln in str(rec.get("stderr_tail", "")).splitlines() if ln.strip()]
-        core = [ln for ln in lines if ": error: " in ln]
-        if core:
-            return core[0].split(": error: ", 1)[1].strip()
-        return lines[-1] if lines else f"{rec.get('status', 'failed')} (exit {rec.get('returncode')})"
+        if not isinstance(rec, dict):
+            continue
+        if isinstance(rec.get("reason"), str) and rec["reason"]:
+            return rec["reason"]
+        rc = rec.get("returncode")   # a record written before failed.json had "reason"
+        return failure_reason(str(rec.get("stderr_tail", "")), str(rec.get("status", "failed")),
+                              rc if isinstance(rc, int) else None)
     return "see runs/*/failed.json"
 
 
