@@ -49,6 +49,10 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
     from mpitempo.stats import imbalance as imb
     np = np or 2
     b = ensure_build(mpicc)
+    from mpitempo.build import list_registry
+    from mpitempo.kinds.bench import resolve_op
+
+    resolve_op({o["name"]: o for o in list_registry(b)["ops"]}, op)   # an unknown op before any discovery
     if variants == "auto":
         vs = discover(b, op, np)
     elif variants == "none":

@@ -88,7 +88,9 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
         env.update(launch.env)
         r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
         if r.returncode != 0:
-            raise MtError(f"timer study failed: {(r.stderr.strip().splitlines() or ['exit %d' % r.returncode])[-1]}")
+            from mpitempo.runner.reason import failure_reason
+
+            raise MtError(f"timer study failed: {failure_reason(r.stderr + chr(10) + r.stdout, 'failed', r.returncode)}")
         out["timers"] = json.loads(r.stdout)
     if as_json:
         print_json(out)

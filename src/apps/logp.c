@@ -51,7 +51,9 @@ static int check(mt_run_t *r, int np, char *err)
     if (mt_p_set(p, MTP_msizes) && mt_p_str(p, MTP_msizes)[0]) {
         if ((rc = mt_parse_size_list(mt_p_str(p, MTP_msizes), &g->cfg.msizes, &g->cfg.nsizes, err)) != MT_OK)
             return rc;
-        if (g->cfg.nsizes > 64) return mt_fail(err, MT_EINVAL, "invalid --msizes: at most 64 sizes for G");
+        if (g->cfg.nsizes > 64)
+            return mt_fail(err, MT_EINVAL, "invalid --msizes '%s': %d sizes, at most 64 for G", mt_p_str(p, MTP_msizes),
+                           g->cfg.nsizes);
         if (g->cfg.nsizes == 1)
             return mt_fail(err, MT_EINVAL, "invalid --msizes '%s': G is a slope and needs at least 2 sizes",
                            mt_p_str(p, MTP_msizes));

@@ -100,9 +100,9 @@ int main(void)
     CHECK(parse(&bench, &cli, err, "--rt-slack", "x", NULL) == MT_EINVAL);
     CHECK_STR(err, "invalid --rt-slack 'x': expected a number");
     CHECK(parse(&bench, &cli, err, "--delay", "", NULL) == MT_EINVAL);
-    CHECK_STR(err, "invalid --delay '': empty list");
+    CHECK_STR(err, "invalid --delay '': empty list: give one or more comma-separated items");
     CHECK(parse(&bench, &cli, err, "--ops", "a,,b", NULL) == MT_EINVAL);
-    CHECK_STR(err, "invalid --ops 'a,,b': empty item in list 'a,,b'");
+    CHECK_STR(err, "invalid --ops 'a,,b': an empty item (two commas in a row, or a comma at an end)");
     CHECK(parse(&bench, &cli, err, "--run-index", "-1", NULL) == MT_EINVAL);
     CHECK_STR(err, "invalid --run-index '-1': expected an integer in [0, 2147483647]");
     /* bounds of FLOAT, DURATION, SIZE come after parsing */

@@ -67,7 +67,7 @@ int main(void)
     CHECK(ok("none", c));
     CHECK_STR(c, "none");
 
-    CHECK(bad("", "empty"));
+    CHECK(bad("", "empty clock-sync spec (allowed: none, skampi"));
     CHECK(bad("foo", "unknown clock-sync algorithm 'foo'"));
     CHECK(bad("hca3:fitpts=1", "fit points must be an integer >= 2"));
     CHECK(bad("hca3:fitpts=x", "fitpts"));

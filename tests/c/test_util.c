@@ -37,8 +37,11 @@ int main(void)
     free(s);
     CHECK(mt_parse_size_list("64-8", &s, &n, err) == MT_EINVAL);
     CHECK(mt_parse_size_list("8,,16", &s, &n, err) == MT_EINVAL);
+    /* the cause is formatted into the same buffer as its prefix: mt_fail copies, never overlaps */
+    CHECK_STR(err, "invalid size list '8,,16': an empty item (two commas in a row, or a comma at an end)");
     CHECK(mt_parse_size_list("8,-1", &s, &n, err) == MT_EINVAL);
     CHECK(mt_parse_size_list("", &s, &n, err) == MT_EINVAL);
+    CHECK_STR(err, "invalid size list '': empty list: give one or more comma-separated items");
 
     long long x;
     CHECK(mt_parse_int("10", "--nrep", 1, 100, &x, err) == MT_OK && x == 10);

@@ -83,7 +83,13 @@ def _opt_str(value, key: str, where: str = "") -> str | None:
         return None
     if not isinstance(value, str) or "\0" in value:
         raise MtError(f"invalid {key}{where} {_short(value)}: expected a string")
+    if not value.strip() and key in _NONEMPTY:   # e.g. --launcher "$L" with L unset: not the default
+        raise MtError(f"invalid {key}{where} {_short(value)}: expected {_NONEMPTY[key]} (leave it out for the default)")
     return value
+
+
+_NONEMPTY = {"mpicc": "the path or name of an MPI compiler wrapper",
+             "launcher": "'mpiexec', 'srun' or a command template with {cmd}"}
 
 
 def _short(v) -> str:

@@ -29,7 +29,7 @@ def parse_sizes(spec) -> list[int]:
     """A list of sizes from a string "8,1K,4-64" or a list of ints/strings."""
     items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
     if not items:
-        raise MtError("empty size list")
+        raise MtError("invalid size list []: give at least one size in bytes, e.g. 8,1K,4-64")
     out: list[int] = []
     for item in items:
         if isinstance(item, str) and "-" in item.strip()[1:]:
@@ -43,7 +43,7 @@ def parse_sizes(spec) -> list[int]:
                 x *= 2
         else:
             if isinstance(item, str) and not item.strip():
-                raise MtError(f"empty item in size list '{spec}'")
+                raise MtError(f"invalid size list '{spec}': an empty item; give sizes in bytes such as 8,1K,4-64")
             out.append(parse_size(item))
     return out
 

@@ -28,7 +28,7 @@ def parse_waits(text) -> list[float]:
         try:
             v = float(item)
         except ValueError:
-            raise MtError(f"invalid --wait '{text}': '{item}' is not a number of seconds") from None
+            raise MtError(f"invalid --wait item '{item}': expected wait times in seconds >= 0, e.g. 0,1,10") from None
         if v != v or v < 0 or v == float("inf"):
             raise MtError(f"invalid --wait '{text}': wait times must be >= 0 and finite (got {item})")
         out.append(v)

@@ -44,9 +44,10 @@ def parse_npp_list(spec) -> list[int]:
         try:
             v = int(str(item).strip())
         except ValueError:
-            raise MtError(f"invalid --npp-sweep value '{str(item).strip()}': expected an integer >= 1") from None
+            raise MtError(f"invalid --npp-sweep item '{str(item).strip()}': expected a comma-separated list of "
+                          "integers >= 1, e.g. 1,2,4,8") from None
         if v < 1:
-            raise MtError(f"invalid --npp-sweep value {v}: npp must be >= 1")
+            raise MtError(f"invalid --npp-sweep item {v}: npp must be an integer >= 1")
         vals.append(v)
     return vals
 

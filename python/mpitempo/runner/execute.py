@@ -87,7 +87,7 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
                 have = spec_path.read_text(errors="replace")
             except OSError as e:
                 raise MtError(f"cannot read '{spec_path}': {e.strerror}") from None
-            if have != c.to_toml():
+            if _spec_lines(have) != _spec_lines(c.to_toml()):   # comments and blank lines do not count
                 raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} "
                               f"({_first_difference(have, c.to_toml())}); resume without changing the campaign")
         else:
@@ -141,8 +141,12 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     return counts
 
 
+def _spec_lines(text: str) -> list[str]:
+    return [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
 def _first_difference(a: str, b: str) -> str:
-    la, lb = a.splitlines(), b.splitlines()
+    la, lb = _spec_lines(a), _spec_lines(b)
     for x, y in zip(la, lb):
         if x != y:
             return f"'{x}' there, '{y}' now"

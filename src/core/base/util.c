@@ -11,11 +11,13 @@
 
 int mt_fail(char *err, int code, const char *fmt, ...)
 {
-    if (err) {
+    if (err) { /* through a copy: callers may pass err itself as an argument (a prefix on a cause) */
+        char buf[MT_ERRLEN];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, MT_ERRLEN, fmt, ap);
+        vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
+        memcpy(err, buf, sizeof buf);
     }
     return code;
 }
@@ -76,7 +78,7 @@ int mt_split_list(const char *s, char ***items, int *n, char *err)
 {
     *items = NULL;
     *n = 0;
-    if (!s || !*s) return mt_fail(err, MT_EINVAL, "empty list");
+    if (!s || !*s) return mt_fail(err, MT_EINVAL, "empty list: give one or more comma-separated items");
     int cap = 8, cnt = 0;
     char **v = malloc(sizeof(char *) * cap);
     if (!v) return mt_fail(err, MT_ENOMEM, "out of memory");
@@ -88,7 +90,7 @@ int mt_split_list(const char *s, char ***items, int *n, char *err)
         while (len > 0 && isspace((unsigned char)p[len - 1])) len--;
         if (len == 0) {
             mt_free_list(v, cnt);
-            return mt_fail(err, MT_EINVAL, "empty item in list '%s'", s);
+            return mt_fail(err, MT_EINVAL, "an empty item (two commas in a row, or a comma at an end)");
         }
         if (cnt == cap) {
             cap *= 2;

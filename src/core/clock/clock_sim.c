@@ -47,7 +47,9 @@ int mt_sim_parse(const char *offsets, const char *drifts, const char *random, in
         if (offsets || drifts)
             return mt_fail(err, MT_EINVAL, "simulated clock: give either random settings or offset/drift lists, not both");
         char buf[256];
-        if (strlen(random) >= sizeof buf) return mt_fail(err, MT_EINVAL, "simulated clock: random spec too long");
+        if (strlen(random) >= sizeof buf)
+            return mt_fail(err, MT_EINVAL, "invalid simulated clock random spec '%.40s...': %zu characters, at most %zu",
+                           random, strlen(random), sizeof buf - 1);
         strcpy(buf, random);
         char *f[3] = {buf, NULL, NULL};
         int nf = 1;

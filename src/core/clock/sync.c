@@ -202,7 +202,9 @@ static int parse_levels(char *s, const char *whole, mt_sync_spec_t *out, char *e
 int mt_sync_spec_parse(const char *s, mt_sync_spec_t *out, char *err)
 {
     memset(out, 0, sizeof *out);
-    if (!s || !*s) return mt_fail(err, MT_EINVAL, "empty clock-sync spec");
+    if (!s || !*s)
+        return mt_fail(err, MT_EINVAL, "empty clock-sync spec (allowed: none, skampi, hoefler, jk, hca, hca2, hca3, "
+                                       "prop, or h2:A/B, h3:A/B/C, h[LEVELS]:...)");
     if (!strcmp(s, "none")) {
         out->none = 1;
         return MT_OK;

@@ -73,7 +73,8 @@ int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg
     for (int i = 0; i < nwait; i++)
         if (wait_s[i] < 0 || (i && wait_s[i] < wait_s[i - 1])) {
             mt_pp_close(&pp);
-            return mt_fail(err, MT_EINVAL, "wait times must be >= 0 and ascending");
+            return mt_fail(err, MT_EINVAL, "invalid wait time %g s (item %d): wait times must be >= 0 and ascending",
+                           wait_s[i], i + 1);
         }
     int ns = p - 1;
     if (sample_n > 0 && sample_n < ns) ns = sample_n;
