@@ -28,8 +28,8 @@ def parse_size(text: str | int) -> int:
 def parse_sizes(spec) -> list[int]:
     """A list of sizes from a string "8,1K,4-64" or a list of ints/strings."""
     items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
-    if not items:
-        raise MtError("invalid size list []: give at least one size in bytes, e.g. 8,1K,4-64")
+    if not items or (not isinstance(spec, (list, tuple)) and not str(spec).strip()):
+        raise MtError(f"invalid size list {spec!r}: give at least one size in bytes, e.g. 8,1K,4-64")
     out: list[int] = []
     for item in items:
         if isinstance(item, str) and "-" in item.strip()[1:]:

@@ -51,7 +51,9 @@ class Kind:
             items = [str(x).strip() for x in items]
             if not items or any(not x for x in items):
                 from mpitempo.errors import MtError
-                raise MtError(f"invalid {label or key}{where} '{value}': expected a non-empty comma-separated list")
+                why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
+                       "give one or more comma-separated items")
+                raise MtError(f"invalid {label or key}{where} '{value}': {why}")
             return items
         if isinstance(value, list) and p.type == "LIST":
             value = ",".join(str(x) for x in value)

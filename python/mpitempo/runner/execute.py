@@ -82,14 +82,15 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
             spec_path = outdir / "campaign.toml"
             if not spec_path.exists():
                 raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
-            stack.enter_context(campaign_lock(outdir))
             try:
                 have = spec_path.read_text(errors="replace")
             except OSError as e:
                 raise MtError(f"cannot read '{spec_path}': {e.strerror}") from None
             if _spec_lines(have) != _spec_lines(c.to_toml()):   # comments and blank lines do not count
                 raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} "
-                              f"({_first_difference(have, c.to_toml())}); resume without changing the campaign")
+                              f"({_first_difference(_normalised(have, c.kind), c.to_toml())}); "
+                              "resume without changing the campaign")
+            stack.enter_context(campaign_lock(outdir))
         else:
             if outdir.is_dir() and all(e.name in present for e in outdir.iterdir()):
                 pass   # an empty directory made for us is fine
@@ -143,6 +144,20 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
 
 def _spec_lines(text: str) -> list[str]:
     return [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _normalised(text: str, kind: str) -> str:
+    """A campaign.toml as this mpitempo writes it (every key, canonical values), so that the first
+    difference named is one of values, not of layout; the text itself when it does not parse."""
+    import tomllib
+
+    from mpitempo.io.campaign import build_campaign
+
+    try:
+        spec = tomllib.loads(text)
+        return build_campaign(spec, kind=None if "kind" in spec else kind).to_toml()
+    except (tomllib.TOMLDecodeError, MtError):
+        return text
 
 
 def _first_difference(a: str, b: str) -> str:

@@ -102,8 +102,9 @@ def parse_variants(spec: str) -> list[Variant]:
 
             close = difflib.get_close_matches(name.lower(), ["auto", "none", "default"], n=1, cutoff=0.5)
             if close:
-                raise MtError(f"invalid --variants '{spec}': '{name}' is not a keyword; did you mean '{close[0]}'? "
-                              f"(a variant '{name}' without VAR=VALUE settings would run the library's default)")
+                where = f"'{spec}'" if spec.strip() == name else f"'{name}' in '{spec}'"
+                raise MtError(f"invalid --variants {where}: not a keyword; did you mean '{close[0]}'? (a variant "
+                              "name without VAR=VALUE settings would run the library's default)")
         out.append(Variant(name, env))
     if not out:
         raise MtError(f"invalid --variants '{spec}': expected NAME:VAR=VAL[,VAR=VAL][;NAME2:...]")

@@ -73,6 +73,9 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
     const mt_sync_alg_t *a = mt_sync_find(s);
     if (!a) {
         mt_sync_names(allowed, sizeof allowed);
+        if (!strcmp(s, whole)) /* the whole spec is the name: say it once */
+            return mt_fail(err, MT_EINVAL, "unknown clock-sync algorithm '%s' (allowed: %s, or h2:A/B, h3:A/B/C, h[LEVELS]:...)",
+                           s, allowed);
         return mt_fail(err, MT_EINVAL, "unknown clock-sync algorithm '%s' in '%s' (allowed: %s, or h2:A/B, h3:A/B/C, h[LEVELS]:...)",
                        s, whole, allowed);
     }

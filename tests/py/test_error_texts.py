@@ -1,0 +1,95 @@
+"""Error texts: one line that names the bad value and says what is allowed.
+
+A representative set of bad inputs from every layer (click options, campaign keys, size and
+duration lists, kinds, the C core's parser reached through the runner's dry run, resume). Each
+case gives the text of the bad value as the user typed it and a phrase of what is allowed; the
+error must be exactly one line on stderr starting with "mpitempo", hold both, not repeat the same
+quoted value twice, and leave nothing behind. Rows of docs/reliability.md name these cases.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+# id -> (files {name: text}, argv, bad value as it must appear, phrase of what is allowed)
+CASES = {
+    "msizes-empty": ({}, ["run", "--msizes", "", "-o", "o"], "''", "give at least one size in bytes, e.g. 8,1K"),
+    "msizes-comma": ({}, ["run", "--msizes", ",", "-o", "o"], "','", "give sizes in bytes such as 8,1K"),
+    "msizes-unit": ({}, ["run", "--msizes", "8x", "-o", "o"], "'8x'", "optionally with K, M or G"),
+    "ops-empty": ({}, ["run", "--ops", "", "-o", "o"], "--ops ''", "give one or more comma-separated items"),
+    "ops-empty-item": ({}, ["run", "--ops", "allreduce,,bcast", "-o", "o"], "'allreduce,,bcast'",
+                       "two commas in a row"),
+    "delay-empty-item": ({}, ["run", "--ops", "delay", "--delay", "1s,,2s", "-o", "o"], "'1s,,2s'",
+                         "two commas in a row"),
+    "launcher-empty": ({}, ["run", "--launcher", "", "-o", "o"], "launcher ''",
+                       "'mpiexec', 'srun' or a command template with {cmd}"),
+    "toml-mpicc-blank": ({"c.toml": 'mpicc = " "\n'}, ["run", "c.toml", "-o", "o"], "mpicc ' '",
+                         "the path or name of an MPI compiler wrapper"),
+    "npp-sweep-word": ({}, ["pingpong", "--npp-sweep", "1,x"], "'x'", "integers >= 1, e.g. 1,2,4,8"),
+    "clocks-wait-word": ({}, ["clocks", "--wait", "0,soon"], "'soon'", "seconds >= 0, e.g. 0,1,10"),
+    "imbalance-op-unknown": ({}, ["imbalance", "--op", "allreduse"], "'allreduse'", "allowed: barrier, bcast"),
+    "sync-unknown": ({}, ["run", "--sync", "hca9", "-o", "o"], "'hca9'", "allowed: skampi, hoefler"),
+    "sync-param": ({}, ["run", "--sync", "skampi:nope=1", "-o", "o"], "'nope'", "allowed: pp, offset"),
+    "scheme-unknown": ({}, ["run", "--scheme", "windows", "-o", "o"], "'windows'", "allowed: barrier, loop"),
+    "window-no-unit": ({}, ["run", "--scheme", "window", "--window", "20", "-o", "o"], "'20'",
+                       "give a unit (s, ms, us or ns)"),
+    "nrep-zero": ({}, ["run", "--nrep", "0", "-o", "o"], "--nrep 0", "an integer >= 1"),
+    "root-too-large": ({}, ["run", "--root", "5", "-o", "o"], "root 5", "allowed: 0..1"),
+    "datatype-too-big": ({}, ["run", "--datatype", "float", "--msizes", "3", "-o", "o"], "message size 3 B",
+                         "one element of datatype 'float' (4 B"),
+    "which-unknown": ({}, ["which", "mpitempo-bnech"], "'mpitempo-bnech'", "choose from mpitempo-bench"),
+    "tune-op-unknown": ({}, ["tune", "--ops", "allreduse"], "'allreduse'", "allowed: barrier, bcast"),
+    "variants-typo": ({}, ["imbalance", "--variants", "atuo"], "'atuo'", "did you mean 'auto'?"),
+    "resume-flag-differs": ("camp", ["run", "--resume", "camp", "--nrep", "5"], "'nrep = 5' now",
+                            "resume without changing the campaign"),
+}
+
+
+@pytest.fixture
+def small_campaign(tmp_path):
+    from mpitempo.io.synthetic import make_campaign
+
+    return make_campaign(tmp_path / "camp", configs={"A": 1.0}, runs=2, ops=("allreduce",), msizes=(8,), nrep=20)
+
+
+def _listing(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*")}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_error_text(case, cli, build, tmp_path, monkeypatch, small_campaign):
+    files, argv, bad, allowed = CASES[case]
+    monkeypatch.chdir(tmp_path)
+    if isinstance(files, dict):
+        for name, text in files.items():
+            (tmp_path / name).write_text(text)
+    before = _listing(tmp_path)
+    code, out, err = cli(*argv)
+    assert code == 2, (out, err)
+    assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("mpitempo"), err
+    assert bad in err, f"the error does not name the bad value {bad!r}: {err}"
+    assert allowed in err, f"the error does not say what is allowed ({allowed!r}): {err}"
+    quoted = re.findall(r"'[^']{3,}'", err)
+    assert not [q for q in set(quoted) if quoted.count(q) > 1 and q != "''"], f"a value is repeated: {err}"
+    assert _listing(tmp_path) == before, "something was created before the error"
+
+
+CORE_CASES = {
+    # the C core's own parser (what the runner's dry run and a user of the executable see)
+    "core-list-empty": (["--ops="], "--ops ''", "give one or more comma-separated items"),
+    "core-list-empty-item": (["--msizes", "8,,16"], "'8,,16'", "two commas in a row"),
+    "core-sync-empty": (["--sync", "hca3", "--sync="], "--sync ''", "expected a value"),
+    "core-size-suffix": (["--msizes", "8Q"], "'8Q'", "K, M or G"),
+}
+
+
+@pytest.mark.parametrize("case", list(CORE_CASES))
+def test_core_error_text(case, build):
+    argv, bad, allowed = CORE_CASES[case]
+    r = subprocess.run([build.binary("mpitempo-bench"), "--check-args", *argv], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("mpitempo-bench: error: ") and bad in r.stderr and allowed in r.stderr, r.stderr
