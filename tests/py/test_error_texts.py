@@ -93,3 +93,11 @@ def test_core_error_text(case, build):
                        timeout=60)
     assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith("mpitempo-bench: error: ") and bad in r.stderr and allowed in r.stderr, r.stderr
+
+
+def test_docs_rows():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text()
+    for case in CASES:
+        assert f"`tests/py/test_error_texts.py::test_error_text[{case}]`" in doc, f"no row for case {case}"
+    for case in CORE_CASES:
+        assert f"`tests/py/test_error_texts.py::test_core_error_text[{case}]`" in doc, f"no row for case {case}"
