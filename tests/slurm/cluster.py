@@ -1,4 +1,8 @@
-"""A real one-node Slurm cluster on localhost for tests (slurmctld + slurmd + munged).
+"""A real Slurm cluster on localhost for tests (slurmctld + slurmd + munged).
+
+One node by default (named after the host); with nodes=N, N Slurm nodes n1..nN, each with its own
+slurmd (`slurmd -N nI` on its own port and spool directory, all on this host), so that a job
+spans several nodes and one node can be lost (`kill_node`) and brought back (`restart_node`).
 
 Everything lives in one directory (config, munge key and socket, state, logs,
 pid files); nothing goes into /etc. Needs root and Debian's slurmctld, slurmd,
@@ -28,9 +32,15 @@ def _which(name: str) -> str | None:
 
 
 class SlurmCluster:
-    def __init__(self, root: Path, cpus: int = 8):
+    def __init__(self, root: Path, cpus: int = 8, nodes: int = 1, slurmd_timeout: int | None = None):
         self.root = Path(root)
         self.cpus = cpus
+        self.nnodes = nodes
+        self.slurmd_timeout = slurmd_timeout
+        # job ids unique across clusters: MPICH names its shared-memory segments after the PMI job
+        # (/dev/shm/mpich_shm_*); a rank killed by SIGKILL leaves its segment behind, and a later
+        # cluster starting again at job 1 would collide with it (MPI_Init: "Out of memory")
+        self.first_job_id = 1000 + int.from_bytes(os.urandom(3), "little") % 50_000_000
         self.pids: dict[str, int] = {}
         self.env: dict[str, str] = {}
 
@@ -54,6 +64,18 @@ class SlurmCluster:
         sock = r / "munge" / "munge.socket"
         host = socket.gethostname()
         ctl_port, d_port = _free_port(), _free_port()
+        if self.nnodes == 1:
+            self.nodes = [host]
+            node_lines = f"NodeName={host} CPUs={self.cpus} State=UNKNOWN"
+            pidf, logf = "slurmd.pid", "slurmd.log"
+        else:
+            self.nodes = [f"n{i + 1}" for i in range(self.nnodes)]
+            node_lines = "\n".join(f"NodeName={n} NodeHostname={host} Port={_free_port()} CPUs={self.cpus} State=UNKNOWN"
+                                   for n in self.nodes)
+            pidf, logf = "slurmd-%n.pid", "slurmd-%n.log"
+            for n in self.nodes:
+                (r / "spool" / n).mkdir(parents=True, exist_ok=True)
+        timeout_line = f"SlurmdTimeout={self.slurmd_timeout}\n" if self.slurmd_timeout else ""
         conf = r / "slurm.conf"
         conf.write_text(f"""ClusterName=mpitempo-test
 SlurmctldHost={host}
@@ -67,9 +89,9 @@ CredType=cred/munge
 StateSaveLocation={r}/state
 SlurmdSpoolDir={r}/spool/%n
 SlurmctldPidFile={r}/run/slurmctld.pid
-SlurmdPidFile={r}/run/slurmd.pid
+SlurmdPidFile={r}/run/{pidf}
 SlurmctldLogFile={r}/log/slurmctld.log
-SlurmdLogFile={r}/log/slurmd.log
+SlurmdLogFile={r}/log/{logf}
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -84,8 +106,9 @@ AccountingStorageType=accounting_storage/none
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
-NodeName={host} CPUs={self.cpus} State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+FirstJobId={self.first_job_id}
+{timeout_line}{node_lines}
+PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """)
         self.env = {"SLURM_CONF": str(conf)}
         base = dict(os.environ, **self.env)
@@ -98,14 +121,71 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
                                "--seed-file", str(r / "munge" / "munged.seed")])
         self._wait(lambda: sock.exists(), timeout, "munged did not create its socket")
         self._spawn("slurmctld", [tools["slurmctld"], "-D", "-i", "-f", str(conf)])
-        self._spawn("slurmd", [tools["slurmd"], "-D", "-f", str(conf)])
+        for n in self.nodes:
+            self._spawn(self._slurmd(n), self._slurmd_argv(n))
 
         def node_idle():
-            p = subprocess.run([tools["sinfo"], "-h", "-o", "%t"], capture_output=True, text=True, env=base)
-            return p.returncode == 0 and p.stdout.strip().startswith("idle")
+            p = subprocess.run([tools["sinfo"], "-h", "-N", "-o", "%t"], capture_output=True, text=True, env=base)
+            states = p.stdout.split()
+            return p.returncode == 0 and len(states) == len(self.nodes) and all(t.startswith("idle") for t in states)
 
         self._wait(node_idle, timeout, "the Slurm node did not become idle")
         return self.env
+
+    def _slurmd(self, node: str) -> str:
+        return "slurmd" if self.nnodes == 1 else f"slurmd-{node}"
+
+    def _slurmd_argv(self, node: str) -> list[str]:
+        argv = [self.tools["slurmd"], "-D", "-f", str(self.root / "slurm.conf")]
+        return argv if self.nnodes == 1 else argv + ["-N", node]
+
+    def node_state(self, node: str) -> str:
+        p = subprocess.run([self.tools["sinfo"], "-h", "-N", "-n", node, "-o", "%T"], capture_output=True, text=True,
+                           env=self._base_env, timeout=30)
+        return p.stdout.strip()
+
+    def kill_node(self, node: str, mark_down: bool = True) -> list[int]:
+        """What a node crash does: SIGKILL to its slurmd, and to every process of a job step on it
+        (the tasks, found by SLURMD_NODENAME, and their slurmstepd). With mark_down, the node is then
+        set DOWN at once (`scontrol update`), as slurmctld does by itself after SlurmdTimeout.
+        Returns the pids killed."""
+        victims = set()
+        for e in os.listdir("/proc"):
+            if not e.isdigit():
+                continue
+            try:
+                env = open(f"/proc/{e}/environ", "rb").read().split(b"\0")
+                ppid = int(open(f"/proc/{e}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if f"SLURMD_NODENAME={node}".encode() in env:
+                victims.update({int(e), ppid})
+        p = self._procs.get(self._slurmd(node))
+        victims = {v for v in victims if v > 1}
+        for pid in sorted(victims):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    comm = f.read().strip()
+            except OSError:
+                continue
+            if pid == os.getpid() or comm in ("python", "python3", "pytest", "srun"):
+                continue     # never the test itself, nor the srun of the other side (it has no SLURMD_NODENAME)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if p is not None and p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+        if mark_down:
+            subprocess.run([_which("scontrol") or "scontrol", "update", f"nodename={node}", "state=down",
+                            "reason=lost in a test"], capture_output=True, env=self._base_env, timeout=30)
+        return sorted(victims)
+
+    def restart_node(self, node: str, timeout: float = 60.0) -> None:
+        self._spawn(self._slurmd(node), self._slurmd_argv(node))
+        self._wait(lambda: self.node_state(node).startswith(("idle", "mixed", "allocated")), timeout,
+                   f"node {node} did not return to service")
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         log = open(self.root / "log" / f"{name}.stdout", "w")
@@ -139,7 +219,7 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
             subprocess.run([self.tools["scancel"], "--full", "-u", "root"],
                            capture_output=True, env=self._base_env, timeout=30)
             time.sleep(0.5)
-        for name in ("slurmd", "slurmctld", "munged"):
+        for name in [self._slurmd(n) for n in getattr(self, "nodes", [])] + ["slurmctld", "munged"]:
             p = getattr(self, "_procs", {}).get(name)
             if p is None:
                 continue
