@@ -36,6 +36,21 @@ def _wait_for(pred, timeout=120.0):
     return False
 
 
+def _shm_of(marker: str) -> set[str]:
+    """/dev/shm files mapped by the processes whose command line holds marker."""
+    pids = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    out = set()
+    for pid in pids:
+        try:
+            for ln in Path(f"/proc/{pid}/maps").read_text().splitlines():
+                parts = ln.split(None, 5)
+                if len(parts) == 6 and parts[5].startswith("/dev/shm/") and "(deleted)" not in parts[5]:
+                    out.add(parts[5])
+        except OSError:
+            pass
+    return out
+
+
 def _left_running(marker: str) -> str:
     """Processes whose command line holds marker (a run directory), other than pgrep itself."""
     return subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout.strip()
@@ -48,6 +63,7 @@ def test_signal_stops_the_campaign_like_ctrl_c(build, tmp_path, sig):
     assert _wait_for(lambda: (out / "runs" / "default-000" / "meta.json").exists())
     assert _wait_for(lambda: (out / "runs" / "default-001" / "launch.json").exists())
     time.sleep(0.3)
+    shm = _shm_of(str(out / "runs" / "default-001"))
     p.send_signal(getattr(signal, sig))
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
@@ -58,6 +74,7 @@ def test_signal_stops_the_campaign_like_ctrl_c(build, tmp_path, sig):
     assert (out / "runs" / "default-000" / "meta.json").exists()         # the completed run is kept
     assert not (out / "runs" / "default-001" / "measurements.csv").exists()
     assert _left_running(str(out / "runs")) == ""                        # no mpiexec, no rank left
+    assert not [f for f in shm if os.path.exists(f)], "the killed ranks' shared memory was left in /dev/shm"
     r = subprocess.run([sys.executable, "-m", "mpitempo.cli", "run", "--resume", str(out), "--quiet", "--no-summary"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -419,17 +419,41 @@ def _kill_group(p: subprocess.Popen) -> None:
     """SIGTERM the mpirun's process group and every process below it (the launcher forwards it to
     the ranks), then SIGKILL whatever is left after 3 s: no proxy, no rank survives."""
     procs = _descendants(p.pid)
+    shm = _shm_files(procs)
     _signal_all(p, procs, signal.SIGTERM)
     deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
+    try:
+        while time.monotonic() < deadline:
+            procs |= _descendants(p.pid)
+            if p.poll() is not None and not any(_alive(x) for x in procs):
+                return
+            time.sleep(0.05)
         procs |= _descendants(p.pid)
-        if p.poll() is not None and not any(_alive(x) for x in procs):
-            return
-        time.sleep(0.05)
-    procs |= _descendants(p.pid)
-    _signal_all(p, procs, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        p.wait(timeout=5)
+        _signal_all(p, procs, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=5)
+    finally:
+        # shared memory of the killed ranks (MPICH's /dev/shm/mpich_shm_*): a rank killed before
+        # MPI_Finalize never removes it; only files these processes had mapped are removed
+        if not any(_alive(x) for x in procs):
+            for f in shm:
+                with contextlib.suppress(OSError):
+                    os.unlink(f)
+
+
+def _shm_files(pids) -> set[str]:
+    """The /dev/shm files mapped by these processes."""
+    out = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for ln in f:
+                    parts = ln.split(None, 5)
+                    if len(parts) == 6 and parts[5].startswith("/dev/shm/") and not parts[5].rstrip().endswith("(deleted)"):
+                        out.add(parts[5].rstrip())
+        except OSError:
+            continue
+    return out
 
 
 def _alive(pid: int) -> bool:
