@@ -11,7 +11,7 @@ def test_parse_waits():
     assert parse_waits("10, 0,1,1") == [0.0, 1.0, 10.0]
     with pytest.raises(Exception, match="must be >= 0"):
         parse_waits("0,-1")
-    with pytest.raises(Exception, match="'soon' is not a number"):
+    with pytest.raises(Exception, match="invalid --wait item 'soon': expected wait times in seconds"):
         parse_waits("soon")
 
 
