@@ -46,7 +46,13 @@ def _left_running(marker: str) -> str:
 
 
 def test_lost_node_fails_the_run_and_resume_completes(slurm2, build, tmp_path):
-    pmi = "pmix" if build.flavour == "openmpi" else "pmi2"
+    if build.flavour == "openmpi":
+        # seen in slurmd-n1.log: "mpi/pmix_v4: pmixp_mkdir: Cannot create directory
+        # /tmp/spmix_appdir_0_<job>.<step>: File exists": both nodes' slurmstepds share this host's /tmp
+        pytest.skip("two slurmds on one host share /tmp: Slurm's pmix plugin creates /tmp/spmix_appdir_<uid>_"
+                    "<job>.<step> on each node and the second fails (File exists), so an Open MPI (pmix) step "
+                    "cannot span both nodes here; the test runs with MPICH (pmi2)")
+    pmi = "pmi2"
     r = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=30)
     if pmi not in r.stdout + r.stderr:
         pytest.skip(f"this Slurm has no '{pmi}' MPI plugin: {r.stdout.strip()}")
