@@ -128,6 +128,10 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             r.update(effect_fields(samples[base][key], samples[other][key], equivalence, alpha))
             fa, fb = gflags[(base, key)]["flags"], gflags[(other, key)]["flags"]
             r.update(flags_a=fa, flags_b=fb, flags=sorted(set(fa) | set(fb)))
+            r["strata"] = core_strata_rows(runrows[base][key], runrows[other][key], gflags[(base, key)],
+                                           gflags[(other, key)], alternative, alpha, test)
+            if r["strata"] and "core_latency" not in r["flags"]:
+                r["flags"] = sorted(r["flags"] + ["core_latency"])
             op, msize, nprocs = key
             rows.append({"factor": by, "a": base, "b": other, "op": op, "msize": msize,
                          "nprocs": nprocs if by != "nprocs" else None, **r, "alternative": alternative})
@@ -160,6 +164,9 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         else:
             notes.append(f"{len(rows)} comparisons, {nsig} significant at alpha {alpha:g}: about "
                          f"{alpha * len(rows):.1f} would be by chance alone if nothing differed; --holm adjusts")
+    for r in rows:
+        if r["strata"]:
+            notes.append(core_strata_note(r))
     flagged = [r for r in rows if r["flags"]]
     if flagged:
         kinds = sorted({f for r in flagged for f in r["flags"]})
@@ -168,6 +175,48 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
     notes += factor_mismatch(data, by, base, others)
     return Comparison(by, levels, base, rows, notes, alternative, filt.settings(),
                       100.0 * equivalence if equivalence is not None else None)
+
+
+def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict, alternative: str, alpha: float,
+                     test: str) -> list[dict] | None:
+    """The comparison stratified by the core-to-core latency probe: the runs of both sides pooled
+    into strata (stats.strata), and per stratum each side's runs, medians, delta and p (when both
+    sides have runs there). None when the pooled probes are all alike."""
+    from mpitempo.stats.strata import median, strata
+
+    pairs = [(0, x, fa["core_rtt"].get(x["run_id"])) for x in runs_a if x["median_s"] is not None] + \
+            [(1, x, fb["core_rtt"].get(x["run_id"])) for x in runs_b if x["median_s"] is not None]
+    st = strata([c for _, _, c in pairs])
+    if len(st) < 2:
+        return None
+    out = []
+    for s in st:
+        a = [float(pairs[i][1]["median_s"]) for i in s if pairs[i][0] == 0]
+        b = [float(pairs[i][1]["median_s"]) for i in s if pairs[i][0] == 1]
+        row = {"core_rtt_s": median([pairs[i][2] for i in s]), "runs_a": len(a), "runs_b": len(b),
+               "median_a_s": median(a), "median_b_s": median(b), "delta_pct": None, "p_value": None}
+        if a and b:
+            c = compare_samples(a, b, alternative, alpha, test)
+            row.update(delta_pct=c["delta_pct"], p_value=c["p_value"])
+        out.append(row)
+    return out
+
+
+def core_strata_note(r: dict) -> str:
+    """One note per stratified row: the strata with both sides' runs, and whether the shares differ."""
+    parts = []
+    for s in r["strata"]:
+        d = f", {s['delta_pct']:+.1f}%" if s["delta_pct"] is not None else ""
+        p = f" p={s['p_value']:.2g}" if s["p_value"] is not None else ""
+        parts.append(f"{s['core_rtt_s'] * 1e9:.0f} ns: {s['runs_a']} vs {s['runs_b']} runs{d}{p}")
+    na, nb = sum(s["runs_a"] for s in r["strata"]), sum(s["runs_b"] for s in r["strata"])
+    skew = max(abs(s["runs_a"] / na - s["runs_b"] / nb) for s in r["strata"]) if na and nb else 1.0
+    msg = (f"{group_name(r['op'], r['msize'], r['nprocs'])}: the core-to-core latency probe splits the runs into "
+           f"{len(r['strata'])} strata ({'; '.join(parts)})")
+    if skew > 0.25:
+        msg += (f": {r['a']} and {r['b']} sampled near and distant cores in different shares, the difference "
+                "may come from where the ranks were placed; compare within a stratum or with more interleaved mpiruns")
+    return msg
 
 
 def effect_fields(a, b, equivalence: float | None, alpha: float) -> dict:

@@ -12,7 +12,10 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
   quality_end, max over ranks) exceeded SYNC_ACCURACY_S;
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
-  (stats.changepoints); ``regimes`` lists the runs with their levels.
+  (stats.changepoints); ``regimes`` lists the runs with their levels;
+* ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
+  strata (stats.strata: >= 1.6x and >= 30 ns apart): some runs had their ranks on distant cores
+  or SMT siblings; ``core_strata`` lists each stratum's probe, runs and centre.
 
 ``runs_needed_5pct``: mpiruns for a 95% CI of the centre within +-5% (stats.effects.runs_needed).
 """
@@ -21,7 +24,8 @@ from __future__ import annotations
 from mpitempo.stats.effects import runs_needed
 from mpitempo.stats.modes import modes as find_modes, outlier_runs
 
-FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate", "regime_change")
+FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate", "regime_change",
+              "core_latency")
 REGIME_MAX_ROWS = 2_000_000   # change points are looked for when the data has at most this many measurements
 SYNC_ACCURACY_S = 2e-6     # a synchronised clock further off than this is flagged
 FEWER_FRACTION = 0.5       # a run with fewer than half its siblings' measurements is "cut short"
@@ -101,8 +105,26 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
                                                    for i in range(len(meds))])
     if any(f["synced"] and f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S for f in facts.values()):
         flags.append("sync_inaccurate")
+    cs = core_strata_of([r.get("run_index") for r in rs], meds, core)
+    if cs:
+        flags.append("core_latency")
     return {"flags": flags, "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
-            "outlier_runs": outl, "runs": len(meds), "mode_factor": factor}
+            "outlier_runs": outl, "runs": len(meds), "mode_factor": factor, "core_strata": cs,
+            "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}}
+
+
+def core_strata_of(run_index: list, meds: list[float], core: list) -> list[dict] | None:
+    """The strata of runs by their core-to-core latency probe (stats.strata), each {core_rtt_s
+    (median probe), runs (run indices), share (of the probed runs), center_s (median of their run
+    medians)}; None when the probes are all alike or fewer than 2 runs have one."""
+    from mpitempo.stats.strata import median, strata
+
+    st = strata(core)
+    if len(st) < 2:
+        return None
+    n = sum(len(s) for s in st)
+    return [{"core_rtt_s": median([core[i] for i in s]), "runs": sorted(run_index[i] for i in s),
+             "share": len(s) / n, "center_s": median([meds[i] for i in s])} for s in st]
 
 
 def core_latency_factor(meds: list[float], core: list, mode_of: list[int]) -> dict | None:
@@ -217,12 +239,25 @@ def flag_notes(rows: list[dict]) -> list[str]:
         for g in r.get("regimes") or []:
             lv = " then ".join(f"{x['center_s'] * 1e6:.3g} µs ({100 * x['share']:.0f}%)" for x in g["segments"])
             notes.append(f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")
+        if r.get("core_strata"):
+            notes.append(f"warning: {name(r)}: the core-to-core latency probe splits the runs: " + core_strata_text(r["core_strata"])
+                         + "; ranks were placed on near and distant cores (or SMT siblings): compare runs of one "
+                           "stratum (summary --json core_strata)")
         if "sync_inaccurate" in r.get("flags", []):
             notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs")
     return notes
 
 
+def core_strata_text(cs: list[dict]) -> str:
+    """'110 ns: runs 0, 3 (median 0.55 µs) vs 470 ns: runs 1, 2 (median 1.3 µs)'"""
+    def runs(v):
+        return ", ".join(str(x) for x in v[:8]) + (" ..." if len(v) > 8 else "")
+    return " vs ".join(f"{s['core_rtt_s'] * 1e9:.0f} ns: run{'s' if len(s['runs']) > 1 else ''} {runs(s['runs'])} "
+                       f"(median {s['center_s'] * 1e6:.3g} µs)" for s in cs)
+
+
 def flag_cell(flags) -> str:
     short = {"oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
-             "multimodal": "multimodal", "sync_inaccurate": "sync-off", "regime_change": "regime-change"}
+             "multimodal": "multimodal", "sync_inaccurate": "sync-off", "regime_change": "regime-change",
+             "core_latency": "core-lat"}
     return ",".join(short.get(f, f) for f in flags or []) or "-"
