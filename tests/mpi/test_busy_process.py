@@ -1,0 +1,116 @@
+"""A rank slowed by a competing busy process (issue 14, adversarial conditions): a CPU-bound
+process pinned (taskset) to the CPU of rank 1 of ranks bound to cores. The run must be flagged
+(`shared_cpu`: the start-up check gives that rank about half of its wall time as CPU time) in
+summary, compare and report, as JSON and as text; the same campaign without the busy process must
+not be. A 100%-busy process at the same priority takes about half of the CPU in any time slice,
+far below the 80% threshold, so the flagged side is deterministic. The clean side can be hit by
+other load on a shared machine: it gets up to 3 campaigns, one of which must be unflagged."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mpitempo.runner.launch import ncores
+
+pytestmark = pytest.mark.mpi
+
+CAMPAIGN = ["--ops", "allreduce", "--msizes", "8", "--nrep", "200", "--mpiruns", "2", "--seed", "5",
+            "--quiet", "--no-summary"]
+
+
+@pytest.fixture
+def busy_cpu():
+    """Start a busy loop pinned to CPU 1 (the CPU of rank 1 with --bind-to core); always stopped."""
+    if ncores() < 2:
+        pytest.skip("needs 2 CPUs: the ranks are bound to cores 0 and 1")
+    if not shutil.which("taskset"):
+        pytest.skip("taskset (util-linux) is not installed")
+    procs = []
+
+    def start(cpu=1):
+        p = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"],
+                             start_new_session=True)
+        procs.append(p)
+        time.sleep(0.2)     # running before the mpirun starts
+        assert p.poll() is None, "the busy process did not start"
+        return p
+
+    try:
+        yield start
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(timeout=10)
+
+
+def _metas(root):
+    return [json.loads(m.read_text()) for m in sorted(root.glob("runs/*/meta.json"))]
+
+
+def _run(cli, out):
+    code, so, se = cli("run", *CAMPAIGN, "-o", out)
+    assert code == 0, se
+    return _metas(out)
+
+
+def test_busy_process_on_a_ranks_cpu_is_flagged(cli, build, tmp_path, busy_cpu):
+    busy = tmp_path / "busy"
+    p = busy_cpu(1)
+    metas = _run(cli, busy)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=10)
+    for m in metas:
+        sc = m["shared_cpu"]
+        assert sc["shared"] and not sc["oversubscribed"] and sc["min_cpu_share"] < 0.8, sc
+        # the default launcher binds rank i to core i (MPICH -bind-to core, Open MPI --map-by core)
+        on1 = [r for r in m["ranks"] if r.get("cpus_seen") == "1"]
+        assert on1 and all(r["cpu_share"] < 0.8 for r in on1), m["ranks"]
+
+    clean = None
+    for attempt in range(3):
+        d = tmp_path / f"clean{attempt}"
+        if not any(m["shared_cpu"]["shared"] for m in _run(cli, d)):
+            clean = d
+            break
+    assert clean is not None, "3 campaigns without the busy process were all flagged shared_cpu (other load?)"
+
+    # summary: JSON and text
+    code, so, se = cli("summary", busy, "--json")
+    assert code == 0, se
+    assert all("shared_cpu" in r["flags"] for r in json.loads(so))
+    code, so, se = cli("summary", busy)
+    assert code == 0 and "shared-cpu" in so and "SHARED A CPU" in so
+    code, so, se = cli("summary", clean, "--json")
+    assert all("shared_cpu" not in r["flags"] for r in json.loads(so))
+    code, so, se = cli("summary", clean)
+    assert "shared-cpu" not in so and "SHARED A CPU" not in so
+
+    # compare: JSON and text (campaigns as the factor; clean first = A)
+    code, so, se = cli("compare", clean, busy, "--json")
+    assert code == 0, se
+    rows = json.loads(so)
+    assert rows and all("shared_cpu" in r["flags_b"] and "shared_cpu" not in r["flags_a"] for r in rows)
+    assert all("flagged: " in r["verdict"] and "shared_cpu" in r["verdict"] for r in rows)
+    code, so, se = cli("compare", clean, busy)
+    assert code == 0 and "shared_cpu" in so + se
+
+    # report (HTML): the flag and its warning
+    html = tmp_path / "r.html"
+    code, so, se = cli("report", busy, "-o", html)
+    assert code == 0, se
+    doc = html.read_text()
+    assert "shared-cpu" in doc and "SHARED A CPU" in doc
+    html2 = tmp_path / "r2.html"
+    code, so, se = cli("report", clean, "-o", html2)
+    assert code == 0, se
+    assert "SHARED A CPU" not in html2.read_text()
