@@ -129,7 +129,7 @@ static void list(mt_json_t *j)
 
 /* per-rank facts gathered to rank 0 after each sync */
 enum { F_DRIFT, F_TRUE_DRIFT, F_SLOPE_STATE, F_FIT_SLOPE, F_FIT_SE, F_FIT_WINDOW, F_LREF, F_LCLIENT, F_MSGS,
-       F_OFFSETS, F_DEPTH, F_DURATION, NF };
+       F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, NF };
 
 static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0, double *f)
 {
@@ -146,6 +146,15 @@ static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0
     f[F_OFFSETS] = res->st.offsets;
     f[F_DEPTH] = res->clock.depth;
     f[F_DURATION] = res->duration_s;
+    f[F_PREEMPTED] = res->st.rtt_preempted;
+    f[F_SPREAD] = res->st.spread_max_s;
+    f[F_MEASURED] = res->st.rtt_measured;
+    f[F_SPREAD_SUM] = res->st.spread_sum_s;
+}
+
+static int below_accuracy(const double *fr)
+{
+    return mt_meanrtt_below_accuracy((int)fr[F_MEASURED], (int)fr[F_PREEMPTED], fr[F_SPREAD_SUM]);
 }
 
 /* rank 0: the objects of one spec, one per wait time */
@@ -156,9 +165,19 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
     int size = r->ctx.size;
     char canon[1024];
     mt_sync_spec_format(&c->parsed[s], canon, sizeof canon);
-    double dur = 0;
-    for (int q = 0; q < size; q++)
+    double dur = 0, spread = 0;
+    int preempted = 0;
+    for (int q = 0; q < size; q++) {
         if (facts[q * NF + F_DURATION] > dur) dur = facts[q * NF + F_DURATION];
+        preempted += below_accuracy(facts + (size_t)q * NF);
+        if (facts[q * NF + F_SPREAD] > spread) spread = facts[q * NF + F_SPREAD];
+    }
+    if (preempted)
+        fprintf(stderr, "%s: warning: %s: Mean-RTT-Offset saw preempted round trips on %d rank(s) (more than %.0f%% "
+                        "of a rank's measurements with round trips over %.3g us beyond the fastest; up to %.3g us): "
+                        "this sync is below its stated accuracy (oversubscribed or loaded ranks; offset=skampi uses minima)\n",
+                mt_prog(), c->specs[s], preempted, 100 * MT_MEANRTT_MAX_PREEMPTED, 2 * MT_MEANRTT_TOL_S * 1e6,
+                spread * 1e6);
     for (int w = 0; w < c->nwait; w++) {
         double mx, md;
         mt_check_summary(chk, w, &mx, &md);
@@ -177,6 +196,8 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
         mt_json_kstr(j, "check_offset", c->coff->name);
         mt_json_kint(j, "check_pp", mt_p_int(&r->cli.p, MTP_check_pp));
         mt_json_kint(j, "rounds_root", (int64_t)facts[F_LREF]);
+        mt_json_kint(j, "rtt_preempted_ranks", preempted);
+        mt_json_knum(j, "rtt_spread_max_s", spread);
         mt_json_key(j, "per_rank");
         mt_json_arr_begin(j);
         for (int q = 0; q < size; q++) {
@@ -205,6 +226,11 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
             mt_json_kint(j, "msgs_sent", (int64_t)fr[F_MSGS]);
             mt_json_kint(j, "offset_measurements", (int64_t)fr[F_OFFSETS]);
             mt_json_kint(j, "model_depth", (int64_t)fr[F_DEPTH]);
+            mt_json_kint(j, "rtt_measurements", (int64_t)fr[F_MEASURED]);
+            mt_json_kint(j, "rtt_preempted", (int64_t)fr[F_PREEMPTED]);
+            mt_json_kbool(j, "rtt_below_accuracy", below_accuracy(fr));
+            mt_json_knum(j, "rtt_spread_mean_s", fr[F_MEASURED] > 0 ? fr[F_SPREAD_SUM] / fr[F_MEASURED] : 0.0);
+            mt_json_knum(j, "rtt_spread_max_s", fr[F_SPREAD]);
             mt_json_obj_end(j);
         }
         mt_json_arr_end(j);

@@ -216,6 +216,22 @@ int main(void)
     CHECK_CLOSE(mt_rtt_median(rt, 20), 2.02e-6, 1e-12);
     double rt3[3] = {5, 1, 3};
     CHECK_CLOSE(mt_rtt_median(rt3, 3), 3, 0);
+    /* the spread of a Mean-RTT-Offset measurement: half of how far the RTT estimate or the chosen
+     * exchange's round trip exceeds the fastest round trip; the paper's mean with that 3 ms round
+     * trip is 150 us above the fastest: spread 75 us, preempted */
+    CHECK_CLOSE(mt_meanrtt_spread(2.2e-6, 2e-6, 3e-6), 0.5e-6, 1e-15);
+    CHECK_CLOSE(mt_meanrtt_spread(152e-6, 2e-6, 3e-6), 75e-6, 1e-12);
+    CHECK(mt_meanrtt_spread(152e-6, 2e-6, 3e-6) > MT_MEANRTT_TOL_S);
+    CHECK_CLOSE(mt_meanrtt_spread(2e-6, 2e-6, 2e-6), 0, 0);
+    CHECK_CLOSE(mt_meanrtt_spread(2e-6, 2e-6, 1.5e-3), 0.5 * (1.5e-3 - 2e-6), 1e-12); /* the exchange waited */
+    CHECK(mt_meanrtt_spread(1e-6, 2e-6, 1e-6) == 0); /* never negative */
+    /* a rank is below the stated accuracy when > 25% of its measurements were preempted or
+     * their mean spread exceeds the tolerance (a few huge ones) */
+    CHECK(!mt_meanrtt_below_accuracy(0, 0, 0));
+    CHECK(!mt_meanrtt_below_accuracy(40, 10, 40 * 1.5e-6));
+    CHECK(mt_meanrtt_below_accuracy(40, 11, 40 * 1.5e-6));
+    CHECK(mt_meanrtt_below_accuracy(40, 2, 2 * 1e-3 + 38 * 1e-6)); /* two waits of 1 ms */
+    CHECK(!mt_meanrtt_below_accuracy(80, 1, 75e-6 + 79 * 1.5e-6));
 
     /* ---- simulated clock settings ---- */
     mt_sim_t s;

@@ -46,11 +46,21 @@ int main(void)
     CHECK(ok("hca3", c));
     CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
     CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
-    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
+    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,rtt=median,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
+    /* Mean-RTT-Offset's RTT: median (default) or the paper's mean; fit=paper sets rtt=mean */
+    CHECK(ok("jk:offset=meanrtt,rtt=mean", c));
+    CHECK(strstr(c, "offset=meanrtt,rtt=mean,") != NULL);
+    CHECK(ok("jk:fit=paper,offset=meanrtt", c));
+    CHECK(strstr(c, "rtt=mean") && strstr(c, "fit=paper"));
+    CHECK(ok("hca:offset=meanrtt,fit=paper,rtt=mean", c));
+    CHECK(bad("jk:offset=meanrtt,fit=paper,rtt=median", "rtt=mean itself"));
+    CHECK(bad("jk:rtt=mean", "applies to offset=meanrtt only"));
+    CHECK(bad("jk:offset=meanrtt,rtt=avg", "expected median or mean"));
+    CHECK(bad("prop:rtt=mean", "has no parameter 'rtt'"));
     /* the paper-exact preset: fit=paper sets slope=fit and window=0 itself */
     CHECK(ok("hca3:fit=paper", c));
     CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0,slope=fit,z=4,fit=paper");
-    CHECK(bad("jk:fit=paper,slope=auto", "sets slope=fit and window=0"));
+    CHECK(bad("jk:fit=paper,slope=auto", "sets slope=fit, window=0 and rtt=mean"));
     CHECK(bad("jk:fit=exact", "expected ts, ols or paper"));
     CHECK(ok("jk:slope=fit,window=0", c));
     CHECK(strstr(c, "slope=fit") && strstr(c, "window=0"));

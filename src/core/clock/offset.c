@@ -32,12 +32,15 @@ int mt_pp_open(mt_pp_t *pp, MPI_Comm comm, int lazy, char *err)
     if (MPI_Comm_dup(comm, &pp->comm) != MPI_SUCCESS) return mt_fail(err, MT_EMPI, "MPI_Comm_dup failed");
     mt_check_mpi(MPI_Comm_rank(pp->comm, &pp->rank), "MPI_Comm_rank");
     mt_check_mpi(MPI_Comm_size(pp->comm, &pp->size), "MPI_Comm_size");
-    pp->rtt = malloc(sizeof(double) * (size_t)pp->size);
+    pp->rtt = malloc(sizeof(double) * 2 * (size_t)pp->size); /* RTT estimate, then the fastest round trip */
     if (!pp->rtt) {
         MPI_Comm_free(&pp->comm);
         return mt_fail(err, MT_ENOMEM, "out of memory");
     }
-    for (int i = 0; i < pp->size; i++) pp->rtt[i] = -1.0;
+    for (int i = 0; i < pp->size; i++) {
+        pp->rtt[i] = -1.0;
+        pp->rtt[pp->size + i] = 1e300;
+    }
     pp->lazy = lazy;
     return MT_OK;
 }

@@ -19,8 +19,21 @@
 typedef struct mt_offset_res {
     double timestamp;
     double offset;
-    double rtt_min;   /* smallest round trip seen (s), for diagnostics */
+    double rtt_min;   /* smallest round trip seen (s), for diagnostics (Mean-RTT-Offset: the RTT estimate) */
+    double spread;    /* Mean-RTT-Offset: how far the round trips it relied on exceed the fastest one
+                       * (s, half of it): the scale of its error; 0 for SKaMPI-Offset */
+    int preempted;    /* Mean-RTT-Offset: spread > MT_MEANRTT_TOL_S (preempted round trips) */
 } mt_offset_res_t;
+
+/* Mean-RTT-Offset: the RTT estimate and the offsets' exchanges are trusted to this accuracy (s);
+ * a measurement whose round trips exceed the fastest one by more (spread) is "preempted" */
+#define MT_MEANRTT_TOL_S 5e-6
+/* a rank's Mean-RTT-Offset sync is below its stated accuracy when more than this share of its
+ * measurements were preempted, or their mean spread exceeds MT_MEANRTT_TOL_S */
+#define MT_MEANRTT_MAX_PREEMPTED 0.25
+/* Mean-RTT-Offset's RTT: MEDIAN after an untimed hand-shake, measured in every call (default), or
+ * MEAN of the ping-pongs measured once per partner (Algorithm 8 as the paper specifies it) */
+enum { MT_RTT_MEDIAN = 0, MT_RTT_MEAN = 1 };
 
 /* Per-communicator state of one sync call (no globals): message counters and
  * the RTT cache of Mean-RTT-Offset. */
@@ -28,7 +41,9 @@ typedef struct mt_pp {
     MPI_Comm comm;     /* a private duplicate: sync messages never meet user messages */
     int rank, size;
     int64_t msgs_sent; /* point-to-point messages this rank sent (round counting in tests) */
-    double *rtt;       /* Mean-RTT-Offset: RTT to each partner, <0 when not yet measured */
+    double *rtt;       /* Mean-RTT-Offset: RTT to each partner, <0 when not yet measured; then
+                        * (rtt + size) the fastest round trip seen with each partner */
+    int rtt_mode;      /* Mean-RTT-Offset: MT_RTT_MEDIAN or MT_RTT_MEAN (set by the sync from its params) */
     int lazy;          /* ranks share CPUs (oversubscribed): wait for the first message of a measurement
                         * by polling with short sleeps, so that idle ranks leave the CPU */
 } mt_pp_t;
@@ -76,5 +91,13 @@ double mt_offset_skampi_core(const double *s_last, const double *t_ref, const do
 double mt_offset_meanrtt_core(const double *local, const double *ref, int n, double rtt, double *ts);
 /* The RTT estimate of Mean-RTT-Offset: the median of n round trips (sorts rtt in place). */
 double mt_rtt_median(double *rtt, int n);
+/* The spread of a Mean-RTT-Offset measurement: half of how far the RTT estimate, and the round
+ * trip of the exchange whose offset was chosen, exceed the fastest round trip seen (rtt_min).
+ * Preempted round trips (a rank waiting for the CPU) make it large: the RTT estimate is then not
+ * the latency of the exchanges, and rtt/2 is not their return leg. */
+double mt_meanrtt_spread(double rtt_est, double rtt_min, double exch_rtt);
+/* 1 when a rank's n Mean-RTT-Offset measurements, npre of them preempted, with spreads summing
+ * to spread_sum, leave its sync below the stated accuracy (see MT_MEANRTT_MAX_PREEMPTED) */
+int mt_meanrtt_below_accuracy(int n, int npre, double spread_sum);
 
 #endif

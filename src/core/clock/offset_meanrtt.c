@@ -2,6 +2,10 @@
  * the RTT to a partner is measured once, then the offset is the median of
  * local - ref - rtt/2 over npp synchronous exchanges.
  *
+ * rtt=mean (set by fit=paper) is Algorithm 8 as specified: the MEAN of npp
+ * ping-pongs, measured once per partner (have_rtt) and reused. rtt=median
+ * (default) is the following variant:
+ *
  * The RTT measurement starts with an untimed hand-shake (the reference may be
  * busy with another client for milliseconds: the first ping-pong would wait
  * for it) and takes the MEDIAN of npp timed round trips, not their mean: one
@@ -14,6 +18,7 @@
 #include "clock/offset.h"
 #include "base/mt_mpi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,17 +62,35 @@ double mt_rtt_median(double *rtt, int n)
     return n % 2 ? rtt[n / 2] : 0.5 * (rtt[n / 2 - 1] + rtt[n / 2]);
 }
 
-/* RTT to the reference as seen by the client: an untimed hand-shake, then the
- * median of npp timed ping-pongs; the reference echoes. Both sides return the
- * same value (the client sends it), so both caches agree. */
-static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp)
+double mt_meanrtt_spread(double rtt_est, double rtt_min, double exch_rtt)
+{
+    double a = rtt_est - rtt_min, b = exch_rtt - rtt_min;
+    double m = a > b ? a : b;
+    return m > 0 ? 0.5 * m : 0.0;
+}
+
+int mt_meanrtt_below_accuracy(int n, int npre, double spread_sum)
+{
+    if (n <= 0) return 0;
+    return npre > MT_MEANRTT_MAX_PREEMPTED * n || spread_sum / n > MT_MEANRTT_TOL_S;
+}
+
+/* RTT to the reference as seen by the client. MT_RTT_MEDIAN: an untimed hand-shake, then the
+ * median of npp timed ping-pongs; MT_RTT_MEAN (the paper's measure_rtt): the mean of npp timed
+ * ping-pongs, the first included. The reference echoes. Both sides return the same value (the
+ * client sends it); *min gets the fastest round trip (client side). */
+static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int client, int npp, double *min)
 {
     double d = 0;
+    int mean = pp->rtt_mode == MT_RTT_MEAN;
     if (pp->rank == ref) {
-        mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT); /* hand-shake: the client waits here, untimed */
-        mt_pp_send(pp, &d, 1, client, TAG_RTT);
+        if (!mean) {
+            mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT); /* hand-shake: the client waits here, untimed */
+            mt_pp_send(pp, &d, 1, client, TAG_RTT);
+        }
         for (int i = 0; i < npp; i++) {
-            mt_pp_recv(pp, &d, 1, client, TAG_RTT);
+            if (mean && i == 0) mt_pp_recv_lazy(pp, &d, 1, client, TAG_RTT);
+            else mt_pp_recv(pp, &d, 1, client, TAG_RTT);
             mt_pp_send(pp, &d, 1, client, TAG_RTT);
         }
         mt_pp_recv(pp, &d, 1, client, TAG_RTT);
@@ -75,15 +98,23 @@ static double measure_rtt(mt_pp_t *pp, const mt_clock_t *clk, int ref, int clien
     }
     double *r = malloc(sizeof(double) * (size_t)npp);
     if (!r) mt_check_mpi(MPI_ERR_NO_MEM, "Mean-RTT-Offset buffer");
-    mt_pp_send(pp, &d, 1, ref, TAG_RTT);
-    mt_pp_recv_lazy(pp, &d, 1, ref, TAG_RTT);
+    if (!mean) {
+        mt_pp_send(pp, &d, 1, ref, TAG_RTT);
+        mt_pp_recv_lazy(pp, &d, 1, ref, TAG_RTT);
+    }
+    double sum = 0;
     for (int i = 0; i < npp; i++) {
         double t0 = mt_clock_now(clk);
         mt_pp_send(pp, &d, 1, ref, TAG_RTT);
         mt_pp_recv(pp, &d, 1, ref, TAG_RTT);
         r[i] = mt_clock_now(clk) - t0;
+        sum += r[i];
     }
-    double rtt = mt_rtt_median(r, npp);
+    double rtt = mean ? sum / npp : mt_rtt_median(r, npp);
+    double mn = r[0];
+    for (int i = 1; i < npp; i++)
+        if (r[i] < mn) mn = r[i];
+    *min = mn;
     free(r);
     mt_pp_send(pp, &rtt, 1, ref, TAG_RTT);
     return rtt;
@@ -93,11 +124,17 @@ static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int cli
 {
     memset(out, 0, sizeof *out);
     int other = pp->rank == ref ? client : ref;
-    /* both sides take part in the RTT measurement, in every call: the paper measures it once
-     * per partner (have_rtt) and reuses it, but an RTT measured under other load (HCA: the
-     * slopes are measured by many pairs at once, the intercepts one pair at a time) is off by
-     * hundreds of us on a busy or oversubscribed machine, and rtt/2 goes into every offset */
-    pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp);
+    /* rtt=median: both sides take part in the RTT measurement in every call. The paper
+     * measures it once per partner (have_rtt) and reuses it (rtt=mean does), but an RTT
+     * measured under other load (HCA: the slopes are measured by many pairs at once, the
+     * intercepts one pair at a time) is off by hundreds of us on a busy or oversubscribed
+     * machine, and rtt/2 goes into every offset. pp->rtt_min[] keeps the fastest round trip
+     * seen with each partner (for the spread). */
+    double mn = 0;
+    if (pp->rtt_mode != MT_RTT_MEAN || pp->rtt[other] < 0) {
+        pp->rtt[other] = measure_rtt(pp, clk, ref, client, npp, &mn);
+        if (pp->rank == client) pp->rtt[pp->size + other] = mn;
+    }
     if (pp->rank == ref) {
         double dummy, tlocal;
         for (int i = 0; i < npp; i++) {
@@ -107,20 +144,35 @@ static void meanrtt_measure(mt_pp_t *pp, const mt_clock_t *clk, int ref, int cli
             mt_pp_ssend(pp, &tlocal, 1, client, TAG_MR);
         }
     } else if (pp->rank == client) {
-        double *local = malloc(sizeof(double) * 2 * (size_t)npp);
+        double *local = malloc(sizeof(double) * 3 * (size_t)npp);
         if (!local) mt_check_mpi(MPI_ERR_NO_MEM, "Mean-RTT-Offset buffer");
-        double *reft = local + npp, dummy = 0;
+        double *reft = local + npp, *sent = reft + npp, dummy = 0;
         for (int i = 0; i < npp; i++) {
+            sent[i] = mt_clock_now(clk); /* not in the paper: the exchange's own round trip, for the spread */
             mt_pp_ssend(pp, &dummy, 1, ref, TAG_MR);
             mt_pp_recv(pp, &reft[i], 1, ref, TAG_MR);
             local[i] = mt_clock_now(clk);
         }
-        out->rtt_min = pp->rtt[other];
-        out->offset = mt_offset_meanrtt_core(local, reft, npp, pp->rtt[other], &out->timestamp);
+        double rtt = pp->rtt[other];
+        out->rtt_min = rtt;
+        out->offset = mt_offset_meanrtt_core(local, reft, npp, rtt, &out->timestamp);
+        double fastest = pp->rtt[pp->size + other], exch = 0, emin = 1e300;
+        for (int i = 0; i < npp; i++) {
+            double e = local[i] - sent[i];
+            if (e < emin) emin = e;
+            if (local[i] == out->timestamp) exch = e;
+        }
+        if (emin < fastest) fastest = emin;
+        out->spread = mt_meanrtt_spread(rtt, fastest, exch);
+        out->preempted = out->spread > MT_MEANRTT_TOL_S;
+        const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
+        if (tr && tr[0] == '1')
+            fprintf(stderr, "trace meanrtt ref=%d client=%d rtt=%.9e rtt_fastest=%.9e exch_min=%.9e exch=%.9e off=%.9e spread=%.9e\n",
+                    ref, client, rtt, pp->rtt[pp->size + other], emin, exch, out->offset, out->spread);
         free(local);
     }
 }
 
 const mt_offset_alg_t mt_offset_meanrtt = {
-    "meanrtt", "Mean-RTT-Offset (Jones & Koenig): median of local - ref - RTT/2 over the ping-pongs (RTT: median after a hand-shake)",
+    "meanrtt", "Mean-RTT-Offset (Jones & Koenig): median of local - ref - RTT/2 over the ping-pongs (RTT: median after a hand-shake, or rtt=mean as in the paper)",
     meanrtt_measure};

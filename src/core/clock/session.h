@@ -22,6 +22,8 @@ typedef struct mt_gclock {
     mt_check_t chk0, chk1;   /* accuracy right after the sync and at the end */
     double t_synced;         /* rank 0: base-clock time of the last sync */
     int nresync;
+    int rtt_preempted_ranks;   /* rank 0: ranks whose Mean-RTT-Offset measurements saw preempted round trips */
+    double rtt_spread_max_s;   /* rank 0: the largest spread of those measurements (s) */
     int *slopes;             /* rank 0: slope decision of every rank (after mt_gclock_finish) */
     int synced, finished;
 } mt_gclock_t;

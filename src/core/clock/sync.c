@@ -38,6 +38,7 @@ void mt_sync_names(char *buf, size_t len)
 static const struct { const char *name; unsigned bit; } keys[] = {
     {"fitpts", MT_P_FITPTS}, {"pp", MT_P_PP},         {"offset", MT_P_OFFSET}, {"recompute", MT_P_RECOMPUTE},
     {"window", MT_P_WINDOW}, {"slope", MT_P_SLOPE},   {"z", MT_P_Z},           {"tol", MT_P_TOL}, {"fit", MT_P_FIT},
+    {"rtt", MT_P_RTT},
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 
@@ -97,8 +98,9 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         unsigned bit = 0;
         for (int i = 0; i < NKEYS; i++)
             if (strcmp(keys[i].name, k) == 0) bit = keys[i].bit;
-        if (!bit || !(a->keys & bit)) {
-            key_names(a->keys, allowed, sizeof allowed);
+        unsigned mask = a->keys | ((a->keys & MT_P_OFFSET) ? MT_P_RTT : 0);
+        if (!bit || !(mask & bit)) {
+            key_names(mask, allowed, sizeof allowed);
             return mt_fail(err, MT_EINVAL, "clock-sync algorithm '%s' has no parameter '%s' (allowed: %s)", a->name, k,
                            allowed);
         }
@@ -151,6 +153,11 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
             else if (!strcmp(v, "paper")) p->fit = MT_FIT_PAPER;
             else return mt_fail(err, MT_EINVAL, "invalid fit '%s' in '%s': expected ts, ols or paper", v, whole);
             break;
+        case MT_P_RTT:
+            if (!strcmp(v, "median")) p->rtt = MT_RTT_MEDIAN;
+            else if (!strcmp(v, "mean")) p->rtt = MT_RTT_MEAN;
+            else return mt_fail(err, MT_EINVAL, "invalid rtt '%s' in '%s': expected median or mean", v, whole);
+            break;
         case MT_P_TOL:
             if (!parse_num(v, &d) || d < 0)
                 return mt_fail(err, MT_EINVAL, "invalid tol '%s' in '%s': expected seconds >= 0", v, whole);
@@ -160,12 +167,16 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         if (!comma) break;
         q = comma + 1;
     }
+    if ((*given & MT_P_RTT) && p->offset != &mt_offset_meanrtt)
+        return mt_fail(err, MT_EINVAL, "rtt= in '%s' applies to offset=meanrtt only", whole);
     if (p->fit == MT_FIT_PAPER) {
-        if (((*given & MT_P_SLOPE) && p->slope != MT_SLOPE_FIT) || ((*given & MT_P_WINDOW) && p->window_s != 0))
-            return mt_fail(err, MT_EINVAL, "fit=paper in '%s' sets slope=fit and window=0 itself: give no other "
-                           "slope or window with it", whole);
+        if (((*given & MT_P_SLOPE) && p->slope != MT_SLOPE_FIT) || ((*given & MT_P_WINDOW) && p->window_s != 0) ||
+            ((*given & MT_P_RTT) && p->rtt != MT_RTT_MEAN))
+            return mt_fail(err, MT_EINVAL, "fit=paper in '%s' sets slope=fit, window=0 and rtt=mean itself: give no "
+                           "other slope, window or rtt with it", whole);
         p->slope = MT_SLOPE_FIT;
         p->window_s = 0;
+        p->rtt = MT_RTT_MEAN; /* Mean-RTT-Offset as Algorithm 8 specifies it */
     }
     return MT_OK;
 }
@@ -286,6 +297,7 @@ static void fmt_flat(const mt_sync_alg_t *a, const mt_sync_params_t *p, char *bu
     if (a->keys & MT_P_FITPTS) ADD("fitpts=%d", p->fitpts);
     if (a->keys & MT_P_PP) ADD("pp=%d", p->pp);
     if (a->keys & MT_P_OFFSET) ADD("offset=%s", p->offset->name);
+    if ((a->keys & MT_P_OFFSET) && p->offset == &mt_offset_meanrtt) ADD("rtt=%s", p->rtt == MT_RTT_MEAN ? "mean" : "median");
     if (a->keys & MT_P_RECOMPUTE) ADD("recompute=%d", p->recompute);
     if (a->keys & MT_P_WINDOW) ADD("window=%g", p->window_s);
     if (a->keys & MT_P_SLOPE)

@@ -22,7 +22,8 @@ enum { MT_SLOPE_NONE = -1, MT_SLOPE_DROPPED = 0, MT_SLOPE_KEPT = 1 };
 
 /* parameter keys an algorithm accepts (bit mask) */
 enum { MT_P_FITPTS = 1, MT_P_PP = 2, MT_P_OFFSET = 4, MT_P_RECOMPUTE = 8, MT_P_WINDOW = 16, MT_P_SLOPE = 32,
-       MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256 };
+       MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256,
+       MT_P_RTT = 512 /* accepted wherever MT_P_OFFSET is, with offset=meanrtt only */ };
 
 /* how the slope is fitted */
 /* MT_FIT_PAPER: LEARN_CLOCK_MODEL exactly as Hunold and Carpen-Amarie 2018 (Alg. 2) specify it:
@@ -39,6 +40,7 @@ typedef struct mt_sync_params {
     double z;                      /* significance threshold of MT_SLOPE_AUTO */
     double tol_s;                  /* prop: tolerance of the same-time-source check */
     int fit;                       /* MT_FIT_TS (RTT filter + Theil-Sen, default) or MT_FIT_OLS (Alg. 2) */
+    int rtt;                       /* offset=meanrtt: MT_RTT_MEDIAN (default) or MT_RTT_MEAN (fit=paper) */
 } mt_sync_params_t;
 
 /* What one rank did during a sync (reported per rank by mpitempo-clocks). */
@@ -52,6 +54,10 @@ typedef struct mt_sync_stats {
     double fit_slope_se; /* its standard error */
     double fit_window_s; /* time span covered by the fit points */
     int fit_dropped;     /* fit points rejected (slow round trips, outliers) */
+    int rtt_measured;    /* Mean-RTT-Offset measurements of this rank as the client */
+    int rtt_preempted;   /* ... of them whose spread exceeded MT_MEANRTT_TOL_S: preempted round trips */
+    double spread_sum_s; /* the sum of their spreads */
+    double spread_max_s; /* the largest spread */
 } mt_sync_stats_t;
 
 /* One sync call on one communicator. */

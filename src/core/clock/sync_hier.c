@@ -104,6 +104,10 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
     a->learn_ref += b->learn_ref;
     a->learn_client += b->learn_client;
     a->offsets += b->offsets;
+    a->rtt_measured += b->rtt_measured;
+    a->rtt_preempted += b->rtt_preempted;
+    a->spread_sum_s += b->spread_sum_s;
+    if (b->spread_max_s > a->spread_max_s) a->spread_max_s = b->spread_max_s;
     if (b->slope_state != MT_SLOPE_NONE) {
         a->slope_state = b->slope_state;
         a->fit_slope = b->fit_slope;

@@ -54,6 +54,8 @@ void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_basec
         if (a->keys & MT_P_FITPTS) mt_json_kint(j, "fitpts", p->fitpts);
         if (a->keys & MT_P_PP) mt_json_kint(j, "pp", p->pp);
         if (a->keys & MT_P_OFFSET) mt_json_kstr(j, "offset", p->offset->name);
+        if ((a->keys & MT_P_OFFSET) && p->offset == &mt_offset_meanrtt)
+            mt_json_kstr(j, "rtt", p->rtt == MT_RTT_MEAN ? "mean" : "median");
         if (a->keys & MT_P_RECOMPUTE) mt_json_kint(j, "recompute", p->recompute);
         if (a->keys & MT_P_WINDOW) mt_json_knum(j, "window_s", p->window_s);
         if (a->keys & MT_P_SLOPE)

@@ -37,8 +37,15 @@
 
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
 {
+    memset(o, 0, sizeof *o);
     e->p->offset->measure(&e->pp, clk, ref, client, e->p->pp, o);
     e->st->offsets++;
+    if (e->pp.rank == client && e->p->offset == &mt_offset_meanrtt) {
+        e->st->rtt_measured++;
+        e->st->rtt_preempted += o->preempted;
+        e->st->spread_sum_s += o->spread;
+        if (o->spread > e->st->spread_max_s) e->st->spread_max_s = o->spread;
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -332,6 +339,7 @@ int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm co
     if (rc != MT_OK) return rc;
     e.p = p;
     e.st = st;
+    e.pp.rtt_mode = p->rtt;
     if (e.pp.size == 1) {
         *out = *in;
         rc = MT_OK;
