@@ -10,7 +10,8 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
   (shared CPU, oversubscribed, fewer measurements than its siblings, a clock sync off, or unknown);
 * ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them;
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
-  quality_end, max over ranks) exceeded SYNC_ACCURACY_S;
+  quality_end, max over ranks) exceeded SYNC_ACCURACY_S, or whose Mean-RTT-Offset saw preempted
+  round trips (clock.rtt_preempted_ranks > 0: below its stated accuracy);
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
   (stats.changepoints); ``regimes`` lists the runs with their levels;
 * ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
@@ -52,7 +53,8 @@ def run_facts(meta: dict) -> dict:
     return {"core_rtt_s": sum(probes) / len(probes) if probes else None,
             "oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
-            "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off")}
+            "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
+            "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0)}
 
 
 def _cause(facts: dict, n: int, sibling_n: float) -> str:
@@ -66,6 +68,8 @@ def _cause(facts: dict, n: int, sibling_n: float) -> str:
         causes.append(f"cut short: {n} measurements where its siblings have {sibling_n:.0f} (time slices?)")
     if facts.get("sync_max_s") is not None and facts["sync_max_s"] > SYNC_ACCURACY_S:
         causes.append(f"clock sync off by {facts['sync_max_s'] * 1e6:.1f} µs")
+    if facts.get("sync_preempted"):
+        causes.append(f"Mean-RTT-Offset saw preempted round trips on {facts['sync_preempted']} rank(s)")
     return "; ".join(causes) or "unknown (the machine changed state? another job?)"
 
 
@@ -103,7 +107,8 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
                               "core_rtt_s": sum(c) / len(c) if c else None})
         factor = core_latency_factor(meds, core, [next(k for k, m in enumerate(ms) if i in m["runs"])
                                                    for i in range(len(meds))])
-    if any(f["synced"] and f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S for f in facts.values()):
+    if any(f["synced"] and ((f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S)
+                            or f["sync_preempted"]) for f in facts.values()):
         flags.append("sync_inaccurate")
     cs = core_strata_of([r.get("run_index") for r in rs], meds, core)
     if cs:
@@ -244,7 +249,8 @@ def flag_notes(rows: list[dict]) -> list[str]:
                          + "; ranks were placed on near and distant cores (or SMT siblings): compare runs of one "
                            "stratum (summary --json core_strata)")
         if "sync_inaccurate" in r.get("flags", []):
-            notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs")
+            notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs, or its "
+                         "Mean-RTT-Offset saw preempted round trips (below its stated accuracy)")
     return notes
 
 

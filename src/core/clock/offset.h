@@ -30,7 +30,7 @@ typedef struct mt_offset_res {
 #define MT_MEANRTT_TOL_S 5e-6
 /* a rank's Mean-RTT-Offset sync is below its stated accuracy when more than this share of its
  * measurements were preempted, or their mean spread exceeds MT_MEANRTT_TOL_S */
-#define MT_MEANRTT_MAX_PREEMPTED 0.25
+#define MT_MEANRTT_MAX_PREEMPTED 0.05
 /* Mean-RTT-Offset's RTT: MEDIAN after an untimed hand-shake, measured in every call (default), or
  * MEAN of the ping-pongs measured once per partner (Algorithm 8 as the paper specifies it) */
 enum { MT_RTT_MEDIAN = 0, MT_RTT_MEAN = 1 };
