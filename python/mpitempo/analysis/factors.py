@@ -24,7 +24,7 @@ VOLATILE = [
     "environment.SLURM_PROCID", "environment.SLURM_LOCALID", "environment.SLURM_SRUN_COMM*", "environment.SLURM_LAUNCH_NODE*",
     "clock.duration*", "clock.quality*", "clock.*_s", "check.seed", "results*", "files.*", "launch.system_warnings",
     # measured state of the machine, reported as result flags (analysis/flags.py), not a setting
-    "shared_cpu*", "ranks.*.cpu_share", "ranks.*.cpus_seen", "core_latency*",
+    "shared_cpu*", "ranks.*.cpu_share", "ranks.*.cpus_seen", "core_latency*", "clock.rtt_preempted_ranks",
 ]
 
 
