@@ -251,12 +251,13 @@ def test_cli_rejects_unknown_op_before_launching(cli, build, tmp_path):
 
 def test_delay_op_is_measured_as_the_max_delay(build, tmp_path):
     """Ground truth: each rank busy-waits its own time; MS1 reports max over ranks."""
-    r = run_bench(build, 2, ["--ops", "delay", "--delay", "20us,60us", "--nrep", "50", "--timer-reads", "1000"],
+    r = run_bench(build, 2, ["--ops", "delay", "--delay", "20us,60us", "--nrep", "400", "--timer-reads", "1000"],
                   tmp_path)
     assert r.returncode == 0, r.stderr
     v = sorted(float(x["runtime_s"]) for x in read_rows(tmp_path))
-    # never below the truth, and the undisturbed measurements hit it; the median only loosely,
-    # since other jobs on a shared machine may preempt a busy-waiting rank
+    # never below the truth, and the undisturbed measurements hit it (400 of them, so that a
+    # loaded shared machine still leaves some undisturbed); the median only loosely, since other
+    # jobs may preempt a busy-waiting rank
     assert 60e-6 <= v[0] < 62e-6, v[0]
     assert v[len(v) // 2] < 120e-6, v[len(v) // 2]
     meta = json.loads((tmp_path / "meta.json").read_text())

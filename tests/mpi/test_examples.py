@@ -20,8 +20,13 @@ def test_example_parses(path):
 @pytest.mark.mpi
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(cli, build, tmp_path, path):
-    out = tmp_path / "c"
-    code, so, se = cli("run", path, "-o", out, "--mpiruns", "1", "--nrep", "5", "--quiet", "--no-summary")
+    # a window or Round-Time example on a loaded shared machine may end with too few valid
+    # measurements (its windows missed): that is the tool working; try again, up to 3 times
+    for attempt in range(3):
+        out = tmp_path / f"c{attempt}"
+        code, so, se = cli("run", path, "-o", out, "--mpiruns", "1", "--nrep", "5", "--quiet", "--no-summary")
+        if code == 0 or "too few valid measurements" not in se:
+            break
     assert code == 0, se
     code, so, se = cli("summary", out, "--json")
     c = build_campaign(load_toml(path))
