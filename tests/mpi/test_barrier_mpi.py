@@ -228,7 +228,10 @@ def test_interrupted_study_resumes(cli, build, tmp_path):
                           "--nrep", "20", "--time-slice", "0.3s", "--logp-nrep", "30",
                           "--algorithms", "barrier:dissemination,barrier:central", "--no-native",
                           "--logp-o-r-method", "wait", "-o", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # a background job of a non-interactive shell ignores SIGINT, and so would the
+                         # child: give it the default disposition, as in a terminal
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
         time.sleep(0.02)

@@ -219,7 +219,10 @@ def test_ctrl_c_stops_cleanly(build, tmp_path):
     out = tmp_path / "camp"
     p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "run", "--ops", "alltoall", "--msizes", "256K",
                           "--nrep", "3000", "--mpiruns", "5", "-o", str(out), "--no-summary"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # a background job of a non-interactive shell ignores SIGINT, and so would the
+                         # child: give it the default disposition, as in a terminal
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
         time.sleep(0.05)
