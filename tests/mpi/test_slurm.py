@@ -2,8 +2,8 @@
 sbatch submission of a whole campaign, and the wrong-PMI-plugin case."""
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -11,28 +11,19 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slurm"))
-from cluster import SlurmCluster, SlurmUnavailable  # noqa: E402
+from cluster import SlurmUnavailable, running  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
 
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
-    c = SlurmCluster(tmp_path_factory.mktemp("slurm"))
-    try:
-        env = c.start()
-    except SlurmUnavailable as e:
-        c.stop()
-        pytest.skip(f"cannot start a local Slurm cluster: {e}")
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield c
-    c.stop()
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with contextlib.ExitStack() as stack:
+        try:
+            c = stack.enter_context(running(tmp_path_factory.mktemp("slurm")))
+        except SlurmUnavailable as e:
+            pytest.skip(f"cannot start a local Slurm cluster: {e}")
+        yield c
 
 
 @pytest.fixture

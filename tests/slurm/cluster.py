@@ -11,6 +11,7 @@ run srun/sbatch with; `stop()` cancels jobs first, then stops the daemons.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -240,6 +241,29 @@ PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE St
                 os.kill(int(pidf.read_text().strip()), signal.SIGTERM)
             except (ValueError, ProcessLookupError, PermissionError):
                 pass
+
+
+@contextlib.contextmanager
+def running(directory, **kw):
+    """A started SlurmCluster(directory, **kw) whose environment is set in os.environ while inside;
+    stopped and the environment restored on leaving. SlurmUnavailable if it cannot start."""
+    c = SlurmCluster(directory, **kw)
+    try:
+        env = c.start()
+    except SlurmUnavailable:
+        c.stop()
+        raise
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield c
+    finally:
+        c.stop()
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _free_port() -> int:
