@@ -99,7 +99,8 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     if fmt == "csv":       # every column, numbers in µs at full precision
         print(plain_table(heads, [[c[3](r) for c in cols] for r in rows], "csv"), end="")
         return rows
-    title = f"mpitempo summary of {src}" + (", per mpirun" if per_run else "") + " (times in µs)"
+    # units before the path: a long path wraps the title at the table's width, and the units stay on line one
+    title = "mpitempo summary" + (" per mpirun" if per_run else "") + f" (times in µs) of {src}"
     header, cells, const = compact([(h.replace(" [µs]", ""), j) for h, j in heads],
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
     if fmt != "markdown":
