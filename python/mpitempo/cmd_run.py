@@ -101,6 +101,9 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         raise MtError(f"{counts['few_valid']} mpirun(s) had experiments with too few valid measurements "
                       f"(see runs/*/stderr.log and meta.json 'too_few_valid' in {target}); their data is kept",
                       code=3)
+    if counts.get("insane"):
+        raise MtError(f"{counts['insane']} LogP mpirun(s) failed their sanity checks (meta.json 'sanity_problem' "
+                      f"in {target}/runs); their data is kept", code=3)
     if counts["failed"]:
         raise MtError(f"{counts['failed']} of {counts['total']} mpiruns failed (see runs/*/failed.json in {target}); "
                       f"completed runs are kept; rerun the missing ones with: mpitempo run --resume {target}")

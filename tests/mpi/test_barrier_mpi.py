@@ -213,8 +213,7 @@ def test_native_algorithms_with_open_mpi(cli, tmp_path):
     assert all("OMPI_MCA_coll_tuned_barrier_algorithm=" in v["setting"] for v in doc["native"])
 
 
-@pytest.mark.one_library  # the resume logic; with Open MPI's shared memory o_r (probe) is about RTT/2 and
-# some LogP mpiruns fail the sanity check, which stops the study before the interrupt this test needs
+@pytest.mark.one_library  # the resume logic does not depend on the MPI library
 def test_interrupted_study_resumes(cli, build, tmp_path):
     """Ctrl-C while the barrier campaign runs (before the LogP campaign exists): exit 130 with the
     resume command; `mpitempo barrier --resume DIR` runs what is missing of both campaigns and prints

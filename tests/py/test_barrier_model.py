@@ -82,6 +82,10 @@ def test_sanity_checks():
     with pytest.raises(ValueError, match=r"L = -1.000 us < 0"):
         model.check(model.LogP(L=-1 * US, o_s=US, o_r=US, g=US), rtt=4 * US)
     model.check(model.LogP(L=-0.1 * US, o_s=US, o_r=US, g=US), rtt=4 * US)   # within 10% of RTT/2: noise
+    model.check(model.LogP(L=-0.5 * US, o_s=US, o_r=US, g=US), rtt=4 * US, L_spread=0.6 * US)  # within the spread
+    with pytest.raises(ValueError, match=r"by more than the 0.400 us"):
+        model.check(model.LogP(L=-0.5 * US, o_s=US, o_r=US, g=US), rtt=4 * US, L_spread=0.4 * US)
+    model.check(model.LogP(L=US, o_s=US, o_r=US, g=0.5 * US), g_spread=0.6 * US)
     with pytest.raises(ValueError, match=r"g = 0.100 us < o_s = 1.000 us"):
         model.check(model.LogP(L=US, o_s=US, o_r=US, g=0.1 * US))
 
@@ -143,6 +147,28 @@ def test_logp_params_over_mpiruns_and_sanity():
     bad = [dict(r, L_s=-1 * US) for r in rows]
     with pytest.raises(MtError, match=r"L = -1.000 us < 0.*4 mpirun"):
         study.logp_params(bad)
+
+
+def test_logp_runs_that_fail_alone_are_judged_over_mpiruns():
+    """L about 0 (shared memory): its sign changes between mpiruns. Runs that failed their own check
+    are kept and listed; the medians pass when L is below 0 by less than its spread over mpiruns,
+    and fail when L is negative in (nearly) every mpirun."""
+    def row(L, rid):
+        r = {"L_s": L * US, "o_s_s": 0.09 * US, "o_r_s": 0.17 * US, "g_s": 0.2 * US, "rtt_s": 0.5 * US,
+             "G_s_per_byte": None, "nprocs": 2, "run_id": rid}
+        if L < -0.025:
+            r["sanity_problem"] = f"LogP sanity check failed for ranks 0-1: L = {L:.3f} us < 0"
+        return r
+    mixed = [row(L, f"default-00{i}") for i, L in enumerate((-0.126, -0.081, 0.02, 0.06))]
+    lp = study.logp_params(mixed)
+    assert lp["L_s"] == pytest.approx(-0.0305 * US)
+    assert [p["run_id"] for p in lp["run_problems"]] == ["default-000", "default-001"]
+    negative = [row(L, f"default-00{i}") for i, L in enumerate((-0.08, -0.075, -0.085, -0.165))]
+    with pytest.raises(MtError, match=r"L = -0.083 us < 0.*4 mpirun\(s\), 4 of them failed it on their own"):
+        study.logp_params(negative)
+    assert study.logp_params([row(0.05, "default-000")])["run_problems"] == []
+    with pytest.raises(MtError, match=r"1 mpirun\(s\), 1 of them"):
+        study.logp_params([row(-0.05, "default-000")])    # one mpirun: its own tolerance (10% of RTT/2)
 
 
 @pytest.mark.parametrize("args, msg", [

@@ -3,6 +3,8 @@ the LogP prediction, as Figs. 8, 10, 12 and 13 of Hoefler et al. 2005; predicted
 runtime by combining-tree arity)."""
 from __future__ import annotations
 
+from rich.markup import escape
+
 from mpitempo.present.tables import console, print_fitted, us
 
 
@@ -14,6 +16,12 @@ def print_study(doc: dict) -> None:
               + (f", G {lp['G_s_per_byte'] * 1e9:.3f} ns/B" if lp.get("G_s_per_byte") is not None else "")
               + f" (IQR over mpiruns: L {us(lp['L_iqr_s'])}, o_s {us(lp['o_s_iqr_s'])}, "
                 f"o_r {us(lp['o_r_iqr_s'])}, g {us(lp['g_iqr_s'])} µs)")
+    probs = lp.get("run_problems") or []
+    if probs:
+        con.print(f"[bold]warning:[/bold] {len(probs)} of {lp['mpiruns']} LogP mpirun(s) failed the sanity checks "
+                  f"on their own (first, {escape(str(probs[0]['run_id']))}: {escape(probs[0]['problem'])}); the medians over all "
+                  "mpiruns pass them within the spread over mpiruns (L is about 0 in shared memory)",
+                  markup=True, highlight=False)
     cols = [("algorithm", "left"), ("P", "right"), ("runs", "right"), ("median [µs]", "right"),
             ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"), ("", "left")]
     rows = []

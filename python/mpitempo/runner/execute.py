@@ -280,13 +280,17 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
             log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
                                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
                                   "duration_s": round(dt, 6)}) + "\n")
-        if status in ("ok", "few_valid"):
+        if status in ("ok", "few_valid", "insane"):   # complete: the data is kept, the problem said
             counts["ok"] += 1
             if status == "few_valid":
                 counts["few_valid"] = counts.get("few_valid", 0) + 1
                 lines = [ln for ln in err_tail.splitlines() if "valid" in ln]
                 progress.finish(r.run_id, False, dt, "completed with too few valid measurements: "
                                 + (lines[-1] if lines else "see stderr.log"))
+            elif status == "insane":   # a LogP pair failed its sanity checks (meta.json: sanity_problem)
+                counts["insane"] = counts.get("insane", 0) + 1
+                lines = [ln.split("error: ", 1)[-1] for ln in err_tail.splitlines() if "sanity check failed" in ln]
+                progress.finish(r.run_id, False, dt, "completed; " + (lines[-1] if lines else "see stderr.log"))
             else:
                 progress.finish(r.run_id, True, dt)
         else:

@@ -72,20 +72,26 @@ def heap_depth(arity: int, p: int) -> int:
     return d
 
 
-def check(m: LogP, rtt: float | None = None) -> None:
+def check(m: LogP, rtt: float | None = None, L_spread: float = 0.0, g_spread: float = 0.0) -> None:
     """The sanity checks of a measured parameter set; ValueError with a one-line reason. L may be
-    below 0 by 10% of RTT/2 (timer noise: L is about 0 in shared memory), g below o_s by 10% of o_s."""
+    below 0 by 10% of RTT/2 (timer noise: L is about 0 in shared memory), g below o_s by 10% of o_s;
+    for parameters aggregated over mpiruns, by their spread over the mpiruns (``L_spread``,
+    ``g_spread``: the interquartile ranges) when that is larger: a quantity about 0 whose sign
+    changes from mpirun to mpirun is not negative."""
     for name in ("L", "o_s", "o_r", "g"):
         v = getattr(m, name)
         if not math.isfinite(v):
             raise ValueError(f"LogP parameter {name} = {v} is not a finite number")
-    if m.L < -0.1 * (rtt if rtt is not None else 0.0) / 2:
-        raise ValueError(f"LogP sanity check failed: L = {m.L * 1e6:.3f} us < 0 (RTT/2 is less than o_s + o_r "
-                         f"= {(m.o_s + m.o_r) * 1e6:.3f} us)")
+    tol_L = max(0.1 * (rtt if rtt is not None else 0.0) / 2, L_spread or 0.0)
+    if m.L < -tol_L:
+        raise ValueError(f"LogP sanity check failed: L = {m.L * 1e6:.3f} us < 0 (RTT/2 = "
+                         + (f"{rtt / 2 * 1e6:.3f} us " if rtt is not None else "")
+                         + f"is less than o_s + o_r = {(m.o_s + m.o_r) * 1e6:.3f} us by more than the "
+                         f"{tol_L * 1e6:.3f} us its noise allows)")
     if m.o_s < 0 or m.o_r < 0:
         raise ValueError(f"LogP sanity check failed: negative overhead (o_s = {m.o_s * 1e6:.3f} us, "
                          f"o_r = {m.o_r * 1e6:.3f} us)")
-    if m.g < 0.9 * m.o_s:
+    if m.g < m.o_s - max(0.1 * m.o_s, g_spread or 0.0):
         raise ValueError(f"LogP sanity check failed: g = {m.g * 1e6:.3f} us < o_s = {m.o_s * 1e6:.3f} us "
                          "(a message train cannot be faster than its sender posts messages)")
 
