@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mpitempo.io.synthetic import write_run
-from mpitempo.stats.strata import strata
+from mpitempo.stats.strata import strata, van_elteren
 
 
 def _probe(rtt):
@@ -91,9 +91,78 @@ def test_compare_stratifies_by_core_latency(cli, tmp_path):
     for s in r["strata"]:
         assert abs(s["delta_pct"]) < 3 and s["p_value"] > 0.05
     assert r["delta_pct"] > 50 and "flagged: " in r["verdict"] and "core_latency" in r["verdict"]
+    assert r["p_value"] < 0.05   # unstratified: "significant", an artefact of where the ranks ran
+    assert r["stratified"]["strata"] == 2 and r["stratified"]["p_value"] > 0.05 and not r["stratified"]["significant"]
     code, out, err = cli("compare", root)
     assert code == 0, err
     assert "splits the runs into 2 strata" in out + err and "different shares" in out + err
+    assert "van Elteren" in out + err and "not significant" in out + err
+
+
+def test_compare_stratified_test_finds_a_shift_in_every_stratum(cli, tmp_path):
+    """B is 6% slower on near and on distant cores, with the runs split differently: the combined
+    test over the strata finds it."""
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    near, far = 110e-9, 470e-9
+    pa = [near] * 7 + [far] * 3
+    pb = [near] * 3 + [far] * 7
+    _runs(root, "A", [0.55e-6 if p == near else 1.3e-6 for p in pa], pa)
+    _runs(root, "B", [1.06 * (0.55e-6 if p == near else 1.3e-6) for p in pb], pb, seed=1)
+    code, out, err = cli("compare", root, "--json")
+    assert code == 0, err
+    ve = json.loads(out)[0]["stratified"]
+    assert ve["significant"] and ve["p_value"] < 0.01 and ve["method"] == "exact"
+
+
+def test_van_elteren_one_stratum_is_the_exact_rank_sum_test():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        a, b = rng.normal(size=rng.integers(2, 8)), rng.normal(size=rng.integers(2, 8)) + 0.7
+        for alt in ("less", "greater", "two-sided"):
+            ours = van_elteren([(a, b)], alt)["p_value"]
+            ref = stats.mannwhitneyu(a, b, alternative=alt, method="exact").pvalue
+            assert ours == pytest.approx(ref, abs=1e-9)
+
+
+def test_van_elteren_by_hand_and_edge_cases():
+    # A below B in both strata, the most extreme arrangement: 1/20 x 1/10
+    r = van_elteren([([1, 2, 3], [4, 5, 6]), ([10, 11], [12, 13, 14])], "less")
+    assert r["p_value"] == pytest.approx(0.005) and r["strata"] == 2 and r["method"] == "exact"
+    assert van_elteren([([1, 2, 3], [4, 5, 6]), ([10, 11], [12, 13, 14])], "greater")["p_value"] == pytest.approx(1.0)
+    assert van_elteren([([1.0], []), ([], [2.0])]) is None          # no stratum with both sides
+    assert van_elteren([([5.0] * 3, [5.0] * 4)])["p_value"] == pytest.approx(1.0)   # all tied
+    with pytest.raises(ValueError, match="unknown alternative 'up'"):
+        van_elteren([([1], [2])], "up")
+    # large strata: the normal approximation agrees with the exact distribution
+    rng = np.random.default_rng(5)
+    g = [(rng.normal(size=30), rng.normal(size=30) + 0.3), (rng.normal(size=25) + 2, rng.normal(size=35) + 2.3)]
+    nz = van_elteren(g)
+    assert nz["method"] == "normal"
+    import mpitempo.stats.strata as mod
+    old = mod.EXACT_MAX_N
+    try:
+        mod.EXACT_MAX_N = 60
+        ex = van_elteren(g)
+    finally:
+        mod.EXACT_MAX_N = old
+    assert ex["method"] == "exact" and nz["p_value"] == pytest.approx(ex["p_value"], rel=0.1)
+
+
+def test_van_elteren_holds_its_level_under_the_null():
+    """200 stratified comparisons of identical distributions (strata at different levels, sides
+    split unevenly over them): at most 5% called different at alpha 0.05 (exact test: <= alpha
+    by construction, plus sampling noise of 200 trials)."""
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(200):
+        g = []
+        for level, (na, nb) in ((1.0, (7, 3)), (2.5, (3, 7))):
+            g.append((level + rng.standard_normal(na) * 0.1, level + rng.standard_normal(nb) * 0.1))
+        hits += van_elteren(g)["p_value"] <= 0.05
+    assert hits <= 10 + 3, hits
 
 
 def test_compare_one_side_uniform_other_side_mixed(cli, tmp_path):

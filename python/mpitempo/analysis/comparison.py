@@ -128,8 +128,9 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             r.update(effect_fields(samples[base][key], samples[other][key], equivalence, alpha))
             fa, fb = gflags[(base, key)]["flags"], gflags[(other, key)]["flags"]
             r.update(flags_a=fa, flags_b=fb, flags=sorted(set(fa) | set(fb)))
-            r["strata"] = core_strata_rows(runrows[base][key], runrows[other][key], gflags[(base, key)],
-                                           gflags[(other, key)], alternative, alpha, test)
+            r["strata"], r["stratified"] = core_strata_rows(runrows[base][key], runrows[other][key],
+                                                            gflags[(base, key)], gflags[(other, key)], alternative,
+                                                            alpha, test)
             if r["strata"] and "core_latency" not in r["flags"]:
                 r["flags"] = sorted(r["flags"] + ["core_latency"])
             op, msize, nprocs = key
@@ -178,18 +179,20 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
 
 
 def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict, alternative: str, alpha: float,
-                     test: str) -> list[dict] | None:
+                     test: str) -> tuple[list[dict] | None, dict | None]:
     """The comparison stratified by the core-to-core latency probe: the runs of both sides pooled
     into strata (stats.strata), and per stratum each side's runs, medians, delta and p (when both
-    sides have runs there). None when the pooled probes are all alike."""
-    from mpitempo.stats.strata import median, strata
+    sides have runs there); and the combined stratified test over the strata where both sides ran
+    (van Elteren 1960: {statistic, p_value, method, strata, significant}). (None, None) when the
+    pooled probes are all alike."""
+    from mpitempo.stats.strata import median, strata, van_elteren
 
     pairs = [(0, x, fa["core_rtt"].get(x["run_id"])) for x in runs_a if x["median_s"] is not None] + \
             [(1, x, fb["core_rtt"].get(x["run_id"])) for x in runs_b if x["median_s"] is not None]
     st = strata([c for _, _, c in pairs])
     if len(st) < 2:
-        return None
-    out = []
+        return None, None
+    out, groups = [], []
     for s in st:
         a = [float(pairs[i][1]["median_s"]) for i in s if pairs[i][0] == 0]
         b = [float(pairs[i][1]["median_s"]) for i in s if pairs[i][0] == 1]
@@ -199,7 +202,11 @@ def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict,
             c = compare_samples(a, b, alternative, alpha, test)
             row.update(delta_pct=c["delta_pct"], p_value=c["p_value"])
         out.append(row)
-    return out
+        groups.append((a, b))
+    ve = van_elteren(groups, alternative)
+    if ve is not None:
+        ve["significant"] = ve["p_value"] <= alpha
+    return out, ve
 
 
 def core_strata_note(r: dict) -> str:
@@ -213,6 +220,11 @@ def core_strata_note(r: dict) -> str:
     skew = max(abs(s["runs_a"] / na - s["runs_b"] / nb) for s in r["strata"]) if na and nb else 1.0
     msg = (f"{group_name(r['op'], r['msize'], r['nprocs'])}: the core-to-core latency probe splits the runs into "
            f"{len(r['strata'])} strata ({'; '.join(parts)})")
+    ve = r.get("stratified")
+    if ve:
+        msg += (f"; within strata combined (van Elteren): p = {ve['p_value']:.2g}, "
+                + ("significant" if ve["significant"] else "not significant")
+                + (f" (over {ve['strata']} strata where both ran)" if ve["strata"] < len(r["strata"]) else ""))
     if skew > 0.25:
         msg += (f": {r['a']} and {r['b']} sampled near and distant cores in different shares, the difference "
                 "may come from where the ranks were placed; compare within a stratum or with more interleaved mpiruns")
