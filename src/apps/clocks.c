@@ -129,7 +129,7 @@ static void list(mt_json_t *j)
 
 /* per-rank facts gathered to rank 0 after each sync */
 enum { F_DRIFT, F_TRUE_DRIFT, F_SLOPE_STATE, F_FIT_SLOPE, F_FIT_SE, F_FIT_WINDOW, F_LREF, F_LCLIENT, F_MSGS,
-       F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, NF };
+       F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, F_WINDOWS, NF };
 
 static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0, double *f)
 {
@@ -140,6 +140,7 @@ static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0
     f[F_FIT_SLOPE] = res->st.fit_slope;
     f[F_FIT_SE] = res->st.fit_slope_se;
     f[F_FIT_WINDOW] = res->st.fit_window_s;
+    f[F_WINDOWS] = res->st.slope_windows;
     f[F_LREF] = res->st.learn_ref;
     f[F_LCLIENT] = res->st.learn_client;
     f[F_MSGS] = (double)res->st.msgs_sent;
@@ -220,6 +221,7 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
                 mt_json_knum(j, "fit_slope_ppm", fr[F_FIT_SLOPE] * 1e6);
                 mt_json_knum(j, "fit_slope_se_ppm", fr[F_FIT_SE] * 1e6);
                 mt_json_knum(j, "fit_window_s", fr[F_FIT_WINDOW]);
+                mt_json_kint(j, "slope_windows", (int64_t)fr[F_WINDOWS]);
             }
             mt_json_kint(j, "learn_ref", (int64_t)fr[F_LREF]);
             mt_json_kint(j, "learn_client", (int64_t)fr[F_LCLIENT]);

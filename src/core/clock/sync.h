@@ -54,6 +54,7 @@ typedef struct mt_sync_stats {
     double fit_slope_se; /* its standard error */
     double fit_window_s; /* time span covered by the fit points */
     int fit_dropped;     /* fit points rejected (slow round trips, outliers) */
+    int slope_windows;   /* slope=auto: fit windows measured (1, 2 to confirm, 3 to break a tie); 0 otherwise */
     int rtt_measured;    /* Mean-RTT-Offset measurements of this rank as the client */
     int rtt_preempted;   /* ... of them whose spread exceeded MT_MEANRTT_TOL_S: preempted round trips */
     double spread_sum_s; /* the sum of their spreads */

@@ -114,6 +114,7 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
         a->fit_slope_se = b->fit_slope_se;
         a->fit_window_s = b->fit_window_s;
         a->fit_dropped = b->fit_dropped;
+        a->slope_windows = b->slope_windows;
     }
 }
 

@@ -229,6 +229,22 @@ static void wait_s(const mt_clock_t *clk, double target, int lazy)
     }
 }
 
+/* one window of n fit points on the client, spread over the window */
+static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, int n, double *x, double *y,
+                           double *rtt)
+{
+    const mt_sync_params_t *p = e->p;
+    mt_offset_res_t o;
+    double t1 = mt_clock_now(clk);
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
+        mt_sync_measure(e, clk, ref, client, &o);
+        x[i] = o.timestamp;
+        y[i] = o.offset;
+        rtt[i] = o.rtt_min;
+    }
+}
+
 void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm)
 {
     const mt_sync_params_t *p = e->p;
@@ -240,16 +256,17 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         e->st->learn_ref++;
         int first = p->fit == MT_FIT_PAPER; /* fit=paper: no warm-up */
         for (int i = first; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
-        if (p->slope == MT_SLOPE_AUTO) {
-            double again = 0;
-            mt_pp_recv_lazy(&e->pp, &again, 1, client, TAG_CONFIRM);
-            if (again != 0)
+        if (p->slope == MT_SLOPE_AUTO) /* one more window per nonzero flag of the client */
+            for (int w = 0; w < 2; w++) {
+                double again = 0;
+                mt_pp_recv_lazy(&e->pp, &again, 1, client, TAG_CONFIRM);
+                if (again == 0) break;
                 for (int i = 0; i < n; i++) mt_sync_measure(e, clk, ref, client, &o);
-        }
+            }
         if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
     } else if (e->pp.rank == client) {
         e->st->learn_client++;
-        size_t cap = 2 * (size_t)n + 1; /* two windows + the recompute point */
+        size_t cap = 3 * (size_t)n + 1; /* up to three windows + the recompute point */
         double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
         double *y = x + cap, *rtt = y + cap;
@@ -277,23 +294,38 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
              * window confirms it: its own slope is significant with the
              * same sign; the model is then fitted over both windows. A
              * step in the offsets (the machine's load changed) looks like a
-             * slope in one window but not in the next. */
+             * slope in one window but not in the next. When the first
+             * window's slope was significant and the second does not
+             * confirm it (a noisy window, or a step in the first), a third
+             * window decides: a real drift shows again, a step does not;
+             * the model is then fitted over the first and the third. */
             double again = cls != FIT_DROP;
             mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
             if (again != 0) {
-                double t1 = mt_clock_now(clk);
-                for (int i = 0; i < n; i++) {
-                    if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
-                    mt_sync_measure(e, clk, ref, client, &o);
-                    x[n + i] = o.timestamp;
-                    y[n + i] = o.offset;
-                    rtt[n + i] = o.rtt_min;
-                }
+                measure_window(e, clk, ref, client, n, x + n, y + n, rtt + n);
                 mt_model_t m2;
                 mt_sync_stats_t st2 = *e->st;
                 int cls2 = fit_decide_x(p, x + n, y + n, rtt + n, n, &m2, &st2, &s2);
-                ntot = 2 * n;
-                if (cls2 == FIT_KEEP && s1 * s2 > 0) {
+                int confirmed = cls2 == FIT_KEEP && s1 * s2 > 0, ntie = 0;
+                double third = cls == FIT_KEEP && !confirmed;
+                mt_pp_send(&e->pp, &third, 1, ref, TAG_CONFIRM);
+                if (third != 0) {
+                    measure_window(e, clk, ref, client, n, x + 2 * n, y + 2 * n, rtt + 2 * n);
+                    double s3 = 0;
+                    mt_sync_stats_t st3 = *e->st;
+                    int cls3 = fit_decide_x(p, x + 2 * n, y + 2 * n, rtt + 2 * n, n, &m2, &st3, &s3);
+                    ntie = 1;
+                    if (cls3 == FIT_KEEP && s1 * s3 > 0) {
+                        /* the first and the third agree: window 2 is left out of the fit */
+                        memcpy(x + n, x + 2 * n, sizeof(double) * (size_t)n);
+                        memcpy(y + n, y + 2 * n, sizeof(double) * (size_t)n);
+                        memcpy(rtt + n, rtt + 2 * n, sizeof(double) * (size_t)n);
+                        confirmed = 1;
+                    }
+                }
+                ntot = confirmed ? 2 * n : (2 + ntie) * n;
+                e->st->slope_windows = 2 + ntie;
+                if (confirmed) {
                     fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL);
                 } else {
                     mt_sync_params_t pz = *p;
@@ -303,6 +335,8 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                     e->st->fit_slope = fs; /* report the first window's fit */
                     e->st->fit_slope_se = fse;
                 }
+            } else {
+                e->st->slope_windows = 1;
             }
         }
         if (p->recompute) {
