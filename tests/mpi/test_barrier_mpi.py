@@ -50,6 +50,29 @@ def test_every_barrier_is_correct(build, np):
     assert ops["barrier"]["sent_per_call_min"] is None  # MPI_Barrier: not counted
 
 
+@pytest.mark.parametrize("np", [2, 3, 5])
+def test_native_algorithms_are_correct(build, np):
+    """The library's MPI_Barrier forced to each native algorithm that `mpitempo barrier` measures
+    next to ours (the same environment as its native-<name> configurations) passes the same check:
+    no rank leaves before the last one entered, no deadlock; on 2, 3 (not a power of two) and 5 ranks."""
+    from mpitempo.runner import barrier_study
+
+    configs, notes = barrier_study.native_configs(build, [np])
+    if not configs:
+        pytest.skip("no native barrier algorithm to force: " + "; ".join(notes))
+    for cfg in configs:
+        launch = make_launch(build, np, [build.binary("mpitempo-logp"), "--check-barriers", "--check-ops", "barrier",
+                                         "--check-calls", "6", "--check-delay", "50us", "--seed", str(np)])
+        env = dict(os.environ)
+        env.update(launch.env)
+        env.update(cfg["env"])
+        r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=240)
+        assert r.returncode == 0, (cfg["name"], r.stderr)
+        doc = json.loads(r.stdout)
+        (op,) = doc["ops"]
+        assert doc["ok"] is True and op["violations"] == 0 and op["min_slack_s"] >= 0, (cfg["name"], op)
+
+
 def test_the_check_fails_for_a_non_barrier(build):
     """The synthetic op delay does not synchronise: a late rank is seen leaving after others left."""
     r = run_core(build, 3, "mpitempo-logp", ["--check-barriers", "--check-ops", "delay,barrier:mcs",
