@@ -9,7 +9,7 @@ from mpitempo.options import json_option, mpicc_option
 from mpitempo.present.tables import print_json
 
 
-@click.command(epilog="Examples:\n\n  mpitempo which                       # all three, one per line\n\n"
+@click.command(epilog="Examples:\n\n  mpitempo which                       # every one, a line each\n\n"
                       "  mpirun -n 2 $(mpitempo which mpitempo-bench) --ops allreduce\n\n"
                       "  eval \"$(mpitempo which --path)\"      # put them on PATH in this shell")
 @click.argument("executable", required=False, metavar="[EXECUTABLE]")
@@ -17,8 +17,8 @@ from mpitempo.present.tables import print_json
 @click.option("--path", "as_path", is_flag=True, help="Print an 'export PATH=...' line for a shell's eval.")
 @json_option
 def which(executable, mpicc, as_path, as_json):
-    """Print where the C executables (mpitempo-bench, mpitempo-clocks, mpitempo-pingpong) of the
-    core that `run` uses are, building the core first if needed, so that they can be run directly
+    """Print where the C executables (mpitempo-bench, mpitempo-pingpong, mpitempo-clocks,
+    mpitempo-tree, mpitempo-logp) of the core that `run` uses are, building the core first if needed, so that they can be run directly
     under mpirun or srun. EXECUTABLE: one of them (the full path of that one only)."""
     from mpitempo.build import BINARIES, ensure_build
     from mpitempo.errors import MtError

@@ -101,3 +101,11 @@ def test_docs_rows():
         assert f"`tests/py/test_error_texts.py::test_error_text[{case}]`" in doc, f"no row for case {case}"
     for case in CORE_CASES:
         assert f"`tests/py/test_error_texts.py::test_core_error_text[{case}]`" in doc, f"no row for case {case}"
+
+
+def test_which_help_names_every_executable(cli):
+    from mpitempo.build import BINARIES
+
+    code, out, _ = cli("which", "--help")
+    flat = "".join(out.split())   # click may break a line after a hyphen
+    assert code == 0 and all(b in flat for b in BINARIES), out
