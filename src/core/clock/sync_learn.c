@@ -235,6 +235,7 @@ static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int
 {
     const mt_sync_params_t *p = e->p;
     mt_offset_res_t o;
+    const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
     double t1 = mt_clock_now(clk);
     for (int i = 0; i < n; i++) {
         if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
@@ -242,6 +243,9 @@ static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int
         x[i] = o.timestamp;
         y[i] = o.offset;
         rtt[i] = o.rtt_min;
+        if (tr && tr[0] == '1')
+            fprintf(stderr, "trace learn ref=%d client=%d i=%d t=%.9f off=%.9e rtt=%.9e\n", ref, client, i, o.timestamp,
+                    o.offset, o.rtt_min);
     }
 }
 
@@ -270,23 +274,12 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
         double *y = x + cap, *rtt = y + cap;
-        const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
         /* warm-up: the first measurement waits for the reference to arrive
          * (it may still serve another client) and runs on cold caches; it
          * is not a fit point, and the window starts when it is done */
         if (p->fit != MT_FIT_PAPER) mt_sync_measure(e, clk, ref, client, &o);
-        double t0 = mt_clock_now(clk);
         int ntot = n;
-        for (int i = 0; i < n; i++) {
-            if (i > 0 && p->window_s > 0) wait_s(clk, t0 + p->window_s * i / (n - 1), e->pp.lazy);
-            mt_sync_measure(e, clk, ref, client, &o);
-            x[i] = o.timestamp;
-            y[i] = o.offset;
-            rtt[i] = o.rtt_min;
-            if (tr && tr[0] == '1')
-                fprintf(stderr, "trace learn ref=%d client=%d i=%d t=%.9f off=%.9e rtt=%.9e\n", ref, client, i, o.timestamp,
-                        o.offset, o.rtt_min);
-        }
+        measure_window(e, clk, ref, client, n, x, y, rtt);
         double s1 = 0, s2 = 0;
         int cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1);
         if (p->slope == MT_SLOPE_AUTO) {
