@@ -64,9 +64,13 @@ def test_wrapper_really_changes_the_rate(tmp_path):
 #include <unistd.h>
 #include <x86intrin.h>
 static double s(void){struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); return t.tv_sec+1e-9*t.tv_nsec;}
-int main(void){double m0=s(); unsigned long long t0=__rdtsc(); usleep(200000); double m1=s();
-unsigned long long t1=__rdtsc(); usleep(400000); double m2=s(); unsigned long long t2=__rdtsc();
-printf("%.3f %.6f\n", (double)(t1-t0)/(m1-m0), (double)(t2-t1)/(m2-m1)); return 0;}
+/* a (monotonic, TSC) pair read together: of 200 tries the one with the fewest ticks around the clock
+   read, so that a preemption between the two reads (a loaded machine) does not misalign them */
+static void pair(double *m, double *t){unsigned long long best=~0ULL; for(int i=0;i<200;i++){
+unsigned long long a=__rdtsc(); double x=s(); unsigned long long b=__rdtsc();
+if(b-a<best){best=b-a; *m=x; *t=0.5*((double)a+(double)b);}}}
+int main(void){double m0,t0,m1,t1,m2,t2; pair(&m0,&t0); usleep(200000); pair(&m1,&t1); usleep(400000);
+pair(&m2,&t2); printf("%.3f %.6f\n", (t1-t0)/(m1-m0), (t2-t1)/(m2-m1)); return 0;}
 """)
     if subprocess.run(["cc", "-O2", "-o", str(tmp_path / "rate"), str(src)]).returncode != 0:
         pytest.skip("no C compiler with x86intrin.h")
