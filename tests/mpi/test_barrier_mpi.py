@@ -182,6 +182,27 @@ def test_mpitempo_barrier_json(cli, tmp_path):
                                                      "logp:train_k"}
 
 
+def test_logp_runs_that_fail_alone_are_kept(cli, tmp_path):
+    """An mpirun of mpitempo-logp that exits 3 (a pair failed its sanity checks; its files are written)
+    is complete: the study keeps it (no failed.json, runlog status 'insane') and judges the medians
+    over all mpiruns. The exit code is forced by a wrapper around the core, so that the runner's
+    path is taken whatever the machine measures."""
+    wrap = tmp_path / "wrap.sh"
+    wrap.write_text('"$@"; rc=$?\ncase "$1" in *mpitempo-logp) [ $rc = 0 ] && rc=3;; esac\nexit $rc\n')
+    out = tmp_path / "b"
+    code, stdout, err = cli("barrier", "-n", "2", "--mpiruns", "2", "--nrep", "10", "--time-slice", "0.05s",
+                            "--logp-nrep", "20", "--algorithms", "barrier:central", "--no-native",
+                            "--launcher", f"{{mpiexec}} -n {{np}} sh {wrap} {{cmd}}", "-o", out, "--json", "--quiet")
+    log = [json.loads(ln) for ln in (out / "logp" / "runlog.jsonl").read_text().splitlines()]
+    assert [x["status"] for x in log] == ["insane", "insane"], log
+    assert not list((out / "logp" / "runs").glob("*/failed.json"))
+    if code != 0:   # the medians themselves may fail on a loaded machine: then that is the one error
+        assert "LogP sanity check failed" in err.strip().splitlines()[-1], err
+        return
+    doc = json.loads(stdout)
+    assert doc["logp"]["mpiruns"] == 2 and [r["algorithm"] for r in doc["results"]] == ["barrier:central"]
+
+
 def test_native_algorithms_are_the_library_s(cli, build, tmp_path):
     """Each native row ran MPI_Barrier with the environment that forces its algorithm (MPICH: the CVAR
     with COLLECTIVE_FALLBACK=error, so an algorithm that cannot run fails instead of falling back;
