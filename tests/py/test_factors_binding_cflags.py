@@ -45,3 +45,17 @@ def test_cflags_change_the_fingerprint(tmp_path):
     base = fingerprint("/bin/true", "cc", tmp_path)
     assert fingerprint("/bin/true", "cc", tmp_path, None) == base
     assert fingerprint("/bin/true", "cc", tmp_path, "-O0") != base != fingerprint("/bin/true", "cc", tmp_path, "-O2")
+
+
+def test_logp_results_are_not_factors():
+    """Two LogP mpiruns measure different L, o_s, ... (results, per run and per pair): not a difference
+    of experimental factors; a different o_r method (a setting) is."""
+    from mpitempo.analysis.factors import flatten, within_group_differences
+
+    def meta(L, method="probe"):
+        return flatten({"config": "default", "logp_config": {"nrep": 200, "o_r_method": method,
+                                                              "timer_overhead_s": L / 100},
+                        "logp": {"L_s": L, "o_s_s": 2 * L, "sane": True},
+                        "pairs": [{"a": 0, "b": 1, "L_s": L, "rtt_s": 9 * L}]})
+    assert within_group_differences({"r0": meta(1e-7), "r1": meta(2e-7)}) == {}
+    assert within_group_differences({"r0": meta(1e-7), "r1": meta(2e-7, "wait")}) == {"default": ["logp_config.o_r_method"]}

@@ -25,6 +25,8 @@ VOLATILE = [
     "clock.duration*", "clock.quality*", "clock.*_s", "check.seed", "results*", "files.*", "launch.system_warnings",
     # measured state of the machine, reported as result flags (analysis/flags.py), not a setting
     "shared_cpu*", "ranks.*.cpu_share", "ranks.*.cpus_seen", "core_latency*", "clock.rtt_preempted_ranks",
+    # results of a LogP run (kind logp), not settings
+    "logp.*", "pairs.*", "logp_config.timer_overhead*",
 ]
 
 
