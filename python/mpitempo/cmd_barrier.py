@@ -181,7 +181,7 @@ def _study(study, quiet: bool, as_json: bool, keep: bool) -> None:
     plist = list(study.barrier.np)
     pmax = max(plist)
     settings = barrier_study.settings(study.barrier)
-    doc = {"logp": lp, "results": analysis.results(meds, lp), "choice": analysis.choose(meds, pmax, settings=settings),
+    doc = {"logp": lp, "results": analysis.results(meds, lp, flags=analysis.study_flags(study.out)), "choice": analysis.choose(meds, pmax, settings=settings),
            "native": analysis.versus_native(meds, settings), "native_notes": study.notes,
            "arity": analysis.arity(meds, pmax, lp), "nprocs": plist, "mpiruns": study.barrier.mpiruns,
            "cores": os.cpu_count()}

@@ -162,7 +162,8 @@ def test_mpitempo_barrier_json(cli, tmp_path):
     assert algs == {"barrier", "barrier:dissemination", "barrier:combining:2"} | natives
     for r in doc["results"]:
         assert r["nprocs"] == 2 and r["median_s"] > 0
-        assert set(r) >= {"ci_lo_s", "ci_hi_s", "predicted_s", "ratio", "implements"}
+        assert set(r) >= {"ci_lo_s", "ci_hi_s", "predicted_s", "ratio", "implements", "flags"}
+        assert isinstance(r["flags"], list) and "oversubscribed" not in r["flags"]   # 2 ranks on 2 cores
         if r["algorithm"] == "barrier":
             assert r["predicted_s"] is None and r["ratio"] is None
         else:

@@ -49,6 +49,21 @@ def run_medians(run_dirs: list[Path]) -> dict[tuple[str, int], list[float]]:
     return dict(out)
 
 
+def study_flags(root: Path) -> dict[tuple[str, int], list[str]]:
+    """(algorithm, nprocs) -> the result flags of `mpitempo summary` for that row of the barrier
+    campaign (oversubscribed, shared_cpu, outlier_runs, multimodal, core_latency, ...: analysis.flags),
+    so that the study's table shows what the summary would warn about."""
+    from mpitempo.analysis.store import open_campaigns
+    from mpitempo.analysis.summary import summary_rows
+    from mpitempo.stats.outliers import Filter
+
+    data = open_campaigns([root])
+    out: dict[tuple[str, int], list[str]] = {}
+    for r in summary_rows(data, Filter()):
+        out[(row_name(str(r["config"]), r["op"]), int(r["nprocs"]))] = list(r.get("flags") or [])
+    return out
+
+
 def logp_params(rows: list[dict]) -> dict:
     """The contract's `logp` object from the per-run `logp` objects: medians over mpiruns, and
     `_iqr` = the interquartile range over mpiruns (with one mpirun: that run's IQR over its
@@ -88,8 +103,9 @@ def to_model(lp: dict) -> model.LogP:
     return model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
 
 
-def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0.30) -> list[dict]:
-    """The contract's `results` rows, ordered by algorithm and nprocs."""
+def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0.30,
+            flags: dict | None = None) -> list[dict]:
+    """The contract's `results` rows, ordered by algorithm and nprocs; `flags` those of study_flags."""
     m = to_model(lp)
     cores = cores or os.cpu_count() or 1
     rows = []
@@ -106,7 +122,8 @@ def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0
                      "ci_lo_s": ci["lo_s"], "ci_hi_s": ci["hi_s"], "ci_need_runs": ci["need_runs"],
                      "predicted_s": pred, "ratio": (med / pred) if pred else None,
                      "within_tolerance": (abs(med / pred - 1) <= tolerance) if pred else None,
-                     "note": note, "implements": same, "oversubscribed": p > cores})
+                     "note": note, "implements": same, "oversubscribed": p > cores,
+                     "flags": sorted(set((flags or {}).get((op, p), [])) | ({"oversubscribed"} if p > cores else set()))})
     return rows
 
 

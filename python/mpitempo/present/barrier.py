@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from mpitempo.analysis.flags import flag_cell
 from mpitempo.present.tables import console, print_fitted, us
 
 
@@ -28,7 +29,9 @@ def print_study(doc: dict) -> None:
     for r in doc["results"]:
         ci = (f"{us(r['ci_lo_s'])} - {us(r['ci_hi_s'])}" if r["ci_lo_s"] is not None
               else f"need >= {r['ci_need_runs']} runs")
-        flag = "OVERSUBSCRIBED: correctness only" if r["oversubscribed"] else ""
+        other = [f for f in r.get("flags") or [] if f != "oversubscribed"]
+        flag = ", ".join((["OVERSUBSCRIBED: correctness only"] if r["oversubscribed"] else [])
+                         + ([flag_cell(other)] if other else []))
         rows.append([r["algorithm"], str(r["nprocs"]), str(r["mpiruns"]), us(r["median_s"]), ci,
                      us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-", flag])
     print_fitted("barrier runtime (Round-Time, medians over mpiruns) vs LogP prediction", cols, rows,
@@ -58,6 +61,10 @@ def print_study(doc: dict) -> None:
     c = doc["choice"]
     con.print(f"choice on {c['nprocs']} processes: {c['algorithm']} ({us(c['median_s'])} µs) - {c['verdict']}")
     con.print(f"closest native algorithm: {c['native']}; setting: {c['native_setting']}")
+    flagged = sorted({f for r in doc["results"] for f in r.get("flags") or [] if f != "oversubscribed"})
+    if flagged:
+        con.print(f"[bold]warning:[/bold] rows marked {flag_cell(flagged)} come from runs that `mpitempo summary` "
+                  "flags (see its warnings for the runs and likely causes; docs/methods.md)")
     if any(r["oversubscribed"] for r in doc["results"]):
         con.print("[bold]warning:[/bold] rows marked OVERSUBSCRIBED ran more ranks than cores: their times "
                   "are not performance numbers")
