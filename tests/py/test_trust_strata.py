@@ -73,16 +73,22 @@ def test_runs_without_a_probe_are_not_flagged(cli, tmp_path):
     assert "core_latency" not in r["flags"] and r["core_strata"] is None
 
 
-def test_compare_stratifies_by_core_latency(cli, tmp_path):
+def _near_far(tmp_path, split_a, split_b, shift_b=1.0):
+    """A campaign of configurations A and B whose runs landed on near (110 ns probe, 0.55 µs) and
+    distant (470 ns, 1.3 µs) cores as (near, far) counts; B's times multiplied by shift_b."""
     root = tmp_path / "c"
     (root / "runs").mkdir(parents=True)
+    near, far = 110e-9, 470e-9
+    for cfg, (n, f), k, seed in (("A", split_a, 1.0, 0), ("B", split_b, shift_b, 1)):
+        probes = [near] * n + [far] * f
+        _runs(root, cfg, [k * (0.55e-6 if p == near else 1.3e-6) for p in probes], probes, seed=seed)
+    return root
+
+
+def test_compare_stratifies_by_core_latency(cli, tmp_path):
     # A and B are the same configuration; A's runs landed mostly on near cores, B's mostly on
     # distant ones: unstratified, B looks 2x slower; inside each stratum they are equal
-    near, far = 110e-9, 470e-9
-    pa = [near] * 8 + [far] * 2
-    pb = [near] * 2 + [far] * 8
-    _runs(root, "A", [0.55e-6 if p == near else 1.3e-6 for p in pa], pa)
-    _runs(root, "B", [0.55e-6 if p == near else 1.3e-6 for p in pb], pb, seed=1)
+    root = _near_far(tmp_path, (8, 2), (2, 8))
     code, out, err = cli("compare", root, "--json")
     assert code == 0, err
     r = json.loads(out)[0]
@@ -102,13 +108,7 @@ def test_compare_stratifies_by_core_latency(cli, tmp_path):
 def test_compare_stratified_test_finds_a_shift_in_every_stratum(cli, tmp_path):
     """B is 6% slower on near and on distant cores, with the runs split differently: the combined
     test over the strata finds it."""
-    root = tmp_path / "c"
-    (root / "runs").mkdir(parents=True)
-    near, far = 110e-9, 470e-9
-    pa = [near] * 7 + [far] * 3
-    pb = [near] * 3 + [far] * 7
-    _runs(root, "A", [0.55e-6 if p == near else 1.3e-6 for p in pa], pa)
-    _runs(root, "B", [1.06 * (0.55e-6 if p == near else 1.3e-6) for p in pb], pb, seed=1)
+    root = _near_far(tmp_path, (7, 3), (3, 7), shift_b=1.06)
     code, out, err = cli("compare", root, "--json")
     assert code == 0, err
     ve = json.loads(out)[0]["stratified"]
