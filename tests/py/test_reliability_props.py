@@ -9,7 +9,7 @@ import math
 import shutil
 import sys
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mpitempo.errors import MtError
@@ -43,6 +43,8 @@ def _no_none(d):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=st.dictionaries(st.sampled_from(KEYS), values, max_size=6), cfgs=st.one_of(st.none(), configs))
+@example(spec={"launcher": "\x1b"}, cfgs=None)   # a control character must be escaped in the TOML written
+@example(spec={"name": "a\x7fb\x00"}, cfgs=[{"name": "x\ty", "description": "q\"\\"}])
 def test_campaign_parser_accepts_or_refuses(spec, cfgs):
     from mpitempo.io.campaign import build_campaign
 

@@ -195,13 +195,17 @@ def _toml_key(k: str) -> str:
     return k if re.match(r"^[A-Za-z0-9_-]+$", k) else _toml_value(k)
 
 
+_TOML_ESC = {"\\": "\\\\", '"': '\\"', "\n": "\\n"}
+
+
 def _toml_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(v, str):   # a TOML basic string: backslash, quote and control characters escaped
+        return '"' + "".join(_TOML_ESC.get(ch) or (f"\\u{ord(ch):04X}" if ch < " " and ch != "\t" or ch == "\x7f"
+                                                   else ch) for ch in v) + '"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
