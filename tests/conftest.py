@@ -47,3 +47,30 @@ def bad_launcher(tmp_path):
                     "exec \"$@\"\n")
     wrap.chmod(0o755)
     return flag, "{mpiexec} -n {np} " + str(wrap) + " {cmd}"
+
+
+@pytest.fixture
+def ctrl_c():
+    """Run `mpitempo ARGS` in a child, press Ctrl-C once the first mpirun of OUT is complete and the
+    second has started (plus ``settle`` seconds); returns (returncode, stdout, stderr)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def run(args, out: Path, settle: float = 0.0):
+        p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", *[str(a) for a in args]],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             # a background job of a non-interactive shell ignores SIGINT, and so would the
+                             # child: give it the default disposition, as in a terminal
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 120
+        for path in (out / "runs" / "default-000" / "meta.json", out / "runs" / "default-001" / "launch.json"):
+            while time.monotonic() < deadline and not path.exists():
+                time.sleep(0.02)
+        time.sleep(settle)
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=60)
+        return p.returncode, so, se
+
+    return run

@@ -259,31 +259,15 @@ def test_native_algorithms_with_open_mpi(cli, tmp_path):
 
 
 @pytest.mark.one_library  # the resume logic does not depend on the MPI library
-def test_interrupted_study_resumes(cli, build, tmp_path):
+def test_interrupted_study_resumes(cli, build, tmp_path, ctrl_c):
     """Ctrl-C while the barrier campaign runs (before the LogP campaign exists): exit 130 with the
     resume command; `mpitempo barrier --resume DIR` runs what is missing of both campaigns and prints
     the study over all mpiruns; a second resume runs nothing."""
-    import signal
-    import sys
-    import time
-
     out = tmp_path / "study"
-    p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "barrier", "-n", "2", "--mpiruns", "4",
-                          "--nrep", "20", "--time-slice", "0.3s", "--logp-nrep", "30",
-                          "--algorithms", "barrier:dissemination,barrier:central", "--no-native",
-                          "--logp-o-r-method", "wait", "-o", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         # a background job of a non-interactive shell ignores SIGINT, and so would the
-                         # child: give it the default disposition, as in a terminal
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
-        time.sleep(0.02)
-    while time.monotonic() < deadline and not (out / "runs" / "default-001" / "launch.json").exists():
-        time.sleep(0.02)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=60)
-    assert p.returncode == 130, se
+    code, so, se = ctrl_c(["barrier", "-n", "2", "--mpiruns", "4", "--nrep", "20", "--time-slice", "0.3s",
+                           "--logp-nrep", "30", "--algorithms", "barrier:dissemination,barrier:central",
+                           "--no-native", "--logp-o-r-method", "wait", "-o", out], out)
+    assert code == 130, se
     last = se.strip().splitlines()[-1]
     assert last.startswith("mpitempo: error: interrupted") and f"mpitempo barrier --resume {out}" in last, se
     assert (out / "barrier-study.json").exists() and not (out / "barrier.json").exists()

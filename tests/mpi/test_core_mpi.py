@@ -212,26 +212,11 @@ def test_launcher_not_found(cli, build, tmp_path):
     assert code == 2 and "placeholder {cmd}" in se
 
 
-def test_ctrl_c_stops_cleanly(build, tmp_path):
-    import signal
-    import sys
-    import time
+def test_ctrl_c_stops_cleanly(build, tmp_path, ctrl_c):
     out = tmp_path / "camp"
-    p = subprocess.Popen([sys.executable, "-m", "mpitempo.cli", "run", "--ops", "alltoall", "--msizes", "256K",
-                          "--nrep", "3000", "--mpiruns", "5", "-o", str(out), "--no-summary"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         # a background job of a non-interactive shell ignores SIGINT, and so would the
-                         # child: give it the default disposition, as in a terminal
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "runs" / "default-000" / "meta.json").exists():
-        time.sleep(0.05)
-    while time.monotonic() < deadline and not (out / "runs" / "default-001" / "launch.json").exists():
-        time.sleep(0.05)
-    time.sleep(0.3)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=60)
-    assert p.returncode == 130, se
+    code, so, se = ctrl_c(["run", "--ops", "alltoall", "--msizes", "256K", "--nrep", "3000", "--mpiruns", "5",
+                           "-o", out, "--no-summary"], out, settle=0.3)
+    assert code == 130, se
     assert "interrupted" in se and "--resume" in se
     runs = sorted((out / "runs").iterdir())
     interrupted = [d for d in runs if (d / "failed.json").exists()]

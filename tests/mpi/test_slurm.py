@@ -2,7 +2,6 @@
 sbatch submission of a whole campaign, and the wrong-PMI-plugin case."""
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
@@ -11,19 +10,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slurm"))
-from cluster import SlurmUnavailable, running  # noqa: E402
+from cluster import cluster_or_skip  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
 
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
-    with contextlib.ExitStack() as stack:
-        try:
-            c = stack.enter_context(running(tmp_path_factory.mktemp("slurm")))
-        except SlurmUnavailable as e:
-            pytest.skip(f"cannot start a local Slurm cluster: {e}")
-        yield c
+    yield from cluster_or_skip(tmp_path_factory, "slurm")
 
 
 @pytest.fixture

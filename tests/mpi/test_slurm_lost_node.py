@@ -6,7 +6,6 @@ with a one-line reason, the runs before it are kept and whole, no process of the
 left, and `run --resume` completes the campaign once the node is back."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -18,19 +17,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "slurm"))
-from cluster import SlurmCluster, SlurmUnavailable, running  # noqa: E402
+from cluster import SlurmCluster, cluster_or_skip  # noqa: E402
 
 pytestmark = pytest.mark.mpi
 
 
 @pytest.fixture(scope="module")
 def slurm2(tmp_path_factory):
-    with contextlib.ExitStack() as stack:
-        try:
-            c = stack.enter_context(running(tmp_path_factory.mktemp("slurm2"), cpus=4, nodes=2, slurmd_timeout=10))
-        except SlurmUnavailable as e:
-            pytest.skip(f"cannot start a two-node Slurm cluster: {e}")
-        yield c
+    yield from cluster_or_skip(tmp_path_factory, "slurm2", cpus=4, nodes=2, slurmd_timeout=10)
 
 
 def _left_running(marker: str) -> str:

@@ -266,6 +266,20 @@ def running(directory, **kw):
                 os.environ[k] = v
 
 
+def cluster_or_skip(tmp_path_factory, name: str, **kw):
+    """The body of a module-scoped pytest fixture: yields a `running` cluster in a fresh directory
+    NAME, or skips the tests that use it, saying why it cannot start."""
+    import pytest
+
+    with contextlib.ExitStack() as stack:
+        try:
+            c = stack.enter_context(running(tmp_path_factory.mktemp(name), **kw))
+        except SlurmUnavailable as e:
+            pytest.skip(f"cannot start a{' ' + str(kw['nodes']) + '-node' if kw.get('nodes', 1) > 1 else ''} "
+                        f"local Slurm cluster: {e}")
+        yield c
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
