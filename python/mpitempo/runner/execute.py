@@ -280,19 +280,15 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
             log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
                                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
                                   "duration_s": round(dt, 6)}) + "\n")
-        if status in ("ok", "few_valid", "insane"):   # complete: the data is kept, the problem said
+        if status == "ok":
             counts["ok"] += 1
-            if status == "few_valid":
-                counts["few_valid"] = counts.get("few_valid", 0) + 1
-                lines = [ln for ln in err_tail.splitlines() if "valid" in ln]
-                progress.finish(r.run_id, False, dt, "completed with too few valid measurements: "
-                                + (lines[-1] if lines else "see stderr.log"))
-            elif status == "insane":   # a LogP pair failed its sanity checks (meta.json: sanity_problem)
-                counts["insane"] = counts.get("insane", 0) + 1
-                lines = [ln.split("error: ", 1)[-1] for ln in err_tail.splitlines() if "sanity check failed" in ln]
-                progress.finish(r.run_id, False, dt, "completed; " + (lines[-1] if lines else "see stderr.log"))
-            else:
-                progress.finish(r.run_id, True, dt)
+            progress.finish(r.run_id, True, dt)
+        elif status in COMPLETE_WITH_PROBLEM:   # complete: the data is kept, the problem said
+            counts["ok"] += 1
+            counts[status] = counts.get(status, 0) + 1
+            mark, lead = COMPLETE_WITH_PROBLEM[status]
+            lines = [ln.split("error: ", 1)[-1] for ln in err_tail.splitlines() if mark in ln]
+            progress.finish(r.run_id, False, dt, lead + (lines[-1] if lines else "see stderr.log"))
         else:
             counts["failed"] += 1
             for stale in rdir.glob(".*.tmp"):   # the unfinished files of a killed core: never looked whole
@@ -309,6 +305,14 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
                 return next((ln.split("interrupted by ", 1)[1].split(";")[0] for ln in err_tail.splitlines()
                              if ln.startswith("mpitempo: interrupted by ")), True)
     return False
+
+
+# kind statuses (Kind.status) of an mpirun that completed with a problem: counted as complete and
+# named in counts[status]; (the marker of the core's stderr line that says it, the progress text before it)
+COMPLETE_WITH_PROBLEM = {
+    "few_valid": ("valid", "completed with too few valid measurements: "),
+    "insane": ("sanity check failed", "completed; "),   # a LogP pair failed its checks (meta.json sanity_problem)
+}
 
 
 _EXP_LINE = re.compile(rb"\[(\d+)/(\d+)\] (\S+) (\d+) B: median [^(]*\((\d+)/(\d+) valid\)")
