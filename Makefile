@@ -1,12 +1,15 @@
 # mpitempo: the two set-up commands are `make demo` and `make test`.
 # Both create .venv, install the Python package and its dependencies, use the
-# MPI whose mpicc is on PATH (or else install the `mpich` wheel into .venv),
+# MPI whose mpicc is on PATH (or else, or with MPI=wheel, install the `mpich` wheel into .venv),
 # and build the C core with CMake.
 # `make test-wheel` builds the wheel, installs it into a fresh environment and
 # runs a short campaign with it from outside the checkout (packaging/test-wheel.sh).
 
 PYTHON ?= python3
 VENV   := .venv
+# MPI=wheel: install the mpich wheel into .venv even when an mpicc is on PATH (CI does, so that a
+# system MPI installed for other tests never becomes the MPI that `make test` tests).
+MPI    ?= auto
 BIN    := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 # The build cache of the command line (mpitempo.build.cache_root()), named here so
@@ -22,7 +25,7 @@ CTEST_BUILD := build
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	@if command -v mpicc >/dev/null 2>&1; then \
+	@if [ "$(MPI)" != wheel ] && command -v mpicc >/dev/null 2>&1; then \
 	  echo "mpitempo: using the MPI of $$(command -v mpicc)"; \
 	else \
 	  echo "mpitempo: no mpicc on PATH: installing the mpich wheel into $(VENV)"; \

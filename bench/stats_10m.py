@@ -1,17 +1,27 @@
 #!/usr/bin/env python3
-"""Benchmark of the analysis side: 10 million synthetic measurements.
+"""Benchmark of the analysis side: `mpitempo summary` and `mpitempo compare` on 10 million and 100
+million synthetic measurements.
 
-    python bench/stats_10m.py [--dir /tmp/mt-bench-10m] [--keep] [--out bench/results/stats_10m.json]
+    flock /tmp/mpitempo-cpu.lock python bench/stats_10m.py [--case 10m|100m|both] [--dir-10m D] [--dir-100m D]
+        [--keep [--reuse-copies]] [--before-src PYTHON_DIR] [--repeat 3] [--out bench/results/stats_10m.json]
 
-Writes a campaign directory (2 configurations x 20 mpiruns x 5 ops x 10 sizes x 5000 measurements,
-right-skewed with a second mode, 0.5% large outliers, a per-mpirun effect, B 3% slower), then
-times, each in a fresh child process (so peak RSS is the phase's own):
+Campaigns (io.synthetic.make_campaign): 2 configurations x 20 mpiruns (40 runs) x 5 ops x 10 sizes,
+right-skewed runtimes with a second mode, 0.5% large outliers, a per-mpirun effect, B 3% slower;
+nrep 5000 (10 M measurements, 740 MiB of CSV) or 50000 (100 M, 7.4 GiB).
 
-1. ingest + Tukey filter + summary: open_campaigns, per_run_table (filter, outlier counts) and summary_rows
-   (per-run and across-run statistics with median CIs), as `mpitempo summary --json` does;
-2. `mpitempo compare DIR --json`.
+Each command runs as `python -m mpitempo.cli ...` in a fresh child (wall time includes the
+interpreter's start and the imports; peak RSS and CPU time (user + system, all threads) are the
+child's own, from getrusage):
 
-Goals: phase 1 < 15 s and < 2 GiB peak RSS; compare < 20 s.
+* 10m: `summary DIR --json` and `compare DIR --json`, first the run that writes the columnar copies
+  (once per run), then --repeat runs reading them (median and all values); with --before-src, the same
+  two commands with the mpitempo package of that directory (e.g. the tree before the columnar copy,
+  extracted with `git archive`), which reads the CSV;
+* 100m: the copies written once, then `summary DIR --json` out of core (--repeat runs).
+
+Targets (issue 26): 10 M summary < 2 s and compare < 2 s; 100 M summary < 30 s within 2 GiB.
+The 1-minute load average is recorded before and after each case: on a shared machine (load > 0.5)
+the figures are upper bounds.
 """
 from __future__ import annotations
 
@@ -19,97 +29,134 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-PHASE1 = """
-import json, resource, sys, time
-t0 = time.perf_counter()
-from mpitempo.analysis.store import open_campaigns
-from mpitempo.stats.outliers import Filter
-from mpitempo.analysis.summary import counts_from_per_run, per_run_table
-from mpitempo.analysis.summary import summary_rows
-t1 = time.perf_counter()
-data = open_campaigns([sys.argv[1]])
-t2 = time.perf_counter()
-filt = Filter("tukey", 1.5)
-per_run = per_run_table(data.con, filt)
-counts = counts_from_per_run(per_run, filt)
-t3 = time.perf_counter()
-rows = summary_rows(data, filt, per_run=per_run)
-t4 = time.perf_counter()
-n = data.con.execute("SELECT count(*) FROM meas").fetchone()[0]
-print(json.dumps({"measurements": n, "groups": len(rows), "outliers": counts["outliers"],
-                  "import_s": t1 - t0, "ingest_s": t2 - t1, "filter_per_run_s": t3 - t2, "summary_s": t4 - t3,
-                  "total_s": t4 - t1,
-                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
+HERE = Path(__file__).resolve().parent
+RUN = ("import sys, resource; from mpitempo.cli import main; c = main(sys.argv[1:]); "
+       "u = resource.getrusage(resource.RUSAGE_SELF); "
+       "print('MAXRSS', u.ru_maxrss / 1024, u.ru_utime + u.ru_stime, file=sys.stderr); sys.exit(c)")
 
 
-def child(cmd: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS MiB of the child, stdout)"""
+def make(root: Path, nrep: int) -> float:
+    from mpitempo.io.synthetic import make_campaign
+
     t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    make_campaign(root, {"A": 1.0, "B": 1.03}, runs=20, ops=("allreduce", "bcast", "alltoall", "reduce", "barrier"),
+                  msizes=tuple(8 * 4 ** i for i in range(10)), nrep=nrep, seed=42)
+    return time.perf_counter() - t
+
+
+def cli(args: list[str], src: str | None = None) -> dict:
+    """Run `mpitempo ARGS` in a child; wall seconds, peak RSS MiB, stdout size."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = src or str(HERE.parent / "python")
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
     if r.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd[:3])} failed: {r.stderr.strip()[-2000:]}")
-    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, r.stdout
+        sys.exit(f"bench: mpitempo {' '.join(args)} failed: {r.stderr.strip()[-2000:]}")
+    _, rss, cpu = [ln for ln in r.stderr.splitlines() if ln.startswith("MAXRSS")][-1].split()
+    return {"wall_s": round(wall, 3), "cpu_s": round(float(cpu), 3), "peak_rss_mib": round(float(rss), 1),
+            "stdout": r.stdout}
+
+
+def repeated(args: list[str], n: int, src: str | None = None) -> dict:
+    runs = [cli(args, src) for _ in range(n)]
+    walls = [r["wall_s"] for r in runs]
+    return {"wall_s_median": round(statistics.median(walls), 3), "wall_s_all": walls,
+            "cpu_s_all": [r["cpu_s"] for r in runs],
+            "peak_rss_mib_max": max(r["peak_rss_mib"] for r in runs), "stdout": runs[-1]["stdout"]}
+
+
+def drop_copies(root: Path) -> None:
+    for p in (root / "runs").glob("*/measurements.parquet*"):
+        p.unlink()
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def case(root: Path, nrep: int, keep: bool, repeat: int, before_src: str | None, with_compare: bool,
+         reuse_copies: bool = False) -> dict:
+    res: dict = {"dir": str(root)}
+    if not (keep and root.exists()):
+        shutil.rmtree(root, ignore_errors=True)
+        res["generate_s"] = round(make(root, nrep), 1)
+    res["csv_mib"] = round(sum(f.stat().st_size for f in root.rglob("measurements.csv")) / 2 ** 20, 1)
+    res["load_1m_before"] = load()
+    if before_src:
+        b = {"summary": repeated(["summary", str(root), "--json"], repeat, before_src)}
+        if with_compare:
+            b["compare"] = repeated(["compare", str(root), "--json"], repeat, before_src)
+        res["before_csv"] = b
+    if not reuse_copies:
+        drop_copies(root)
+        first = cli(["summary", str(root), "--json"])
+        res["first_summary_writes_copies"] = {k: v for k, v in first.items() if k != "stdout"}
+    res["copies_mib"] = round(sum(f.stat().st_size for f in root.rglob("measurements.parquet")) / 2 ** 20, 1)
+    cli(["summary", str(root), "--json"])          # second read records the digests' times (io.columnar)
+    after = {"summary": repeated(["summary", str(root), "--json"], repeat)}
+    if with_compare:
+        after["compare"] = repeated(["compare", str(root), "--json"], repeat)
+    res["after_columnar"] = after
+    rows = json.loads(after["summary"]["stdout"])
+    res["groups"] = len(rows)
+    res["measurements"] = sum(r["measurements"] for r in rows)
+    if before_src:   # the same numbers both ways (means to rounding: the sums are taken in another order)
+        old = json.loads(res["before_csv"]["summary"]["stdout"])
+        res["same_medians_as_before"] = [(r["median_s"], r["runs"], r["outliers"]) for r in rows] == \
+                                        [(r["median_s"], r["runs"], r["outliers"]) for r in old]
+        if with_compare:
+            res["same_compare_as_before"] = res["before_csv"]["compare"]["stdout"] == after["compare"]["stdout"]
+    for d in (res.get("before_csv", {}), after):
+        for v in d.values():
+            v.pop("stdout", None)
+    res["load_1m_after"] = load()
+    if not keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return res
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", default="/tmp/mt-bench-10m")
-    ap.add_argument("--keep", action="store_true", help="reuse an existing directory and keep it afterwards")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "stats_10m.json"))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--case", choices=("10m", "100m", "both"), default="both")
+    ap.add_argument("--dir-10m", default="/tmp/mt-bench-10m")
+    ap.add_argument("--dir-100m", default="/tmp/mt-bench-100m")
+    ap.add_argument("--keep", action="store_true", help="reuse existing campaign directories and keep them")
+    ap.add_argument("--before-src", help="python/ directory of the mpitempo to compare against (10m case)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--reuse-copies", action="store_true",
+                    help="with --keep: keep the columnar copies already there (the first, writing summary is not timed)")
+    ap.add_argument("--out", default=str(HERE / "results" / "stats_10m.json"))
     args = ap.parse_args()
-    root = Path(args.dir)
-    gen_s = None
-    if not (args.keep and root.exists()):
-        shutil.rmtree(root, ignore_errors=True)
-        from mpitempo.io.synthetic import make_campaign
-
-        t = time.perf_counter()
-        make_campaign(root, {"A": 1.0, "B": 1.03}, runs=20, ops=("allreduce", "bcast", "alltoall", "reduce", "barrier"),
-                      msizes=tuple(8 * 4 ** i for i in range(10)), nrep=5000, seed=42)
-        gen_s = time.perf_counter() - t
-    size_mib = sum(f.stat().st_size for f in root.rglob("measurements.csv")) / 2 ** 20
-
-    load0 = os.getloadavg()[0]
-    wall1, _, out1 = child([sys.executable, "-c", PHASE1, str(root)])
-    phase1 = json.loads(out1)
-    exe = shutil.which("mpitempo") or "mpitempo"
-    t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", "import sys, resource; from mpitempo.cli import main; c = main(sys.argv[1:]);"
-                        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr); sys.exit(c)",
-                        "compare", str(root), "--json"], capture_output=True, text=True)
-    wall2 = time.perf_counter() - t
-    if r.returncode != 0:
-        sys.exit(f"bench: compare failed: {r.stderr}")
-    rows = json.loads(r.stdout)
-    rss2 = float(r.stderr.strip().splitlines()[-1])
-    res = {
-        "benchmark": "stats_10m", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": "python bench/stats_10m.py", "machine": {"cpus": os.cpu_count(), "loadavg_1m_before": load0, "loadavg_1m_after": os.getloadavg()[0], "python": platform.python_version(),
-                                                           "platform": platform.platform()},
-        "data": {"measurements": phase1["measurements"], "csv_mib": round(size_mib, 1), "runs": 40,
-                 "groups": phase1["groups"], "generate_s": gen_s},
-        "ingest_filter_summary": {**{k: round(v, 3) for k, v in phase1.items() if k.endswith("_s")},
-                                  "child_wall_s": round(wall1, 3), "peak_rss_mib": round(phase1["peak_rss_mib"], 1),
-                                  "outliers": phase1["outliers"], "target": "< 15 s, < 2048 MiB"},
-        "compare": {"wall_s": round(wall2, 3), "peak_rss_mib": round(rss2, 1), "rows": len(rows),
-                    "significant": sum(x["significant"] for x in rows), "target": "< 20 s",
-                    "command": f"{exe} compare {root} --json"},
-    }
-    res["pass"] = (phase1["total_s"] < 15 and phase1["peak_rss_mib"] < 2048 and wall2 < 20)
+    res = {"benchmark": "stats_10m", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": " ".join(["python", "bench/stats_10m.py", *sys.argv[1:]]),
+           "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+           "targets": {"10m_summary_s": 2, "10m_compare_s": 2, "100m_summary_s": 30, "100m_peak_rss_mib": 2048}}
+    if args.case in ("10m", "both"):
+        res["10m"] = case(Path(args.dir_10m), 5000, args.keep, args.repeat, args.before_src, True, args.reuse_copies)
+    if args.case in ("100m", "both"):
+        res["100m"] = case(Path(args.dir_100m), 50000, args.keep, args.repeat, None, False, args.reuse_copies)
+    c10, c100 = res.get("10m"), res.get("100m")
+    res["pass"] = {}
+    if c10:
+        a = c10["after_columnar"]
+        res["pass"]["10m_summary"] = a["summary"]["wall_s_median"] < 2
+        res["pass"]["10m_compare"] = a["compare"]["wall_s_median"] < 2
+    if c100:
+        a = c100["after_columnar"]["summary"]
+        res["pass"]["100m_summary"] = a["wall_s_median"] < 30 and a["peak_rss_mib_max"] < 2048
+    loads = [c[k] for c in (c10, c100) if c for k in ("load_1m_before", "load_1m_after")]
+    res["shared_machine"] = max(loads) > 0.5
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
     print(json.dumps(res, indent=2))
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

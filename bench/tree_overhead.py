@@ -8,8 +8,10 @@ alternating order; overhead_pct = 100 x median over pairs of (with - without) / 
 script runs --mpiruns such mpiruns per timer under the CPU lock and writes the per-run values and
 their median to bench/results/tree_overhead.json.
 
+--samples: the --sample values to measure (record every N-th call of each tree; 1 = every call).
+
 usage: PYTHONPATH=python flock "${TMPDIR:-/tmp}/mpitempo-cpu.lock" python3 bench/tree_overhead.py \
-           [--mpiruns 5] [--reps 30] [--calls 20000] [--timers monotonic,rdtscp]
+           [--mpiruns 5] [--reps 30] [--calls 20000] [--timers monotonic,rdtscp] [--samples 1,8]
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--timers", default="monotonic,rdtscp")
+    ap.add_argument("--samples", default="1", help="--sample values, comma-separated (default 1: every call)")
     ap.add_argument("--tree", default="binomial")
     ap.add_argument("--msize", default=None, help="bytes per rank (default: one value per rank, as Gsum)")
     ap.add_argument("--hosts", action="store_true",
@@ -63,10 +66,11 @@ def measure(a, cluster) -> int:
     res = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "np": 2, "tree": a.tree,
            "msize": a.msize, "placement": "2 fake hosts, TCP" if cluster else "one host",
            "reps": a.reps, "calls_per_block": a.calls, "loadavg_at_start": load, "timers": {}}
-    for timer in a.timers.split(","):
+    for timer, sample in [(t, int(k)) for t in a.timers.split(",") for k in a.samples.split(",")]:
         runs = []
         for i in range(a.mpiruns):
             cmd = [build.binary("mpitempo-tree"), "--tree", a.tree, "--timer", timer, "--ncalls", "1000",
+                   "--sample", str(sample),
                    "--sync", "none", "--overhead-reps", str(a.reps), "--overhead-calls", str(a.calls),
                    "--expect-np", "2"] + (["--msize", a.msize] if a.msize else [])
             env = dict(os.environ)
@@ -84,12 +88,13 @@ def measure(a, cluster) -> int:
             ov = json.loads(p.stdout)["overhead"]
             runs.append({"overhead_pct": ov["overhead_pct"], "overhead_unpaired_pct": ov.get("overhead_unpaired_pct"),
                          "per_call_off_s": ov["per_call_off_s"], "per_call_on_s": ov["per_call_on_s"]})
-            print(f"{timer} run {i}: off {ov['per_call_off_s'] * 1e6:.3f} us/call, on {ov['per_call_on_s'] * 1e6:.3f} "
+            print(f"{timer} sample {sample} run {i}: off {ov['per_call_off_s'] * 1e6:.3f} us/call, on {ov['per_call_on_s'] * 1e6:.3f} "
                   f"us/call, overhead {ov['overhead_pct']:+.2f}%", flush=True)
         med = statistics.median(r["overhead_pct"] for r in runs)
-        res["timers"][timer] = {"runs": runs, "median_overhead_pct": med,
+        res["timers"][timer if sample == 1 else f"{timer}/sample={sample}"] = {
+                                "sample": sample, "runs": runs, "median_overhead_pct": med,
                                 "median_per_call_off_s": statistics.median(r["per_call_off_s"] for r in runs)}
-        print(f"{timer}: median overhead over {len(runs)} mpiruns: {med:+.2f}%")
+        print(f"{timer}, sample {sample}: median overhead over {len(runs)} mpiruns: {med:+.2f}%")
     res["loadavg_at_end"] = os.getloadavg()
     Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {a.out} (load average at start {load[0]:.1f}: the machine was "

@@ -12,8 +12,11 @@ core a run uses, in this order:
 
 A compiled core lives in ``$MPITEMPO_CACHE/builds/<fingerprint>`` (default
 ``~/.cache/mpitempo``, shared by ``make`` and the command line). The fingerprint
-hashes the wrapper's identity (path, ``-show`` output, the libmpi files it links)
-and every file of the C source tree it is built from. Computing it runs the
+hashes the wrapper's identity (path, ``-show`` output, the libmpi files it links),
+every file of the C source tree it is built from, and the optional components that
+CMakeLists.txt looks for, found the way it looks for them (`optional_components`:
+OTF2's header and library, hwloc's pkg-config file): a core built before OTF2 was
+installed is rebuilt once it is there, and one built with it once it is gone. Computing it runs the
 wrapper, so a stat index in front of it (paths, sizes, mtimes, inodes of the
 wrapper, mpiexec, libmpi and every source file) lets the cached path skip that
 when nothing changed; any change falls back to the full fingerprint.
@@ -28,7 +31,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from mpitempo.errors import MtError
@@ -41,7 +44,7 @@ _SKIP_DIRS = {"__pycache__", ".git"}
 _SKIP_SUFFIXES = (".pyc", ".o", ".swp", "~")
 # Environment variables that change what an MPI compiler wrapper prints for -show.
 _WRAPPER_ENV_PREFIXES = ("MPICH_", "OMPI_", "OPAL_", "I_MPI_", "MPICC")
-_INDEX_VERSION = 1
+_INDEX_VERSION = 2
 _RACY_S = 2.0   # files modified this recently are not trusted to the stat index
 
 
@@ -50,12 +53,15 @@ class Build:
     fingerprint: str
     mpicc: str
     mpiexec: str
-    flavour: str          # "mpich", "openmpi" or "unknown"
+    flavour: str          # "mpich", "openmpi", "smpi" (SimGrid's simulated MPI) or "unknown"
     show: str             # the wrapper's compile line
     mpiexec_version: str  # first line of `mpiexec --version`
     bindir: str
     origin: str = "built"  # "built": compiled by mpitempo; "installed": a core installed outside mpitempo
     source: str = ""       # built: the C source tree; installed: how it was found ("MPITEMPO_CORE", "PATH")
+    # optional components as CMake configured them: {"otf2": library path or None, "hwloc": version
+    # or None}; empty for an installed core (not known)
+    components: dict = field(default_factory=dict)
 
     def binary(self, name: str = "mpitempo-bench") -> str:
         path = Path(self.bindir) / name
@@ -64,6 +70,17 @@ class Build:
                 raise MtError(f"binary '{name}' is missing from the installed core in {self.bindir}")
             raise MtError(f"binary '{name}' is missing from the build in {self.bindir}; run 'mpitempo build --force'")
         return str(path)
+
+    def describe_components(self) -> str:
+        """'OTF2 yes (PATH), hwloc no' for `mpitempo build`."""
+        if self.origin == "installed" or not self.components:
+            return "not known (an installed core, or built before mpitempo recorded them)"
+        out = []
+        for name, label, without in (("otf2", "OTF2", "the tracer writes events.csv and perfetto.json only"),
+                                     ("hwloc", "hwloc", "the socket level of hierarchical sync from sysfs")):
+            v = self.components.get(name)
+            out.append(f"{label} {'yes (' + str(v) + ')' if v else 'no (' + without + ')'}")
+        return "; ".join(out)
 
     def describe(self) -> str:
         """One line saying which core this is."""
@@ -100,6 +117,18 @@ def cache_root() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mpitempo"
+
+
+def cached_text(path: Path, text: str) -> Path:
+    """``path`` in the cache holding ``text``: kept when it already does, else written atomically
+    (a temporary file renamed into place, so that concurrent writers never see half a file)."""
+    if path.is_file() and path.read_text() == text:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
 
 
 def source_files(root: Path) -> list[Path]:
@@ -150,15 +179,49 @@ def wrapper_show(mpicc: str) -> str:
     raise MtError(f"'{mpicc}' does not answer -show or --showme: is it an MPI compiler wrapper?")
 
 
-def _launcher_beside(d: Path) -> str | None:
+def _launcher_beside(d: Path, suffix: str = "") -> str | None:
     for name in ("mpiexec", "mpirun"):
-        if (d / name).is_file() and os.access(d / name, os.X_OK):
-            return str(d / name)
+        f = d / (name + suffix)
+        if f.is_file() and os.access(f, os.X_OK):
+            return str(f)
     return None
 
 
+def _wrapper_suffixes(mpicc: str) -> list[tuple[Path, str]]:
+    """(directory, suffix) of every name along mpicc's chain of symbolic links whose name is mpicc
+    with a suffix: Debian installs MPICH's and Open MPI's wrappers as mpicc.mpich and mpicc.openmpi
+    beside mpiexec.mpich and mpiexec.openmpi, and points mpicc and mpiexec at one of them through two
+    separate alternatives, which need not agree."""
+    out, p = [], Path(mpicc)
+    for _ in range(16):
+        if p.name.startswith("mpicc") and len(p.name) > len("mpicc") and p.name[len("mpicc")] in ".-_":
+            out.append((p.parent, p.name[len("mpicc"):]))
+        if not p.is_symlink():
+            break
+        try:
+            t = Path(os.readlink(p))
+        except OSError:
+            break
+        p = t if t.is_absolute() else p.parent / t
+    return out
+
+
+def is_smpicc(mpicc: str) -> bool:
+    """SimGrid's compiler wrapper (smpicc): its binaries run under smpirun on a simulated platform."""
+    return any(Path(p).name.startswith("smpicc") for p in (mpicc, os.path.realpath(mpicc)))
+
+
 def find_mpiexec(mpicc: str) -> str:
-    """The launcher that belongs to this mpicc: the mpiexec/mpirun beside it."""
+    """The launcher that belongs to this mpicc: the mpiexec/mpirun beside it (smpirun beside smpicc)."""
+    if is_smpicc(mpicc):
+        for d in (Path(mpicc).parent, Path(os.path.realpath(mpicc)).parent):
+            if os.access(d / "smpirun", os.X_OK):
+                return str(d / "smpirun")
+        raise MtError(f"no smpirun next to '{mpicc}': SimGrid's SMPI is incomplete (install simgrid)")
+    for d, suffix in _wrapper_suffixes(mpicc):   # mpicc.mpich -> mpiexec.mpich, not the alternative
+        found = _launcher_beside(d, suffix)
+        if found:
+            return found
     found = _launcher_beside(Path(mpicc).parent) or _launcher_beside(Path(os.path.realpath(mpicc)).parent)
     if found:
         return found
@@ -179,6 +242,8 @@ def detect_flavour(mpiexec: str) -> tuple[str, str]:
             first = f"{first.split()[0]} {ln.split(':', 1)[1].strip()}"
             break
     low = text.lower()
+    if "simgrid" in low:
+        return "smpi", first
     if "open mpi" in low or "openrte" in low or "prrte" in low or "prterun" in low or "open-mpi" in low:
         return "openmpi", first
     if "hydra" in low or "mpich" in low or "intel(r) mpi" in low:
@@ -189,11 +254,12 @@ def detect_flavour(mpiexec: str) -> tuple[str, str]:
 # ----------------------------------------------------------------------------- fingerprints
 
 def _lib_files(show: str) -> list[Path]:
-    """libmpi files under the wrapper's -L directories."""
+    """libmpi (SMPI: libsimgrid) files under the wrapper's -L directories."""
     out = []
     for tok in show.split():
         if tok.startswith("-L"):
             out += sorted(Path(tok[2:]).glob("libmpi.so*"))[:4]
+            out += sorted(Path(tok[2:]).glob("libsimgrid.so*"))[:4]   # SMPI: the simulator is the MPI
     return out
 
 
@@ -227,10 +293,100 @@ def _cflags_key(cflags: str | None) -> list[str]:
 def fingerprint(mpicc: str, show: str, root: Path, cflags: str | None = None) -> str:
     h = hashlib.sha256()
     for part in [os.path.realpath(mpicc), show, *_lib_identity(show), _sources_hash(root),
-                 *_cflags_key(cflags)]:
+                 *_cflags_key(cflags), *_components_key()]:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- optional components
+
+def _search_prefixes() -> list[Path]:
+    """The prefixes CMake's find_path/find_library search by default: CMAKE_PREFIX_PATH, the
+    prefixes of the PATH entries (DIR/bin -> DIR), then /usr/local, /usr and /."""
+    out: list[Path] = []
+    for v in os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep):
+        if v:
+            out.append(Path(v))
+    for v in os.environ.get("PATH", "").split(os.pathsep):
+        if v:
+            p = Path(v)
+            out.append(p.parent if p.name in ("bin", "sbin") else p)
+    out += [Path("/usr/local"), Path("/usr"), Path("/")]
+    seen, uniq = set(), []
+    for p in out:
+        if str(p) not in seen:
+            seen.add(str(p))
+            uniq.append(p)
+    return uniq
+
+
+def _lib_dirs(prefix: Path) -> list[Path]:
+    import sysconfig
+
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
+    return [prefix / "lib" / arch] * bool(arch) + [prefix / "lib64", prefix / "lib"]
+
+
+def _component_candidates() -> dict[str, list[Path]]:
+    """Where each optional component of CMakeLists.txt would be found, in CMake's order."""
+    prefixes = _search_prefixes()
+    pc_dirs = [Path(v) for v in os.environ.get("PKG_CONFIG_PATH", "").split(os.pathsep) if v]
+    pc_dirs += [d / "pkgconfig" for p in (Path("/usr/local"), Path("/usr")) for d in _lib_dirs(p)]
+    pc_dirs += [Path("/usr/share/pkgconfig")]
+    return {
+        "otf2_header": [p / "include" / "otf2" / "otf2.h" for p in prefixes],
+        "otf2_library": [d / "libotf2.so" for p in prefixes for d in _lib_dirs(p)],
+        "hwloc": [d / "hwloc.pc" for d in pc_dirs],
+    }
+
+
+def optional_components() -> dict[str, str | None]:
+    """{"otf2_header", "otf2_library", "hwloc"}: the file each would be found at, or None."""
+    out = {}
+    for name, cands in _component_candidates().items():
+        out[name] = next((str(c) for c in cands if c.is_file()), None)
+    return out
+
+
+def _components_key() -> list[str]:
+    """What the optional components add to the fingerprint: each found file with its size and mtime."""
+    parts = []
+    for name, path in sorted(optional_components().items()):
+        if path is None:
+            parts.append(f"{name}=absent")
+        else:
+            try:
+                st = os.stat(path)
+                parts.append(f"{name}={os.path.realpath(path)}:{st.st_size}:{int(st.st_mtime)}")
+            except OSError:
+                parts.append(f"{name}=absent")
+    return parts
+
+
+def _component_files() -> list[str]:
+    """Every candidate path of every optional component (watched by the stat index: a component
+    that appears or goes away changes the index key, and the full fingerprint is computed again)."""
+    return [str(c) for cands in _component_candidates().values() for c in cands]
+
+
+def configured_components(work: Path) -> dict:
+    """What CMake found, from the build directory's CMakeCache.txt: {"otf2": library or None,
+    "hwloc": version or None}."""
+    cache = {}
+    try:
+        for ln in (work / "CMakeCache.txt").read_text(errors="replace").splitlines():
+            k, sep, v = ln.partition("=")
+            if sep and ":" in k and not ln.startswith(("//", "#")):
+                cache[k.split(":", 1)[0]] = v
+    except OSError:   # no cache to read: what the same search as CMake's finds
+        found = optional_components()
+        return {"otf2": found["otf2_library"] if found["otf2_header"] else None,
+                "hwloc": "found" if found["hwloc"] else None}
+    lib, inc = cache.get("OTF2_LIBRARY", ""), cache.get("OTF2_INCLUDE_DIR", "")
+    otf2 = lib if lib and inc and "NOTFOUND" not in lib and "NOTFOUND" not in inc else None
+    hwloc = (cache.get("HWLOC_VERSION") or "found") if cache.get("HWLOC_FOUND") == "1" else None
+    return {"otf2": otf2, "hwloc": hwloc}
 
 
 def _stat_rows(paths) -> tuple[list, float]:
@@ -262,7 +418,7 @@ def _wrapper_files(mpicc: str, mpiexec: str | None, show: str) -> list[str]:
         if tok.startswith("-L"):
             files.append(tok[2:])  # the directory: its mtime changes when a library is added or replaced
     files += [str(p) for p in _lib_files(show)]
-    return files
+    return files + _component_files()
 
 
 def _stat_digest(watched: list[str], rows: list, srows: list) -> str:
@@ -469,15 +625,44 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
                 what = f"{mpicc} and cflags '{cflags}'" if cflags is not None else mpicc
                 raise MtError(f"building the C core with {what} failed:\n{tail}")
         b = Build(fingerprint=fp, mpicc=mpicc, mpiexec=mpiexec, flavour=flavour, show=show,
-                  mpiexec_version=mpiexec_version, bindir=str(work), origin="built", source=str(root))
+                  mpiexec_version=mpiexec_version, bindir=str(work), origin="built", source=str(root),
+                  components=configured_components(work))
         _write_json(info_path, b.to_json())
         remember()
         return b
 
 
+_ONE_HOST_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<!-- written by mpitempo: one host, for the SMPI core's option checks (--list, --check-args) -->
+<platform version="4.1"><zone id="mpitempo-check" routing="Full"><host id="check" speed="1Gf"/></zone></platform>
+"""
+
+
+def direct_argv(build: Build, binary: str) -> list[str]:
+    """The command that runs a core binary on its own (--list, --check-args, no MPI job): the binary
+    itself, or for an SMPI core (a shared object that only smpirun can load) smpirun with one rank
+    on a one-host platform written into the cache."""
+    if build.flavour != "smpi":
+        return [binary]
+    plat = cache_root() / "platforms" / "one-host.xml"
+    try:
+        cached_text(plat, _ONE_HOST_PLATFORM)
+    except OSError as e:
+        raise MtError(f"cannot write the one-host platform {plat}: {e.strerror}") from None
+    return [build.mpiexec, "-platform", str(plat), "-np", "1", "--log=root.thres:critical", binary]
+
+
+def core_error_line(stderr: str) -> str:
+    """The core's own error line from a stderr (SimGrid adds lines of its own after it)."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    mine = [ln for ln in lines if ": error: " in ln]
+    return (mine or lines or [""])[-1]
+
+
 def list_registry(build: Build) -> dict:
     """The names the core accepts (timers, ops, schemes, ...), without starting MPI."""
-    r = _run([build.binary(), "--list"])
+    r = _run([*direct_argv(build, build.binary()), "--list"])
     if r.returncode != 0:
-        raise MtError(f"'{build.binary()} --list' failed: {r.stderr.strip()}")
+        raise MtError(f"'{build.binary()} --list' failed: {core_error_line(r.stderr)}")
     return json.loads(r.stdout)

@@ -1,6 +1,8 @@
 """The `mpitempo` command line: one module per command, registered here."""
 from __future__ import annotations
 
+import errno
+
 import sys
 
 import click
@@ -33,6 +35,32 @@ COMMANDS = {
 }
 
 
+_PATH_METAVARS = ("FILE", "DIR", "OUTDIR", "PATH", "CONFIG")
+
+
+def _refuse_blank(orig):
+    def callback(ctx, param, value):
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(v, str) and not v.strip():
+                raise click.BadParameter(f"{v!r} is not a path: give a file or directory name", ctx, param)
+        return orig(ctx, param, value) if orig else value
+    callback.mt_guarded = True
+    return callback
+
+
+def _guard_paths(cmd):
+    """Every path option or argument of cmd (and of its subcommands) refuses an empty or
+    whitespace-only value (-o '', --db ' ', report -o ''): never the default, never a file named ' '."""
+    for p in cmd.params:
+        meta = (p.metavar or "").split("|")[0].split(".")[0]
+        if (isinstance(p.type, click.Path) or meta in _PATH_METAVARS) and \
+                not getattr(p.callback, "mt_guarded", False):
+            p.callback = _refuse_blank(p.callback)
+    for sub in getattr(cmd, "commands", {}).values():
+        _guard_paths(sub)
+    return cmd
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return list(COMMANDS)
@@ -43,7 +71,7 @@ class LazyGroup(click.Group):
         import importlib
 
         mod, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(mod), attr)
+        return _guard_paths(getattr(importlib.import_module(mod), attr))
 
     def format_commands(self, ctx, formatter):
         rows = [(name, short) for name, (_, _, short) in COMMANDS.items()]
@@ -66,8 +94,49 @@ def cli():
     """
 
 
+# What a terminal that cannot show a character gets instead (a C or POSIX locale without
+# Python's UTF-8 mode, PYTHONIOENCODING=ascii): µs reads as us, never as a UnicodeEncodeError.
+_ASCII = {"µ": "u", "±": "+/-", "×": "x", "²": "^2", "≈": "~", "≤": "<=", "≥": ">=", "–": "-", "—": "-",
+          "…": "...", "’": "'", "‘": "'", "“": '"', "”": '"', "•": "*", "→": "->", "│": "|", "─": "-",
+          "━": "-", "┃": "|", "╇": "+", "┡": "+", "┩": "+", "┏": "+", "┓": "+", "┗": "+", "┛": "+", "┳": "+",
+          "┻": "+", "╋": "+", "┼": "+", "├": "+", "┤": "+", "┬": "+", "┴": "+", "└": "+", "┘": "+", "┌": "+",
+          "┐": "+", "█": "#", "▏": "|", "·": "."}
+
+
+def _ascii_fallback(err):
+    text = err.object[err.start:err.end]
+    return "".join(_ASCII.get(ch, f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+                   for ch in text), err.end
+
+
+def _safe_streams() -> None:
+    """stdout and stderr that cannot encode µ (a non-UTF-8 locale) replace what they cannot show."""
+    import codecs
+
+    try:
+        codecs.lookup_error("mpitempo-ascii")
+    except LookupError:
+        codecs.register_error("mpitempo-ascii", _ascii_fallback)
+    for stream in (sys.stdout, sys.stderr):
+        enc = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            "µ±".encode(enc)
+        except (UnicodeEncodeError, LookupError):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="mpitempo-ascii")
+
+
 def main(argv=None) -> int:
-    """Entry point: every error is one line on stderr and a non-zero exit."""
+    """Entry point: every error is one line on stderr and a non-zero exit. Whatever reaches stdout
+    and stderr has its control characters escaped (present.safe_text: strings from files)."""
+    from mpitempo.present.safe_text import guard
+
+    _safe_streams()
+    with guard():
+        return _main(argv)
+
+
+def _main(argv) -> int:
     try:
         cli.main(args=argv, prog_name="mpitempo", standalone_mode=False)
     except MtError as e:
@@ -86,6 +155,11 @@ def main(argv=None) -> int:
         return 130
     except OSError as e:   # a file the command had to read or write: one line naming it, never a traceback
         where = f" '{e.filename}'" if e.filename else ""
+        if e.errno == errno.ENOSPC:
+            from mpitempo.runner.reason import disk_full
+
+            print(f"mpitempo: error: cannot write{where}: {disk_full(e.filename or '.')}", file=sys.stderr)
+            return 2
         print(f"mpitempo: error: cannot access{where}: {e.strerror or e}", file=sys.stderr)
         return 2
     return 0

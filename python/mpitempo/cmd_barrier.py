@@ -18,8 +18,10 @@ from pathlib import Path
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
-from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
+from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, platform_option,
+                              platform_oversubscribe_option, platform_ppn_option)
 
 
 def _split(text: str) -> list[str]:
@@ -62,7 +64,8 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
 
 
 RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_o_r_method",
-                "logp_msizes", "launcher", "mpicc", "outdir", "timeout_s", "native")
+                "logp_msizes", "launcher", "mpicc", "outdir", "timeout_s", "native", "platform", "platform_ppn",
+                "platform_oversubscribe")
 
 
 @click.command()
@@ -94,18 +97,30 @@ RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "l
               help="message sizes of the RTT sweep for LogGP's G (bytes).")
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
               help="Keep the study here (OUTDIR: barrier runs, OUTDIR/logp: LogP runs, barrier-study.json, "
                    "barrier.json, barrier.png, arity.png); default: a temporary directory, removed afterwards.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Continue an interrupted study in DIR (both campaigns, as it was started: give no other "
-                   "option but --quiet and --json).")
-@click.option("--timeout", "timeout_s", type=float, default=1800, show_default=True, help="Seconds per mpirun.")
+                   "option but --yes, --quiet and --json).")
+@click.option("--yes", "yes", is_flag=True,
+              help="With --resume: run the mpicc, launcher, cflags and loader variables stored in the study "
+                   "without asking (they are shown either way).")
+@click.option("--timeout", "timeout_s", type=FINITE, default=1800, show_default=True, help="Seconds per mpirun.")
+@click.option("--model-start-cost", "start_cost_us", type=FINITE, default=0.0, show_default=True, metavar="US",
+              help="Extended model: µs added to every message sent before its sender received anything in the "
+                   "call (the cost of a synchronised start on real ranks, measured by bench/barrier_gap.py; 0 on "
+                   "a simulator). Only the analysis: also with --resume, to re-predict a finished study.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 @click.pass_context
 def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_nrep, logp_o_r_method, logp_msizes,
-            launcher, mpicc, outdir, resume_dir, timeout_s, quiet, as_json):
+            launcher, mpicc, platform, platform_ppn, platform_oversubscribe, outdir, resume_dir, yes, timeout_s,
+            start_cost_us, quiet,
+            as_json):
     """Barrier algorithms against the LogP model (Hoefler et al. 2005): LogP
     parameters measured on N ranks, every algorithm measured with Round-Time on
     2..N ranks (and the library's own implementations of the same algorithms),
@@ -123,16 +138,22 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
 
     from mpitempo.runner import barrier_study
 
+    if not 0.0 <= start_cost_us <= 1e6:
+        raise MtError(f"invalid --model-start-cost {start_cost_us}: expected microseconds >= 0")
+    start_cost = start_cost_us * 1e-6
     if resume_dir:
         given = [n for n in RESUME_ALONE if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]
         if given:
             opt = "-o/--outdir" if given[0] == "outdir" else "--timeout" if given[0] == "timeout_s" else \
                 "-n" if given[0] == "np" else "--" + given[0].replace("_", "-")
             raise MtError(f"--resume continues a study as it was started: give it without {opt} "
-                          "(only --quiet and --json may go with it)")
+                          "(only --yes, --quiet and --json may go with it)")
         study = barrier_study.load(Path(resume_dir))
-        _study(study, quiet, as_json, keep=True)
+        study.yes = yes
+        _study(study, quiet, as_json, keep=True, start_cost=start_cost)
         return
+    if yes:
+        raise MtError("--yes goes with --resume: it consents to the commands stored in a study directory")
 
     from mpitempo.build import ensure_build
     from mpitempo.io.campaign import build_campaign
@@ -149,29 +170,37 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
         validate_algorithms(algs, plist)
     else:  # the default list without arities above the largest P
         algs = [a for a in DEFAULT_ALGORITHMS if not a[-1].isdigit() or int(a.rsplit(":", 1)[1]) <= max(plist)]
-    common = dict(mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, timeout_s=timeout_s)
+    common = dict(mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, timeout_s=timeout_s, platform=platform,
+                  platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     lc = build_campaign(None, dict(common, np=np, name="logp", nrep=str(logp_nrep), msizes=logp_msizes,
                                    o_r_method=logp_o_r_method), kind="logp")
     notes: list[str] = []
     configs = [{"name": "default"}]
     if native:
-        natives, notes = barrier_study.native_configs(ensure_build(mpicc), plist)
+        natives, notes = barrier_study.native_configs(ensure_build(mpicc or ("smpicc" if platform else None)), plist)
         configs += natives
     # ops in the file part: a flag would win over the native configurations' ops = ["barrier"]
+    # on a simulated platform every rank reads the one simulated clock (barrier injects no offsets), so
+    # Round-Time's global clock is ClockPropSync (one broadcast, checked against the tolerance) instead of
+    # HCA3, whose (P - 1) x 4200 simulated ping-pongs find offset 0 and cost host minutes at 1024 ranks;
+    # and 2 warm-up calls instead of 10: the simulation has no caches or lazy connections to warm, and
+    # every call costs host time
+    extra = {"sync": "prop", "warmup": "2"} if platform else {}
     bc = build_campaign({"ops": algs, "config": configs},
-                        dict(common, np=plist, name="barrier", nrep=str(nrep), time_slice=time_slice), kind="barrier")
+                        dict(common, np=plist, name="barrier", nrep=str(nrep), time_slice=time_slice, **extra),
+                        kind="barrier")
     check_campaign(lc)
     check_campaign(bc)
     tmp = None if outdir else tempfile.mkdtemp(prefix="mpitempo-barrier-")
     try:
         study = barrier_study.create(Path(outdir) if outdir else Path(tmp) / "study", bc, lc, notes)
-        _study(study, quiet, as_json, keep=bool(outdir))
+        _study(study, quiet, as_json, keep=bool(outdir), start_cost=start_cost)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _study(study, quiet: bool, as_json: bool, keep: bool) -> None:
+def _study(study, quiet: bool, as_json: bool, keep: bool, start_cost: float = 0.0) -> None:
     from mpitempo.analysis import barrier as analysis
     from mpitempo.runner import barrier_study
 
@@ -181,7 +210,12 @@ def _study(study, quiet: bool, as_json: bool, keep: bool) -> None:
     plist = list(study.barrier.np)
     pmax = max(plist)
     settings = barrier_study.settings(study.barrier)
-    doc = {"logp": lp, "results": analysis.results(meds, lp, flags=analysis.study_flags(study.out)), "choice": analysis.choose(meds, pmax, settings=settings),
+    bcfg = study.barrier.configs[0]
+    ext = analysis.extended_model(lp, bcfg.platform, bcfg.platform_ppn, start_cost)
+    rows = analysis.results(meds, lp, flags=analysis.study_flags(study.out), ext=ext)
+    doc = {"logp": lp, "results": rows, "choice": analysis.choose(meds, pmax, settings=settings),
+           "model_ext": {k: v for k, v in ext.items() if k != "latency"},
+           "choice_by_p": analysis.choice_by_p(meds, rows),
            "native": analysis.versus_native(meds, settings), "native_notes": study.notes,
            "arity": analysis.arity(meds, pmax, lp), "nprocs": plist, "mpiruns": study.barrier.mpiruns,
            "cores": os.cpu_count()}
@@ -192,11 +226,15 @@ def _study(study, quiet: bool, as_json: bool, keep: bool) -> None:
         from mpitempo.present.barrier import plot_arity, plot_runtime
         from mpitempo.present.tables import _default
 
-        plot_runtime(doc, str(out / "barrier.png"))
-        plot_arity(doc, str(out / "arity.png"))
-        tmpf = out / ".barrier.json.tmp"
-        tmpf.write_text(json.dumps(doc, indent=2, default=_default) + "\n")
-        tmpf.replace(out / "barrier.json")
+        import io
+
+        from mpitempo.io.safefs import safe_write_text
+
+        for name, plot in (("barrier.png", plot_runtime), ("arity.png", plot_arity)):
+            buf = io.BytesIO()   # rendered here, written without following a link
+            plot(doc, buf)
+            safe_write_text(out / name, buf.getvalue(), out, binary=True)
+        safe_write_text(out / "barrier.json", json.dumps(doc, indent=2, default=_default) + "\n", out)
     if as_json:
         from mpitempo.present.tables import print_json
 

@@ -20,8 +20,10 @@ def build(mpicc, force, as_json):
     mpitempo-pingpong and mpitempo-tree in $MPITEMPO_CORE or on PATH) is used as it is, unless
     --mpicc or $MPITEMPO_MPICC names an MPI to build for (MPITEMPO_CORE=build
     always builds). A built core is cached under $MPITEMPO_CACHE (by default
-    ~/.cache/mpitempo) by a fingerprint of the MPI installation and the sources;
-    every run records which core it used.
+    ~/.cache/mpitempo) by a fingerprint of the MPI installation, the sources and
+    the optional components found (OTF2, hwloc: a core built before one was
+    installed is rebuilt); every run records which core it used. --json has
+    the key components: {"otf2": library or null, "hwloc": version or null}.
     """
     b = ensure_build(mpicc, force=force, quiet=as_json)
     if as_json:
@@ -34,3 +36,4 @@ def build(mpicc, force, as_json):
         click.echo(f"  mpiexec:     {b.mpiexec}")
         click.echo(f"  fingerprint: {b.fingerprint}")
         click.echo(f"  binaries:    {b.bindir}")
+        click.echo(f"  optional:    {b.describe_components()}")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
 from mpitempo.analysis.clocks import summarise
 from mpitempo.kinds.clocks import load_rows, parse_waits  # noqa: F401 (parse_waits: tests)
-from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, param_options
+from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, param_options, platform_option,
+                              platform_oversubscribe_option, platform_ppn_option)
 from mpitempo.present.clocks import clocks_table
 from mpitempo.present.tables import console, print_json
 
@@ -21,6 +23,9 @@ from mpitempo.present.tables import console, print_json
 @np_option
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
 @param_options("clocks", exclude=("seed",))
 @click.option("--sim", "sim", default=None, metavar="SEED[:MAXOFF_S[:MAXDRIFT_PPM]]",
               help="SIMULATED clocks: a random offset and drift per rank (validation only; same as --sim-random).")
@@ -30,10 +35,10 @@ from mpitempo.present.tables import console, print_json
                    "default: a temporary directory, removed afterwards.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Where to write the duration-vs-offset plot. [default: OUTDIR/clocks.png with -o, else none]")
-@click.option("--timeout", "timeout_s", type=float, default=3600, show_default=True, help="Seconds per mpirun.")
+@click.option("--timeout", "timeout_s", type=FINITE, default=3600, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quiet, as_json, **params):
+def clocks(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, sim, mpiruns, outdir, plot_path, timeout_s, quiet, as_json, **params):
     """Evaluate clock-synchronisation algorithms: sync duration, and max and median
     |offset| of every rank's global clock to rank 0 right after sync and after
     each wait time, over several mpiruns (Hunold and Carpen-Amarie 2018, Fig. 3)."""
@@ -42,7 +47,8 @@ def clocks(np, launcher, mpicc, sim, mpiruns, outdir, plot_path, timeout_s, quie
 
     if sim:
         params["sim_random"] = sim
-    c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
+    c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, platform=platform,
+                                        platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
                                   timeout_s=timeout_s, name="clocks"), kind="clocks")
     check_campaign(c)
     if plot_path:

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from mpitempo.options import FiniteFloatRange
 from mpitempo.errors import MtError
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.tables import console, print_fitted, print_json, us, wrap_line
@@ -17,7 +18,8 @@ ALTERNATIVES = ("two-sided", "less", "greater")
 
 CSV_KEYS = ["factor", "a", "b", "op", "msize", "nprocs", "runs_a", "runs_b", "median_a_s", "median_b_s",
             "iqr_pct_a", "iqr_pct_b", "delta_pct", "u", "p_value", "p_holm", "stars", "significant", "alternative",
-            "effect_s", "effect_ci_lo_s", "effect_ci_hi_s", "equivalent", "verdict"]
+            "effect_s", "effect_ci_lo_s", "effect_ci_hi_s", "equivalent", "verdict", "bandwidth_a_MBps", "bandwidth_b_MBps",
+            "bandwidth_change_pct"]
 
 
 def _median_cell(med, disp) -> str:
@@ -113,7 +115,7 @@ def parse_margin(text: str) -> float:
 @click.option("--base", default=None, metavar="LEVEL",
               help="Level used as A (default: the first; with two DIRs the first DIR). Every other level is B.")
 @click.option("--holm", is_flag=True, help="Holm-adjust the p-values over all rows (family-wise error).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level for '~' and the notes.")
 @click.option("--test", "test", type=click.Choice(["ranksum", "ttest"]), default="ranksum", show_default=True,
               help="ranksum: Wilcoxon rank-sum; ttest: Welch's t-test on the means of the per-run medians, "
@@ -147,13 +149,16 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, test, equivalence, all
     median_a_s, median_b_s, iqr_pct_a, iqr_pct_b, delta_pct, u, p_value, (p_holm), min_p, stars,
     significant, alternative, filter, effect_s, effect_ci_lo_s, effect_ci_hi_s, effect_pct,
     effect_ci_pct, equivalence_pct, p_equivalence, equivalent (null without --equivalence),
-    flags_a, flags_b, flags, verdict; notes go to stderr.
+    flags_a, flags_b, flags, verdict; bandwidth ops (bytes_per_call > 0 in meta.json) also
+    bandwidth_a_MBps, bandwidth_b_MBps, bandwidth_ci_a_MBps, bandwidth_ci_b_MBps,
+    bandwidth_change_pct (derived from the per-run medians, not tested); notes go to stderr.
     """
     from mpitempo.analysis.comparison import Comparison, allowed_factors, compare
     from mpitempo.analysis.store import open_campaigns
 
-    if sum((as_json, as_markdown, as_csv)) > 1:
-        raise MtError("give at most one of --json, --markdown, --csv")
+    given = [f for f, on in (("--json", as_json), ("--markdown", as_markdown), ("--csv", as_csv)) if on]
+    if len(given) > 1:
+        raise MtError(f"{given[0]} and {given[1]} exclude each other: give at most one of --json, --markdown, --csv")
     if len(dirs) > 2:
         raise MtError(f"compare takes one or two campaign directories, got {len(dirs)}")
     if by is not None and by not in allowed_factors():
@@ -178,6 +183,9 @@ def compare_cmd(dirs, by, alternative, base, holm, alpha, test, equivalence, all
         return
     con = console()
     print_compare_table(c, multi, con)
+    from mpitempo.present.derived import print_compare_bandwidth
+
+    print_compare_bandwidth(c, con)
     for i, n in enumerate(c.notes, 1):
         con.print(wrap_line(f"[{i}] {n}", con.width, 4), markup=False)
 

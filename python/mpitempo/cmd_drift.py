@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
 
@@ -32,7 +33,7 @@ def _seconds(text: str, what: str) -> float:
               help="Ping-pongs per offset sample (SKaMPI offset algorithm).")
 @click.option("--sim-drifts", default=None, metavar="LIST",
               help="SIMULATED drift in ppm per rank (validation of the study itself).")
-@click.option("--timeout", "timeout_s", type=float, default=600, show_default=True,
+@click.option("--timeout", "timeout_s", type=FINITE, default=600, show_default=True,
               help="Seconds before the mpirun is killed; must exceed the duration.")
 @click.option("-o", "--outdir", default=None, type=click.Path(file_okay=False),
               help="Keep the campaign directory (runs/<id>/clocks.json) here.")

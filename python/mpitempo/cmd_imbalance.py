@@ -9,7 +9,8 @@ import click
 from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
 from mpitempo.errors import MtError
-from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
+from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, platform_option,
+                              platform_oversubscribe_option, smpi_selector_option, platform_ppn_option)
 from mpitempo.present.imbalance import print_table
 from mpitempo.present.tables import console, print_json
 from mpitempo.runner.execute import execute
@@ -22,20 +23,28 @@ from mpitempo.runner.variants import discover, parse_variants
 @np_option
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
+@smpi_selector_option
 @click.option("--variants", default="auto", show_default=True, metavar="SPEC",
-              help="'auto': the library's own algorithms of --op (MPICH CVARs, Open MPI coll_tuned); "
+              help="'auto': the library's own algorithms of --op (MPICH CVARs, Open MPI coll_tuned; with "
+                   "--platform SMPI's, forced by smpirun --cfg=smpi/<op>:<name>); "
                    "'none': only the default; or NAME:VAR=VAL[,VAR=VAL][;NAME2:...].")
 @click.option("--nrep", type=click.IntRange(min=1), default=500, show_default=True,
               help="Valid measurements per mpirun and variant.")
 @click.option("--mpiruns", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--sync", default="hca3", show_default=True, metavar="SPEC", help="Clock synchronisation.")
+@click.option("--sync", default=None, metavar="SPEC",
+              help="Clock synchronisation. [default: hca3; with --platform prop: every simulated rank reads the "
+                   "one simulated clock, which one broadcast copies exactly]")
 @click.option("--time-slice", default="5s", show_default=True, metavar="T", help="Round-Time slice per mpirun.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
               help="Campaign directory. [default: mpitempo-imbalance-<op>-<date>]")
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, time_slice, outdir, seed, quiet,
+def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, smpi_selector,
+              variants, nrep, mpiruns, sync, time_slice, outdir, seed, quiet,
               as_json):
     """Exit imbalance of an operation started simultaneously by Round-Time.
 
@@ -48,25 +57,47 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
     from mpitempo.analysis.imbalance import load_exits
     from mpitempo.stats import imbalance as imb
     np = np or 2
-    b = ensure_build(mpicc)
+    if not platform:
+        for flag, v in (("--platform-ppn", platform_ppn), ("--platform-oversubscribe", platform_oversubscribe),
+                        ("--smpi-selector", smpi_selector)):
+            if v is not None:
+                raise MtError(f"{flag} needs --platform FILE.xml (a simulated platform)")
+    else:
+        from mpitempo.io.platform import check_np, read_platform
+
+        check_np(read_platform(platform), np, bool(platform_oversubscribe), platform_ppn)
+    sync = sync or ("prop" if platform else "hca3")
+    b = ensure_build(mpicc or ("smpicc" if platform else None))
     from mpitempo.build import list_registry
     from mpitempo.kinds.bench import resolve_op
 
     resolve_op({o["name"]: o for o in list_registry(b)["ops"]}, op)   # an unknown op before any discovery
     if variants == "auto":
-        vs = discover(b, op, np)
+        vs = discover(b, op, np, smpi_selector or "mpich")
     elif variants == "none":
         vs = parse_variants("default")
     else:
         vs = parse_variants(variants)
+    if b.flavour == "smpi":     # the selector holds under every variant (a variant's own settings win)
+        from mpitempo.runner.variants import smpi_env
+
+        sel = smpi_env(smpi_selector or "mpich")
+        key = next(iter(sel))
+        for v in vs:   # the variant's own settings after the selector's: they win (smpirun: last --cfg)
+            v.env = dict(v.env, **{key: (sel[key] + " " + v.env.get(key, "")).strip()})
     spec = {"name": f"imbalance-{op}", "np": np, "mpiruns": mpiruns, "ops": [op], "msizes": msize, "nrep": nrep,
             "sync": sync, "time_slice": time_slice,
             "config": [{"name": v.name, "env": v.env, "mpicc": mpicc, "launcher": launcher} for v in vs]}
+    if platform:
+        spec.update(platform=platform, platform_ppn=platform_ppn, platform_oversubscribe=bool(platform_oversubscribe))
     if seed is not None:
         spec["seed"] = seed
     c = build_campaign(spec, kind="imbalance")
     target = Path(outdir) if outdir else Path(f"mpitempo-imbalance-{op}-{time.strftime('%Y%m%d-%H%M%S')}")
     counts = execute(c, target, quiet=quiet)
+    from mpitempo.present.simulated import line, of_dirs
+
+    sim = of_dirs(sorted((target / "runs").glob("*")))
     results = []
     skews = []
     for v in vs:
@@ -74,17 +105,22 @@ def imbalance(op, msize, np, launcher, mpicc, variants, nrep, mpiruns, sync, tim
         ex = load_exits(dirs)
         s = imb.summarize(ex["skew_s"], ex["offsets_s"])
         s.update({"variant": v.name, "env": v.env, "op": op, "nprocs": np, "runs": len(dirs)})
+        if sim:
+            s["simulated"] = sim
         results.append(s)
         skews.append(ex["skew_s"])
     from mpitempo.present.plots.imbalance import boxplot
 
-    fig = boxplot([v.name for v in vs], skews, f"{op}: exit imbalance, {np} ranks, Round-Time start")
+    fig = boxplot([v.name for v in vs], skews, f"{op}: exit imbalance, {np} ranks, Round-Time start"
+                  + (" [SIMULATED platform]" if sim else ""))
     plot = target / "imbalance.png"
     fig.savefig(plot, dpi=100)
     if as_json:
         print_json(results)
     else:
         con = console()
+        if sim:
+            click.echo(line(sim))
         print_table(results, op, np, sync, con)
         con.print(f"box plot: {plot}; data: {target}")
     if counts["failed"]:

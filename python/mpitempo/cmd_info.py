@@ -1,11 +1,12 @@
 """`mpitempo info`: the experimental factors of this machine and MPI library."""
 from __future__ import annotations
 
+import subprocess
+
 import json
 import os
 import platform
 import socket
-import subprocess
 from pathlib import Path
 
 import click
@@ -86,7 +87,9 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
         launch = make_launch(b, 1, [b.binary(), "--timer-study", "--timer-reads", str(timer_reads)], launcher)
         env = dict(os.environ)
         env.update(launch.env)
-        r = subprocess.run(launch.argv, capture_output=True, text=True, env=env, timeout=300)
+        from mpitempo.runner import watchdog
+
+        r = watchdog.run(launch.argv, timeout=300, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         if r.returncode != 0:
             from mpitempo.runner.reason import failure_reason
 
@@ -97,13 +100,18 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
         return
     con = console()
     m = out["machine"]
-    con.print(f"[bold]machine[/bold] {m['hostname']}: {m['cpu_model']}, {m['cpus_usable']} usable of "
-              f"{m['cpus_online']} CPUs, governor {m['frequency_governor']}, clocksource {m['clocksource']}, "
-              f"kernel {m['kernel']}")
+    from rich.markup import escape
+
+    from mpitempo.present.safe_text import safe
+
+    e = lambda v: escape(safe(v))   # noqa: E731
+    con.print(f"[bold]machine[/bold] {e(m['hostname'])}: {e(m['cpu_model'])}, {m['cpus_usable']} usable of "
+              f"{m['cpus_online']} CPUs, governor {e(m['frequency_governor'])}, clocksource {e(m['clocksource'])}, "
+              f"kernel {e(m['kernel'])}", markup=True)
     con.print("  TSC flags: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in m["tsc_flags"].items()))
     mp = out["mpi"]
-    con.print(f"[bold]MPI[/bold] {mp['flavour']}: {mp['mpiexec_version']}\n  mpicc {mp['mpicc']}\n"
-              f"  mpiexec {mp['mpiexec']}\n  build {mp['build_fingerprint']}")
+    con.print(f"[bold]MPI[/bold] {e(mp['flavour'])}: {e(mp['mpiexec_version'])}\n  mpicc {e(mp['mpicc'])}\n"
+              f"  mpiexec {e(mp['mpiexec'])}\n  build {e(mp['build_fingerprint'])}", markup=True)
     if m["mpi_environment"]:
         con.print("  environment: " + " ".join(f"{k}={v}" for k, v in sorted(m["mpi_environment"].items())))
     if timers:
@@ -112,10 +120,10 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
                    ("mean read [ns]", "right"), ("note", "left")])
         for x in out["timers"]:
             if x.get("available"):
-                t.add_row(x["timer"], f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
+                t.add_row(e(x["timer"]), f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
                           f"{x['mean_read_s'] * 1e9:.1f}", "")
             else:
-                t.add_row(x["timer"], "-", "-", "-", x.get("error", "unavailable"))
+                t.add_row(e(x["timer"]), "-", "-", "-", e(x.get("error", "unavailable")))
         t.caption = ("Luecke et al. 2009, §3.1: resolution = min positive, overhead = min non-negative difference "
                      "of back-to-back reads")
         t.caption_justify = "left"

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
-from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, param_options
+from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, param_options, platform_option,
+                              platform_oversubscribe_option, platform_ppn_option)
 from mpitempo.present.tables import print_json
 
 def validate_analysis(cut_coef: float, bins: int) -> None:
@@ -53,13 +55,20 @@ def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> Non
             click.echo(f"\nfull output, raw timings, analysis.json and plots in {outdir}")
 
 
-@click.command(epilog="Examples:\n\n  mpitempo pingpong --msizes 8,64 -o pp")
+SIM_TIMER_READS = 4096      # the timer study's read pairs on a simulated platform (unless --timer-reads)
+
+
+@click.command(epilog="Examples:\n\n  mpitempo pingpong --msizes 8,64 -o pp\n\n"
+                      "  mpitempo pingpong --platform platforms/fattree256.xml --platform-ppn 1 -n 32 --pairs 0-1,0-31")
 @np_option
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
 @param_options("pingpong", exclude=("loop",))
 @click.option("--compare", is_flag=True, help="Also run the loop-averaged OSU/IMB-style ping-pong and compare.")
-@click.option("--cut-coef", type=float, default=2.0, show_default=True,
+@click.option("--cut-coef", type=FINITE, default=2.0, show_default=True,
               help="Filtering keeps times <= cut_coef x median (must be > 1).")
 @click.option("--bins", type=int, default=40, show_default=True, help="Histogram bins.")
 @click.option("--mpiruns", type=int, default=1, show_default=True, help="Number of mpiruns.")
@@ -69,14 +78,14 @@ def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> Non
 @click.option("--from", "from_dir", type=click.Path(exists=True), default=None,
               help="Analyse an existing campaign, run directory or JSON document instead of measuring.")
 @click.option("--full", is_flag=True, help="Print the full output (timer study, histograms, frequency tables).")
-@click.option("--timeout", "timeout_s", type=float, default=3600, show_default=True, help="Seconds per mpirun.")
+@click.option("--timeout", "timeout_s", type=FINITE, default=3600, show_default=True, help="Seconds per mpirun.")
 @click.option("--pairs", "pairs", default=None, metavar="all|A-B,...",
               help="Many pairs: every rank pair of the job (all) or the listed ones, one pair per mpirun; prints "
                    "the latency matrix and writes its heat map (--plot). Excludes --source/--dest.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="With --pairs: the heat map.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from_dir, full, timeout_s, quiet,
+def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, compare, cut_coef, bins, mpiruns, outdir, from_dir, full, timeout_s, quiet,
              as_json, pairs, plot_path, **params):
     """Small-message latency: timer resolution and overhead, ping-pong with
     hand-shake, npp from the timer resolution, full statistics (Luecke,
@@ -92,6 +101,9 @@ def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from
     from mpitempo.analysis import pingpong as analysis
     from mpitempo.io import pingpong as data
 
+    from mpitempo.options import check_platform_flags
+
+    check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     validate_analysis(cut_coef, bins)
     if from_dir:
         runs = _load_from(Path(from_dir))
@@ -100,6 +112,10 @@ def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from
     from mpitempo.io.campaign import build_campaign
     from mpitempo.runner.execute import check_campaign, run_campaign
 
+    if platform is not None and params.get("timer_reads") is None:
+        # on a simulated platform every clock read costs exactly smpi/wtime (10 ns): the timer study finds
+        # that with a few thousand reads, and 16M reads would cost minutes of host time
+        params["timer_reads"] = SIM_TIMER_READS
     if pairs is not None or plot_path is not None:
         from mpitempo.present.pingpong_pairs import run_pairs
 
@@ -108,10 +124,13 @@ def pingpong(np, launcher, mpicc, compare, cut_coef, bins, mpiruns, outdir, from
         if params.get("source") is not None or params.get("dest") is not None:
             raise MtError("--pairs chooses the ranks: give either --pairs or --source/--dest")
         run_pairs(pairs, np or 2, params, launcher, mpicc, mpiruns, timeout_s, outdir, quiet, as_json, cut_coef,
-                  plot_path)
+                  plot_path, dict(platform=platform, platform_ppn=platform_ppn,
+                                  platform_oversubscribe=platform_oversubscribe))
         return
     params = dict(params, loop=True if compare else None)
     c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
+                                  platform=platform, platform_ppn=platform_ppn,
+                                  platform_oversubscribe=platform_oversubscribe,
                                   timeout_s=timeout_s, name="pingpong"), kind="pingpong")
     check_campaign(c)
     with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):

@@ -31,9 +31,15 @@ def report(dirs, out, title, filter_kind, tukey_k, cut_coef, as_json):
     first = Path(dirs[0])
     if out is None:
         out = (first if first.is_dir() else first.parent) / "report.html"
-    from mpitempo.io.paths import check_output_file
+    from mpitempo.io.paths import check_not_input, check_output_file
 
+    check_not_input(out, dirs, "the report")
     check_output_file(out, "the report")
+    from mpitempo.errors import MtError
+
+    if first.is_dir() and (first / "runs").is_dir() and kinds.of_campaign(first).name == "trace":
+        raise MtError(f"'{first}' is a trace campaign: it has no HTML report; see mpitempo trace {first} "
+                      "(each run and the wait states over the mpiruns)")
     if first.is_dir() and (first / "runs").is_dir() and not kinds.of_campaign(first).has_measurements:
         path = _clocks_report(first, Path(out), title)
     else:

@@ -8,7 +8,8 @@ import click
 
 from mpitempo.io.campaign import build_campaign, load_toml
 from mpitempo.errors import MtError
-from mpitempo.options import launcher_option, mpicc_option, np_option, param_options
+from mpitempo.options import (launcher_option, mpicc_option, np_option, param_options, platform_option,
+                              platform_oversubscribe_option, platform_ppn_option)
 from mpitempo.runner.execute import execute
 
 
@@ -23,6 +24,9 @@ from mpitempo.runner.execute import execute
 @np_option
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_oversubscribe_option
+@platform_ppn_option
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before an mpirun is killed (600).")
 @click.option("--name", default=None, help="Campaign name.")
@@ -30,10 +34,13 @@ from mpitempo.runner.execute import execute
               help="Submit the whole campaign as one Slurm batch job (srun steps inside) and return.")
 @click.option("--sbatch-args", default="", metavar="ARGS",
               help="Extra #SBATCH options for --sbatch, e.g. \"-t 2:00:00 -N 4\".")
+@click.option("--yes", "yes", is_flag=True,
+              help="With --resume: run the mpicc, launcher, cflags and loader variables stored in the campaign "
+                   "without asking (they are shown either way).")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
-def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, timeout_s, name, use_sbatch,
-        sbatch_args, quiet, no_summary, **params):
+def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platform, platform_oversubscribe, platform_ppn, seed,
+        timeout_s, name, use_sbatch, sbatch_args, yes, quiet, no_summary, **params):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
     CAMPAIGN_FILE is a TOML campaign (see examples/); flags override its values.
@@ -43,18 +50,21 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
     if resume_dir and outdir:
         raise MtError("give either -o/--outdir or --resume, not both")
     spec = None
+    if yes and not resume_dir:
+        raise MtError("--yes goes with --resume: it consents to the commands stored in a campaign directory")
     if resume_dir:
-        spec_file = Path(resume_dir) / "campaign.toml"
-        if not spec_file.exists():
-            raise MtError(f"cannot resume '{resume_dir}': it has no campaign.toml (not a campaign directory)")
+        from mpitempo.runner.execute import check_resume_dir, read_campaign_toml
+
+        check_resume_dir(Path(resume_dir))   # no links where the runner reads or writes
         if campaign_file:
             spec = load_toml(campaign_file)
         else:
-            spec = load_toml(spec_file)
+            spec = read_campaign_toml(Path(resume_dir))
     elif campaign_file:
         spec = load_toml(campaign_file)
     overrides = dict(params, mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed,
-                     timeout_s=timeout_s, name=name)
+                     timeout_s=timeout_s, name=name, platform=platform, platform_oversubscribe=platform_oversubscribe,
+                     platform_ppn=platform_ppn)
     c = build_campaign(spec, overrides)
     if resume_dir:
         target = Path(resume_dir)
@@ -86,7 +96,8 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, seed, t
         if gov and not quiet:
             click.echo(f"mpitempo: cpufreq governor '{c.governor}' set on {gov['cpus']} CPUs for this campaign "
                        "(restored at the end; see dvfs.json)", err=True)
-        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet, given=given)
+        typed = frozenset(k for k, v in (("mpicc", mpicc), ("launcher", launcher)) if v)
+        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet, given=given, yes=yes, typed=typed)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)

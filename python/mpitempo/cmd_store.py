@@ -4,8 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from mpitempo.options import filter_options, json_option, make_filter
+from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import console, print_json, table
 
 
@@ -23,7 +25,9 @@ def ingest(dirs, db, as_json):
     measurements, replaced.
     """
     from mpitempo.analysis.store import ingest as do_ingest
+    from mpitempo.io.paths import check_not_input
 
+    check_not_input(db, dirs, "--db")
     recs = do_ingest(db, dirs)
     if as_json:
         print_json(recs)
@@ -31,7 +35,7 @@ def ingest(dirs, db, as_json):
     t = table(f"mpitempo ingest into {db}", [("campaign", "left"), ("runs", "right"), ("measurements", "right"),
                                              ("failed", "right"), ("incomplete", "right"), ("", "left")])
     for r in recs:
-        t.add_row(r["campaign"], str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]), str(r["incomplete"]),
+        t.add_row(escape(safe(r["campaign"])), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]), str(r["incomplete"]),
                   "replaced" if r["replaced"] else "new")
     console().print(t)
 
@@ -78,16 +82,22 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
         raise MtError("give --parquet OUTDIR, --osu OUTDIR|- and/or --imb OUTDIR|-")
     if osu == "-" and imb == "-":
         raise MtError("--osu - and --imb - cannot both write to stdout: give one of them a directory")
-    from mpitempo.io.paths import check_output_dir
+    if as_json and "-" in (osu, imb):
+        flag = "--osu" if osu == "-" else "--imb"
+        raise MtError(f"--json and {flag} - both write to stdout: give {flag} a directory, or leave out --json")
+    from mpitempo.io.paths import check_not_input, check_output_dir
 
     for target, flag in ((osu, "--osu"), (imb, "--imb"), (out, "--parquet")):
         if target and target != "-":
+            check_not_input(target, dirs, flag, directory=True)
             check_output_dir(target, flag)
     data = open_campaigns(list(dirs))
     result: dict = {}
     if osu or imb:
         filt = make_filter(filter_kind, tukey_k, cut_coef)
-        texts = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb)
+        texts, notes = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb)
+        for n in notes:
+            click.echo(f"mpitempo: note: {n}", err=True)
         files, used = [], {}
         for target, named in texts:
             if target == "-":
@@ -131,13 +141,41 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
                 raise MtError(f"{flag} '{(bad or [given])[0]}' is not in the data: choose from {', '.join(sorted(have))}")
             key = "op" if flag == "--op" else "config"
             rows = [r for r in rows if r[key] in want]
-    rows = [r for r in rows if r["op"] in fmt.OSU_TITLES]
-    if not rows:
-        raise MtError("nothing to export as OSU/IMB text: no collective operations in the selection")
+    from mpitempo.analysis.flags import campaign_metas
+
+    cm = campaign_metas(data)
+    params: dict = {}
+    for camp, runs in cm.items():
+        for meta in runs.values():
+            params.setdefault((camp, meta.get("config", "default")), meta.get("operation_params") or {})
+    for r in rows:
+        r["operation_params"] = params.get((r["campaign"], r["config"]), {})
+    pure = {(r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]): r for r in rows}
+    chosen, notes = {}, []
+    for fl, target in (("osu", osu), ("imb", imb)):
+        if not target:
+            continue
+        yes, why = fmt.exportable({r["op"] for r in rows}, fl)
+        chosen[fl] = [r for r in rows if r["op"] in yes]
+        if why:
+            notes.append(fmt.skipped_note(why, fl))
+    if not any(chosen.values()):
+        raise MtError("nothing to export as OSU/IMB text: no operation of the selection has an OSU/IMB counterpart ("
+                      + ", ".join(sorted({r["op"] for r in rows})) + ")")
+    keep = {id(r) for c in chosen.values() for r in c}
+    partners = {r["op"][:-len("_overlap")] for c in chosen.values() for r in c if r["op"].endswith("_overlap")}
+    rows = [r for r in rows if id(r) in keep or r["op"] in partners]    # pure ops: the Pure Comm. column
     over = {(m.get("launch") or {}).get("config") or m.get("config")
             for m in data.metas.values()
             if (m.get("launch") or {}).get("launcher", {}).get("oversubscribed")
             or (m.get("scheme") or {}).get("oversubscribed")}
+    from mpitempo.analysis.flags import simulation_of
+
+    sim = {}
+    for m in data.metas.values():
+        s = simulation_of(m)
+        if s:
+            sim[(m.get("launch") or {}).get("config") or m.get("config")] = s
     modes = _modes(data, filt, rows, values)
     src = "exported from " + ", ".join(str(d) for d in dirs)
     many = len(data.labels) > 1
@@ -146,14 +184,18 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
         if not target:
             continue
         named = []
-        for key, rs in fmt.groups(rows).items():
+        for key, rs in fmt.groups(chosen.get(kind, [])).items():
             extra = ["WARNING: oversubscribed mpiruns (more ranks than cores): correctness only, not timing"] \
                 if key[1] in over else []
+            if key[1] in sim:
+                extra.append("WARNING: SIMULATED platform (SimGrid/SMPI " + str(sim[key[1]].get("simgrid_version") or "")
+                             + ", platform " + str(sim[key[1]].get("platform") or "?")
+                             + "): the times are the model's, not a measurement of hardware")
             mode, note = modes[key]
             extra += [note] if note else []
-            named.append((fmt.file_name(kind, key, many), block(rs, mode, filt.describe(), src, extra), mode))
+            named.append((fmt.file_name(kind, key, many), block(rs, mode, filt.describe(), src, extra, pure), mode))
         out.append((target, named))
-    return out
+    return out, notes
 
 
 def _modes(data, filt, rows, values):

@@ -17,10 +17,10 @@ from mpitempo.options import filter_options, json_option, make_filter
                    "ps7_imb, ps8_mpptest, or all side by side. PS1-PS8 need runs recorded with --per-rank.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="With --process: also write a plot of each scheme's value vs message size.")
-@click.option("--csv", "fmt", flag_value="csv", help="Print the table as CSV (every column, µs).")
-@click.option("--markdown", "fmt", flag_value="markdown", help="Print the table as GitHub Markdown.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the table as CSV (every column, µs).")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the table as GitHub Markdown.")
 @json_option
-def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plot, fmt, as_json):
+def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plot, as_csv, as_markdown, as_json):
     """Summarise campaign directories (or one store made by `mpitempo ingest`): per (config, op,
     msize, nprocs) the number of runs and the median (with its 95% confidence interval), mean, min
     and max of the per-run medians (µs), after an outlier filter per mpirun.
@@ -35,8 +35,13 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
 
         mpitempo run --per-rank --sync hca3 -o ar && mpitempo summary ar --process all --plot ps.png
     """
+    from mpitempo.errors import MtError
+
+    given = [f for f, on in (("--json", as_json), ("--csv", as_csv), ("--markdown", as_markdown)) if on]
+    if len(given) > 1:
+        raise MtError(f"{given[0]} and {given[1]} exclude each other: give at most one of --json, --csv, --markdown")
+    fmt = "csv" if as_csv else "markdown" if as_markdown else None
     if process is not None or plot is not None:
-        from mpitempo.errors import MtError
         from mpitempo.stats.processing import check_process
 
         if process is None:
@@ -44,6 +49,10 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
         if per_run:
             raise MtError("--per-run and --process cannot be combined")
         names = check_process(process)
+        if plot:
+            from mpitempo.io.paths import check_not_input
+
+            check_not_input(plot, campaign_dirs, "--plot")
         from mpitempo.present.processing import print_processing
 
         print_processing(list(campaign_dirs), names, make_filter(filter_kind, tukey_k, cut_coef), as_json, plot)

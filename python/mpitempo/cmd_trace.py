@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
+from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_calls, check_sync,  # noqa: F401
+                             find_app, find_library, preload_shim, show_campaign)
 
-LIBNAME = "libmpitempo-trace.so"
-GROUPS = ("default", "all", "collectives", "p2p")
 ON_FULL = ("stop", "wrap")
 MAX_BUFFER = 1_000_000_000
 
@@ -54,25 +54,63 @@ def trace():
 
 # ----------------------------------------------------------------------------------------- checks
 
-def call_table(root: Path | None = None) -> list[tuple[str, str, str]]:
-    """(id, MPI name, group) of every call the tracer can intercept (src/trace/trace_calls.def)."""
+
+KIND_WORDS = {"A2A": "collective (all to all)", "12A": "collective (one to all)", "A21": "collective (all to one)",
+              "COLL": "collective", "ICOLL": "non-blocking collective", "SEND": "send", "RECV": "receive",
+              "SENDRECV": "send and receive", "ISEND": "non-blocking send", "IRECV": "non-blocking receive",
+              "WAIT": "completion", "PROBE": "probe", "INIT": "persistent request", "START": "start",
+              "REQ": "request", "COMMC": "communicator"}
+
+
+def coverage_markdown(root: Path | None = None) -> str:
+    """The coverage list of docs/trace.md, made from src/trace/trace_calls.def (recorded) and
+    src/trace/trace_count.def and trace_count4.def (counted only); tests/py/test_trace_table.py
+    checks the docs hold it."""
     from mpitempo.build import source_root
 
-    p = (root or source_root()) / "src" / "trace" / "trace_calls.def"
-    rows = re.findall(r'^TR_CALL\((\w+), "(MPI_\w+)", TR_G_(\w+), TR_K_\w+\)', p.read_text(), re.M)
-    return [(i, n, g.lower()) for i, n, g in rows]
+    d = (root or source_root()) / "src" / "trace"
+    rec = re.findall(r'^TR_CALL\((\w+), "(MPI_\w+)", TR_G_(\w+), TR_K_(\w+), (\w+)\)', (d / "trace_calls.def").read_text(),
+                     re.M)
+    cnt = re.findall(r"^TR_COUNT\(\w+, (\w+),", (d / "trace_count.def").read_text(), re.M)
+    cnt4 = re.findall(r"^TR_COUNT\(\w+, (\w+),", (d / "trace_count4.def").read_text(), re.M)
+    lines = ["| group | recorded calls (`--calls` ids) | OTF2 records |", "|---|---|---|"]
+    by: dict = {}
+    for i, name, g, k, op in rec:
+        by.setdefault((g.lower(), KIND_WORDS[k], op != "NONE"), []).append(f"`{i}`")
+    for (g, kw, coll), ids in by.items():
+        lines.append(f"| {g} | {kw}: {' '.join(ids)} | {_otf2_words(kw, coll)} |")
+    lines += ["", f"Counted only ({len(cnt)} functions, `MPI_` left out): " + ", ".join(cnt) + ".",
+              "", f"Counted only with an MPI library whose `mpi.h` says MPI-4 or later (MPICH 4 and later; "
+              f"{len(cnt4)} functions): " + ", ".join(cnt4) + "."]
+    fort = fortran_generator(d)
+    _, skipped = fort.generate()
+    lines += ["", "Fortran (`mpif.h`, the `mpi` module; the names `mpi_send_`, `mpi_send__`, `mpi_send`, `MPI_SEND`): "
+              "`MPI_INIT`, `MPI_INIT_THREAD`, `MPI_FINALIZE`, every recorded call and every call counted in C but "
+              f"these {len(skipped)} (string, callback, address or rank-range arguments): " + ", ".join(n[4:] for n in skipped) + "."]
+    return "\n".join(lines) + "\n"
 
 
-def check_calls(text: str, table: list[tuple[str, str, str]]) -> str:
-    items = [x.strip() for x in text.split(",")]
-    if not text.strip() or any(not x for x in items):
-        raise MtError(f"invalid --calls '{text}': expected a comma-separated list of MPI calls")
-    ids = [i for i, _, _ in table]
-    for it in items:
-        name = it[4:] if it.lower().startswith("mpi_") else it
-        if name.lower() not in ids and name.lower() not in GROUPS:
-            raise MtError(f"unknown MPI call '{it}' in --calls (allowed: {', '.join(GROUPS)}, {', '.join(ids)})")
-    return ",".join(items)
+def fortran_generator(trace_dir: Path):
+    """src/trace/gen_fortran.py as a module (it makes trace_fort.c from the call tables)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mt_gen_fortran", trace_dir / "gen_fortran.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _otf2_words(kw: str, coll: bool) -> str:
+    if kw.startswith("non-blocking collective"):
+        return "NonBlockingCollectiveRequest; Complete at completion" if coll else "region only (no OTF2 op)"
+    if kw.startswith("collective"):
+        return "MpiCollectiveBegin/End" if coll else "region only (no OTF2 op)"
+    return {"send": "MpiSend", "receive": "MpiRecv", "send and receive": "MpiSend, MpiRecv",
+            "non-blocking send": "MpiIsend; MpiIsendComplete at completion",
+            "non-blocking receive": "MpiIrecvRequest; MpiIrecv at completion",
+            "start": "MpiIsend / MpiIrecvRequest per request",
+            "completion": "the completions of the requests inside",
+            "request": "MpiRequestCancelled at completion of a cancelled request"}.get(kw, "region")
 
 
 def check_outdir(d: Path) -> None:
@@ -87,37 +125,6 @@ def check_outdir(d: Path) -> None:
         raise MtError(f"cannot create output directory '{d}': '{p}' is not a writable directory")
 
 
-def find_library(build) -> str:
-    b = Path(build.bindir)
-    for cand in (b / LIBNAME, b.parent / "lib" / LIBNAME, b.parent / "lib64" / LIBNAME):
-        if cand.is_file():
-            return str(cand)
-    raise MtError(f"{LIBNAME} is missing from the core in {build.bindir}; run 'mpitempo build --force' "
-                  "(or build with -DMPITEMPO_TRACE=ON)")
-
-
-def find_app(app: str) -> str:
-    if "/" in app:
-        if not (os.path.isfile(app) and os.access(app, os.X_OK)):
-            raise MtError(f"application '{app}' not found or not executable")
-        return os.path.abspath(app)
-    found = shutil.which(app)
-    if not found:
-        raise MtError(f"application '{app}' not found on PATH")
-    return found
-
-
-def check_sync(build, spec: str) -> None:
-    from mpitempo.kinds.clocks import check_args
-
-    if "," in spec and re.search(r",[a-z0-9]+(,|$)", spec) and "=" not in spec.split(",")[-1]:
-        raise MtError(f"invalid --sync '{spec}': one clock-sync spec, not a list")
-    try:
-        check_args(build.binary("mpitempo-bench"), ["--sync", spec])
-    except MtError as e:
-        raise MtError(f"{e}") from None
-
-
 # ---------------------------------------------------------------------------------------------- run
 
 @trace.command("run", context_settings={"ignore_unknown_options": False})
@@ -127,27 +134,68 @@ def check_sync(build, spec: str) -> None:
 @click.option("--sync", "sync", default=None, metavar="SPEC",
               help="Clock sync at MPI_Init and MPI_Finalize (default h2:hca3/prop: HCA3 between hosts, "
                    "ClockPropSync inside; spec syntax in docs/clocks.md).")
-@click.option("--timer", default="monotonic", show_default=True, metavar="NAME",
+@click.option("--timer", default=None, metavar="NAME",
               help="Time source of the timestamps: monotonic (clock_gettime), gettimeofday, rdtscp, "
-                   "monotonic_raw, realtime.")
-@click.option("--calls", default="default", show_default=True, metavar="LIST",
+                   "monotonic_raw, realtime.  [default: monotonic]")
+@click.option("--calls", default=None, metavar="LIST",
               help="MPI calls to record: names (allreduce, MPI_Send, ...) or groups "
-                   "(default = all = collectives + p2p; collectives; p2p, which includes waits and tests).")
-@click.option("--buffer", "buffer", type=int, default=1_000_000, show_default=True, metavar="N",
-              help="Events per rank held in memory (48 B each), preallocated at MPI_Init.")
-@click.option("--on-full", type=click.Choice(ON_FULL), default="stop", show_default=True,
-              help="When the buffer is full: stop recording, or wrap (keep the last N events).")
-@click.option("-o", "--outdir", required=True, type=click.Path(), help="Trace directory to create.")
-@click.option("--timeout", "timeout_s", type=float, default=3600, show_default=True, help="Seconds for the run.")
+                   "(default = all = collectives + p2p + comm; collectives; p2p, which includes waits, tests and "
+                   "request calls; comm: communicator creation and MPI_Comm_free). Calls left out are counted "
+                   "in DIR/not_recorded.json.  [default: default]")
+@click.option("--buffer", "buffer", type=int, default=None, metavar="N",
+              help="Events per rank held in memory (64 B each), preallocated at MPI_Init.  [default: 1000000]")
+@click.option("--on-full", type=click.Choice(ON_FULL), default=None,
+              help="When the buffer is full: stop recording, or wrap (keep the last N events).  [default: stop]")
+@click.option("-o", "--outdir", default=None, type=click.Path(),
+              help="Trace directory to create (with --mpiruns N > 1: the campaign directory, one trace per "
+                   "run in runs/<id>/).")
+@click.option("--timeout", "timeout_s", type=FINITE, default=None,
+              help="Seconds per mpirun (a run past it is killed and recorded as failed).  [default: 3600]")
+@click.option("--mpiruns", type=int, default=1, show_default=True,
+              help="Number of mpiruns: more than 1 makes a campaign (runs/<id>/ per mpirun, progress lines, "
+                   "failure records, --resume) and the across-run view of the wait states.")
+@click.option("--resume", "resume_dir", default=None, type=click.Path(), metavar="DIR",
+              help="Continue the trace campaign in DIR: run only the mpiruns that are missing or failed.")
+@click.option("--yes", is_flag=True,
+              help="With --resume: consent to the commands stored in DIR/campaign.toml (the application, and a "
+                   "launcher or compiler that is not yours); without it they are shown and asked for.")
+@click.option("--quiet", is_flag=True, help="Campaigns: no progress lines.")
+@click.option("--platform", default=None, metavar="FILE.xml",
+              help="Refused: the tracer cannot run on a simulated platform (SimGrid/SMPI); the reason is printed "
+                   "(docs/simulation.md).")
 @json_option
-@click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, as_json, app):
+@click.argument("app", nargs=-1, required=False, type=click.UNPROCESSED)
+def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns, resume_dir, yes,
+        quiet, platform, as_json, app):
     """Run an unmodified MPI application APP [ARGS] (after --) with the tracer preloaded.
+
+    With --mpiruns N (N > 1) the application runs N times as a campaign like every kind of run
+    (docs/campaigns.md): each mpirun's trace in OUTDIR/runs/<id>/, a failed or timed-out mpirun
+    recorded and the campaign continued, `--resume OUTDIR` reruns only what is missing; the
+    summary then gives each run and the wait states over the mpiruns (median, min, max).
 
     \b
     Example:
       mpitempo trace run -n 2 --sync hca3 --timer rdtscp -o tr -- ./amg_like --iters 100
+      mpitempo trace run -n 2 --mpiruns 5 -o camp -- ./amg_like --iters 100
+      mpitempo trace run --resume camp
     """
+    if platform is not None or (mpicc and Path(mpicc).name.startswith("smpicc")):
+        raise MtError(SMPI_REFUSAL)
+    if resume_dir or mpiruns != 1:
+        return _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns,
+                             resume_dir, yes, quiet, as_json, app)
+    if yes:
+        raise MtError("--yes goes with --resume: it consents to the commands stored in a campaign directory")
+    if not outdir:
+        raise MtError("missing -o/--outdir: the trace directory to create")
+    if not app:
+        raise MtError("missing the application: give it after --, e.g. trace run -n 2 -o tr -- ./app ARGS")
+    timer = "monotonic" if timer is None else timer
+    calls = "default" if calls is None else calls
+    buffer = 1_000_000 if buffer is None else buffer
+    on_full = on_full or "stop"
+    timeout_s = 3600 if timeout_s is None else timeout_s
     from mpitempo.build import ensure_build
     from mpitempo.runner.launch import make_launch
 
@@ -156,6 +204,9 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         raise MtError(f"invalid --buffer {buffer}: events per rank must be 1..{MAX_BUFFER}")
     if timeout_s <= 0:
         raise MtError(f"invalid --timeout {timeout_s:g}: must be > 0 seconds")
+    from mpitempo.runner.preflight import check_template, warn_short_timeout
+
+    check_template(launcher, np)
     out = Path(outdir)
     check_outdir(out)
     try:
@@ -164,6 +215,8 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         pass   # an installed core without its sources: the tracer checks the names itself
     app_path = find_app(app[0])
     build = ensure_build(mpicc)
+    if build.flavour == "smpi":
+        raise MtError(SMPI_REFUSAL)
     lib = find_library(build)
     from mpitempo.build import list_registry
 
@@ -178,9 +231,9 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
                 "MPITEMPO_TRACE_ON_FULL": on_full}
     if sync:
         env_vars["MPITEMPO_TRACE_SYNC"] = sync
-    preload = lib + (":" + os.environ["LD_PRELOAD"] if os.environ.get("LD_PRELOAD") else "")
-    cmd = ["env", f"LD_PRELOAD={preload}", *[f"{k}={v}" for k, v in env_vars.items()], app_path, *app[1:]]
+    cmd = ["env", *[f"{k}={v}" for k, v in env_vars.items()], *preload_shim(lib), app_path, *app[1:]]
     lw = make_launch(build, np, cmd, launcher)
+    warn_short_timeout(timeout_s, "--timeout")
     env = dict(os.environ, **lw.env)
     if not as_json:
         print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
@@ -208,9 +261,74 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
                       code=rc if rc and rc > 0 else 1)
 
 
+def _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns, resume_dir,
+                  yes, quiet, as_json, app) -> None:
+    """`trace run --mpiruns N -o DIR` and `trace run --resume DIR`: a campaign of kind trace through the
+    common runner (kinds/trace.py); everything is checked before DIR is created or a job starts."""
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.execute import check_resume_dir, execute, read_campaign_toml
+
+    if mpiruns < 1:
+        raise MtError(f"invalid --mpiruns {mpiruns}: must be an integer >= 1")
+    if yes and not resume_dir:
+        raise MtError("--yes goes with --resume: it consents to the commands stored in a campaign directory")
+    overrides = dict(np=np, launcher=launcher, mpicc=mpicc, sync=sync, timer=timer, calls=calls, buffer=buffer,
+                     on_full=on_full, timeout_s=timeout_s)
+    if resume_dir:
+        if outdir:
+            raise MtError("give either -o/--outdir or --resume, not both")
+        if app:
+            raise MtError("--resume takes no application: it reruns the one stored in the campaign's campaign.toml")
+        if mpiruns != 1:
+            raise MtError("--resume takes no --mpiruns: the number of mpiruns is the campaign's")
+        target = Path(resume_dir)
+        check_resume_dir(target)
+        spec = read_campaign_toml(target)
+        if spec.get("kind") != "trace":
+            raise MtError(f"'{target}' is a campaign of kind '{spec.get('kind', 'bench')}', not a trace campaign; "
+                          f"resume it with: mpitempo run --resume {target}")
+        c = build_campaign(spec, overrides, kind="trace")
+        given = "the flags given" if any(v is not None for v in overrides.values()) else \
+            "its own campaign.toml as this mpitempo reads it"
+    else:
+        if not outdir:
+            raise MtError("missing -o/--outdir: the campaign directory to create")
+        if not app:
+            raise MtError("missing the application: give it after --, e.g. trace run -n 2 --mpiruns 5 -o camp -- ./app")
+        if timeout_s is not None and timeout_s <= 0:
+            raise MtError(f"invalid --timeout {timeout_s:g}: must be > 0 seconds")
+        if buffer is not None and not 1 <= buffer <= MAX_BUFFER:
+            raise MtError(f"invalid --buffer {buffer}: events per rank must be 1..{MAX_BUFFER}")
+        app = [find_app(app[0]), *app[1:]]   # absolute: a resume from elsewhere runs the same program
+        c = build_campaign(None, dict(overrides, np=np or 2, mpiruns=mpiruns, name="trace", app=app,
+                                      timeout_s=3600 if timeout_s is None else timeout_s), kind="trace")
+        target = Path(outdir)
+        given = "the flags given"
+    typed = frozenset(k for k, v in (("mpicc", mpicc), ("launcher", launcher)) if v)
+    counts = execute(c, target, resume=bool(resume_dir), quiet=quiet or as_json, given=given, yes=yes, typed=typed)
+    if not (quiet or as_json):
+        print(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, {counts['skipped']} already "
+              f"complete; traces in {target}/runs", file=sys.stderr)
+    if counts["ok"] + counts["skipped"] > 0:
+        show_campaign(target, None, None, as_json)
+    if counts.get("interrupted"):
+        by = f" by {counts['interrupted']}" if isinstance(counts["interrupted"], str) else ""
+        raise MtError(f"interrupted{by}; completed runs are kept in {target} (continue with: "
+                      f"mpitempo trace run --resume {target})", code=130)
+    if counts["failed"]:
+        raise MtError(f"{counts['failed']} of {counts['total']} mpiruns failed (see runs/*/failed.json in {target}); "
+                      f"completed runs are kept; rerun the missing ones with: mpitempo trace run --resume {target}")
+
+
+def is_campaign(d: Path) -> bool:
+    return (d / "campaign.toml").is_file() and (d / "runs").is_dir() and not (d / "trace.json").exists()
+
+
 def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, int | None]:
-    """The job in its own process group; the application's output goes to stderr with --json."""
-    from mpitempo.runner.execute import _kill_group
+    """The job under a watchdog (runner.watchdog: no rank outlives mpitempo), in its own session;
+    SIGTERM and SIGHUP stop it as Ctrl-C does. The application's output goes to stderr with --json."""
+    from mpitempo.runner import watchdog
+    from mpitempo.runner.lock import signals_interrupt
 
     out = None
     if quiet:   # keep stdout for the JSON: the application's output goes to stderr
@@ -218,19 +336,21 @@ def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, 
             out = sys.stderr.fileno()
         except (AttributeError, OSError, ValueError):
             out = subprocess.PIPE   # stderr is not a file (tests): relayed after the run
-    try:
-        p = subprocess.Popen(argv, env=env, start_new_session=True, stdout=out, text=True)
-    except OSError as e:
-        raise MtError(f"cannot start '{argv[0]}': {e.strerror or e}") from None
-    try:
-        text, _ = p.communicate(timeout=timeout)
-        rc = p.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(p)
-        return "timeout", p.returncode
-    except KeyboardInterrupt:
-        _kill_group(p)
-        raise
+    with signals_interrupt():
+        try:
+            p = watchdog.popen(argv, env=env, stdout=out, text=True)
+        except OSError as e:
+            raise MtError(f"cannot start '{argv[0]}': {e.strerror or e}") from None
+        try:
+            text, _ = p.communicate(timeout=timeout)
+            rc = p.returncode
+            watchdog.finish(p)
+        except subprocess.TimeoutExpired:
+            watchdog.stop(p)
+            return "timeout", p.returncode
+        except KeyboardInterrupt:   # Ctrl-C, SIGTERM, SIGHUP: the job is stopped, then mpitempo exits
+            watchdog.stop(p)
+            raise
     if text:
         sys.stderr.write(text)
     return ("ok" if rc == 0 else "failed" if rc > 0 else "killed"), rc
@@ -249,7 +369,12 @@ def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, 
               help="Write the Gantt chart (raw vs global clock) to FILE (.png, .pdf, .svg).")
 @json_option
 def show(tracedir, call, rng, plot_path, as_json):
-    """Violations, skew and Gantt chart of a trace directory.
+    """Violations, skew, wait states and Gantt chart of a trace directory (or of every run of a
+    trace campaign, with the wait states over the mpiruns).
+
+    Also says which MPI calls the trace did not record (DIR/not_recorded.json) and how many
+    communicators it defines. Wait states (late sender, late receiver, wait at N x N and at
+    barrier, late broadcast, early reduce; Geimer et al. 2010) are in ms per call and rank.
 
     \b
     Example:
@@ -259,6 +384,12 @@ def show(tracedir, call, rng, plot_path, as_json):
         p = Path(plot_path)
         if not p.parent.is_dir() or not os.access(p.parent, os.W_OK):
             raise MtError(f"cannot write the plot '{p}': directory '{p.parent}' is not writable")
+    if is_campaign(Path(tracedir)):
+        if plot_path:
+            raise MtError(f"--plot draws one trace: '{tracedir}' is a trace campaign; give one of its runs, "
+                          f"e.g. {Path(tracedir) / 'runs' / '<run-id>'}")
+        show_campaign(Path(tracedir), call, rng, as_json)
+        return
     _show(Path(tracedir), call, rng, plot_path, as_json)
 
 

@@ -13,10 +13,17 @@ from pathlib import Path
 
 import click
 
+from mpitempo.options import FINITE
 from mpitempo.errors import MtError
-from mpitempo.options import json_option, launcher_option, mpicc_option, np_option, param_options
+from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, param_options, platform_option,
+                              platform_oversubscribe_option, platform_ppn_option)
 
 TREE_KEYS = ("tree", "tree_map", "tree_hosts", "down_order")
+# Defaults on a simulated platform (--platform), where every call of a run takes the same simulated time:
+# every simulated rank reads the one simulated clock, which one broadcast copies exactly (sync prop); the
+# collectors' overhead is the simulated clock reads' (10 ns each, docs/simulation.md), not measured; 100
+# recorded calls after 10 warm-up calls.
+SIM_DEFAULTS = {"sync": "prop", "overhead_reps": 0, "ncalls": 100, "warmup": 10}
 
 
 def configs_for(trees: list[str], tune: bool) -> list[dict]:
@@ -49,6 +56,9 @@ def configs_for(trees: list[str], tune: bool) -> list[dict]:
 @np_option
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
 @click.option("--tree", "trees", multiple=True, metavar="FILE|PRESET",
               help="Tree description (TOML file, docs/tree.md) or preset: flat, binomial, kary:K, fanout:F1/F2, "
                    "parents:P0/P1/.., node:INTER:INTRA, mpi. Repeat for several configurations (two: per-path "
@@ -65,10 +75,10 @@ def configs_for(trees: list[str], tune: bool) -> list[dict]:
                    "With --from: where analysis.json and report.html go.")
 @click.option("--from", "from_dir", type=click.Path(exists=True, file_okay=False), default=None,
               help="Analyse an existing tree campaign instead of measuring.")
-@click.option("--timeout", "timeout_s", type=float, default=600, show_default=True, help="Seconds per mpirun.")
+@click.option("--timeout", "timeout_s", type=FINITE, default=600, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def tree(np, launcher, mpicc, trees, tune, mpiruns, skip, outdir, from_dir, timeout_s, quiet, as_json, **params):
+def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, trees, tune, mpiruns, skip, outdir, from_dir, timeout_s, quiet, as_json, **params):
     """Allreduce as an explicit spanning tree with global-clock event
     collectors: arrival/departure order and waits, down/up and link
     latencies, the load-imbalance culprit, similar paths, subtree costs,
@@ -81,26 +91,39 @@ def tree(np, launcher, mpicc, trees, tune, mpiruns, skip, outdir, from_dir, time
       mpitempo tree -n 8 --tree binomial --tree flat --mpiruns 5 -o cmp
       mpitempo tree -n 4 --tree examples/tree-fanout.toml --workload sor --json
       mpitempo tree -n 4 --tune --tree kary:3 --tree flat --mpiruns 10
+      mpitempo tree --platform platforms/cluster64-fast-slownode.xml -n 64 --tree node --work 1000000
 
     --json prints overhead_pct, paths (path, ranks, arrival_wait_s,
     departure_wait_s, down_latency_s, up_latency_s), imbalance
     (culprit_rank, culprit_host, evidence_s), comparison rows (path, a_s,
-    b_s, delta_pct) with two trees, tuning with --tune. Times in seconds.
+    b_s, delta_pct) with two trees, tuning with --tune, slow_hosts and slow_links
+    (docs/tree.md), simulated on a simulated platform. Times in seconds.
     """
     from mpitempo.analysis import tree as analysis
 
+    from mpitempo.options import check_platform_flags
+
+    check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     if skip < 0:
         raise MtError(f"invalid --skip {skip}: must be >= 0")
     if from_dir:
+        if outdir:
+            from mpitempo.io.paths import check_not_input
+
+            check_not_input(outdir, [from_dir], "-o", directory=True)
         runs = _analyse_dir(Path(from_dir), skip)
         if outdir:          # with --from, -o receives the analysis and the report
             Path(outdir).mkdir(parents=True, exist_ok=True)
-        _present(runs, as_json, tune, Path(outdir) if outdir else None)
+        _present(runs, as_json, tune, Path(outdir) if outdir else None, analysis.campaign_order(Path(from_dir)))
         return
     from mpitempo.io.campaign import build_campaign
     from mpitempo.io.tree import check_against_np
     from mpitempo.runner.execute import check_campaign, run_campaign
 
+    if platform:    # a deterministic simulation: a few calls tell all; see SIM_DEFAULTS
+        for k, v in SIM_DEFAULTS.items():
+            if params.get(k) is None:
+                params[k] = v
     cfgs = configs_for(list(trees) or ["binomial"], tune)
     nps = np or 2
     for c in cfgs:
@@ -109,11 +132,13 @@ def tree(np, launcher, mpicc, trees, tune, mpiruns, skip, outdir, from_dir, time
         raise MtError(f"invalid --skip {skip}: must be smaller than --ncalls {params['ncalls']}")
     spec = {"config": [{k: v for k, v in c.items() if not k.startswith("_")} for c in cfgs]}
     camp = build_campaign(spec, dict(params, np=nps, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
+                                     platform=platform, platform_ppn=platform_ppn,
+                                     platform_oversubscribe=platform_oversubscribe,
                                      timeout_s=timeout_s, name="tree"), kind="tree")
     check_campaign(camp)
     with run_campaign(camp, outdir, quiet=quiet or as_json) as (out, complete):
         runs = [analysis.analyse_run(d, skip) for d in complete]
-        _present(runs, as_json, tune, out if outdir else None)
+        _present(runs, as_json, tune, out if outdir else None, [c["name"] for c in cfgs])
 
 
 def _analyse_dir(p: Path, skip: int) -> list[dict]:
@@ -128,18 +153,21 @@ def _analyse_dir(p: Path, skip: int) -> list[dict]:
     return [analysis.analyse_run(d, skip) for d in complete]
 
 
-def _present(runs: list[dict], as_json: bool, tune: bool, outdir: Path | None) -> None:
+def _present(runs: list[dict], as_json: bool, tune: bool, outdir: Path | None, order: list[str] | None = None) -> None:
     from mpitempo.analysis import tree as analysis
     from mpitempo.present import tree as show
     from mpitempo.present.tables import print_json
 
+    runs = analysis.in_config_order(runs, order or [])
     configs = list(dict.fromkeys(r["config"] for r in runs))
     trees = [c for c in configs if not next(r for r in runs if r["config"] == c)["mpi"]]
     comparison = analysis.compare_configs(runs, trees[0], trees[1]) if len(trees) == 2 and not tune else None
     tuning = analysis.tuning(runs) if tune or len(configs) > 2 or len(trees) < len(configs) else None
     res = analysis.json_result(runs, comparison, tuning)
     if outdir is not None:
-        (outdir / "analysis.json").write_text(json.dumps(res, indent=1) + "\n")
+        from mpitempo.io.safefs import safe_write_text
+
+        safe_write_text(outdir / "analysis.json", json.dumps(res, indent=1) + "\n", outdir)
         html = show.write_html(runs, res, outdir / "report.html")
         if not as_json:
             click.echo(f"analysis.json and {html.name} (timemaps, serialization plot) in {outdir}", err=True)

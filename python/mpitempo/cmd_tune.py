@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from mpitempo.options import FiniteFloatRange
 from mpitempo.errors import MtError
-from mpitempo.options import json_option, launcher_option, mpicc_option
+from mpitempo.options import (json_option, launcher_option, mpicc_option, platform_option,
+                              platform_oversubscribe_option, smpi_selector_option, platform_ppn_option)
 
 DEFAULT_OPS = "allreduce,bcast"
 DEFAULT_MSIZES = "8,1K,64K"
@@ -46,6 +48,8 @@ def _ops(text: str) -> list[str]:
 def _over(np_list, build) -> dict[int, bool]:
     from mpitempo.runner.launch import ncores
 
+    if build.flavour == "smpi":     # simulated ranks run on the platform's cores, not this machine's
+        return {n: False for n in np_list}
     return {n: n > ncores() for n in np_list}
 
 
@@ -60,32 +64,42 @@ def _over(np_list, build) -> dict[int, bool]:
                    "flagged, for function only. [default: 2]")
 @launcher_option
 @mpicc_option
+@platform_option
+@platform_ppn_option
+@platform_oversubscribe_option
+@smpi_selector_option
 @click.option("--algorithms", default=None, metavar="SPEC",
               help="Measure only these algorithms: OP:NAME[+NAME...][,OP:...] "
                    "[default: every algorithm the library lists]")
-@click.option("--mpiruns", type=click.IntRange(min=1), default=10, show_default=True,
-              help="mpiruns per configuration (the library's default and each algorithm), interleaved.")
+@click.option("--mpiruns", type=click.IntRange(min=1), default=None,
+              help="mpiruns per configuration (the library's default and each algorithm), interleaved. "
+                   "[default: 10; with --platform 1: a simulation is deterministic]")
 @click.option("--time-slice", default="200ms", show_default=True, metavar="T",
               help="Round-Time slice per experiment (op x size) in each mpirun.")
-@click.option("--nrep", type=click.IntRange(min=1), default=300, show_default=True,
-              help="At most this many valid measurements per experiment and mpirun.")
-@click.option("--min-gain", type=click.FloatRange(min=0), default=5.0, show_default=True, metavar="PCT",
+@click.option("--nrep", type=click.IntRange(min=1), default=None,
+              help="At most this many valid measurements per experiment and mpirun. [default: 300; with "
+                   "--platform 5]")
+@click.option("--min-gain", type=FiniteFloatRange(min=0), default=5.0, show_default=True, metavar="PCT",
               help="Keep the default unless an algorithm is faster by more than PCT percent (and significantly).")
-@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the rank-sum tests (Holm-adjusted per size).")
 @click.option("--budget", default=None, metavar="T",
               help="Plan the campaign to fit this wall time (e.g. 90s, 10m, 1h); says what it left out.")
 @click.option("--verify", "verify", default=None, metavar="CONFIG", type=click.Path(dir_okay=False),
               help="Verify a written configuration (the tuning.env of an earlier tune): new mpiruns with it "
-                   "against the default.")
+                   "against the default; gain per size and per rule, cliffs.")
+@click.option("--predict", "predict_sizes", default=None, metavar="LIST",
+              help="Also choose at these message sizes, which are not measured, from the a+b*m models fitted "
+                   "to the measured ones; such rules are marked PREDICTED in the table, files and tune.json.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (configurations, mpiruns, estimate) and stop.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
               help="Output directory: campaign/, tuning.env, rules, report, plots. [default: mpitempo-tune-<date>]")
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget,
-         verify, dry_run, outdir, seed, quiet, as_json):
+def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, smpi_selector,
+         algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget, verify, predict_sizes, dry_run, outdir, seed,
+         quiet, as_json):
     """Choose the MPI library's fastest collective algorithms and write its configuration.
 
     For every op x size x process count, every algorithm the library lists
@@ -97,15 +111,28 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     --min-gain; sizes where the choice changes become rule boundaries.
 
     Writes OUTDIR/tuning.env (the environment that enables the result), the
-    Open MPI dynamic rules file ompi-coll-rules.conf (MPICH: the CVARs in
-    tuning.env), tune.json, tune-report.txt and one plot per op. Time it on
-    an otherwise idle machine.
+    library's rules with per-size and per-process-count rules (Open MPI:
+    ompi-coll-rules.conf, classic format, and ompi-coll-rules.json for Open
+    MPI >= 6.0; MPICH: the selection file mpich-coll-selection.json),
+    tune-rules.json, tune.json, tune-report.txt and one plot per op. Also
+    reports cliffs (jumps beyond the a+b*x model over sizes and process
+    counts) and the prediction error on held-out sizes. Time it on an
+    otherwise idle machine.
 
     \b
     Examples:
       mpitempo tune --ops allreduce,bcast --msizes 8-64K --budget 10m -o t1
       mpitempo tune --verify t1/tuning.env --ops allreduce,bcast --msizes 8-64K
       flock /tmp/mpitempo-cpu.lock mpitempo tune --mpicc ~/ompi/bin/mpicc --json
+      mpitempo tune --platform platforms/cluster64-fast.xml -n 16,64 --ops allreduce --smpi-selector ompi
+
+    With --platform FILE.xml the library is SimGrid's SMPI on a simulated
+    platform (docs/simulation.md): the default is SMPI's MPICH or Open MPI
+    selector (--smpi-selector), every algorithm SMPI lists is forced with
+    smpirun --cfg=smpi/<op>:<name>, one mpirun per configuration (the
+    simulation is deterministic), and the choice is written as smpirun
+    arguments per process count (smpi-coll-selection.txt); everything is
+    labelled SIMULATED.
     """
     from mpitempo.io.sizes import parse_sizes
     from mpitempo.io.params import parse_duration
@@ -113,14 +140,43 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
 
     # -- every input checked before anything is built, created or launched --------------------------
     op_list = _ops(ops)
-    sizes = parse_sizes(msizes)
+    sizes = parse_sizes(msizes, "--msizes")
     np_list = _np_list(np_text)
     ts = parse_duration(time_slice, "--time-slice")
     if not ts > 0:
         raise MtError(f"invalid --time-slice '{time_slice}': must be > 0")
     budget_s = parse_budget(budget) if budget is not None else None
-    if verify and (algorithms or dry_run):
-        raise MtError("--verify measures a written configuration: it takes no --algorithms or --dry-run")
+    if verify and (algorithms or dry_run or predict_sizes):
+        raise MtError("--verify measures a written configuration: it takes no --algorithms, --predict or --dry-run")
+    pred_list = parse_sizes(predict_sizes, "--predict") if predict_sizes else []
+    both = sorted(set(pred_list) & set(sizes))
+    if both:
+        raise MtError(f"invalid --predict '{predict_sizes}': {both[0]} B is also in --msizes (it is measured; "
+                      "--predict takes sizes that are not)")
+    if pred_list and len(sizes) < 2:
+        raise MtError("--predict needs at least 2 measured --msizes to fit a+b*m")
+    if not platform:
+        for flag, v in (("--platform-ppn", platform_ppn), ("--platform-oversubscribe", platform_oversubscribe),
+                        ("--smpi-selector", smpi_selector)):
+            if v is not None:
+                raise MtError(f"{flag} needs --platform FILE.xml (a simulated platform)")
+    else:
+        from mpitempo.io.platform import check_np, read_platform
+
+        if verify:
+            raise MtError("--verify is not available with --platform: SMPI takes its algorithms as smpirun "
+                          "arguments (smpi-coll-selection.txt), not as the environment a tuning.env sets")
+        if budget is not None:
+            raise MtError("--budget is not available with --platform: it plans host wall time from the time "
+                          "slices, which a simulation spends in simulated time; give --mpiruns and --nrep")
+        plat = read_platform(platform)
+        for n in np_list:
+            check_np(plat, n, bool(platform_oversubscribe), platform_ppn)
+    smpi_selector = smpi_selector or "mpich"
+    if mpiruns is None:
+        mpiruns = 1 if platform else 10
+    if nrep is None:
+        nrep = 5 if platform else 300
     target = Path(outdir) if outdir else Path(f"mpitempo-tune-{time.strftime('%Y%m%d-%H%M%S')}")
     if target.exists() and (not target.is_dir() or any(target.iterdir())) and not dry_run:
         raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
@@ -128,11 +184,28 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
     from mpitempo.build import ensure_build
     from mpitempo.runner.variants import catalogue, restrict
 
-    b = ensure_build(mpicc)
-    cat = restrict(catalogue(b, op_list, np_list), algorithms)
+    b = ensure_build(mpicc or ("smpicc" if platform else None))
+    if b.flavour == "smpi" and not platform:
+        raise MtError("this core is built with SimGrid's smpicc: it runs on a simulated platform only; "
+                      "give --platform FILE.xml (e.g. platforms/cluster64-fast.xml)")
+    if platform and b.flavour != "smpi":
+        raise MtError(f"--platform needs a core built with SimGrid's smpicc (--mpicc smpicc); {mpicc} is "
+                      f"{b.flavour}")
+    cat = restrict(catalogue(b, op_list, np_list, smpi_selector=smpi_selector), algorithms)
+    simulated = b.flavour == "smpi"
+    plat_spec = ({"platform": platform, "platform_ppn": platform_ppn,
+                  "platform_oversubscribe": bool(platform_oversubscribe)} if simulated else {})
+    label = (f"SMPI {smpi_selector} selector, SIMULATED platform {Path(platform).name}" if simulated
+             else b.flavour)
     if verify:
         return _verify(b, cat, Path(verify), op_list, sizes, np_list, launcher, mpicc, mpiruns, ts, nrep, alpha,
                        budget_s, target, seed, quiet, as_json)
+
+    minfo = None
+    if b.flavour == "mpich":   # the library's own selection table, needed to write a complete file
+        from mpitempo.io.mpich_csel import mpich_info
+        tables, known, _lib = mpich_info(b)
+        minfo = (tables, known)
 
     from mpitempo.runner.tuneplan import Plan, fit
 
@@ -150,10 +223,12 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
                 plan.overhead[n] = t
     plan = fit(plan, budget_s, alpha)
     if dry_run:
-        out = {"library": b.flavour, "discovery": cat.source, "ops": plan.ops, "msizes": plan.msizes,
+        out = {"library": label, "discovery": cat.source, "ops": plan.ops, "msizes": plan.msizes,
                "nprocs": plan.np_list, "algorithms": plan.algorithms, "mpiruns": plan.mpiruns,
                "time_slice_s": plan.time_slice_s, "configurations": plan.configs,
-               "total_mpiruns": plan.total_mpiruns, "estimate_s": round(plan.estimate_s, 1),
+               "total_mpiruns": plan.total_mpiruns,
+               # the estimate sums time slices of wall time: a simulation spends them in simulated time
+               "estimate_s": None if simulated else round(plan.estimate_s, 1),
                "budget_s": budget_s, "left_out": plan.left_out}
         if as_json:
             from mpitempo.present.tables import print_json
@@ -162,15 +237,20 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
             _print_plan(out)
         return
 
-    spec = _spec(plan, cat, launcher, mpicc, nrep, seed, "tune")
+    spec = _spec(plan, cat, launcher, mpicc, nrep, seed, "tune",
+                 default_env=smpi_env(smpi_selector) if simulated else None)
+    spec.update(plat_spec)
+    if simulated:
+        spec["sync"] = "prop"   # every simulated rank reads the one simulated clock: one broadcast copies it exactly
     from mpitempo.io.campaign import build_campaign
     from mpitempo.runner.execute import check_campaign, execute
 
     c = build_campaign(spec, kind="tune")
     check_campaign(c)
     if not quiet:
-        click.echo(f"mpitempo tune: {b.flavour} ({cat.source}): {plan.configs - 1} algorithms + default, "
-                   f"{plan.total_mpiruns} mpiruns, estimated {plan.estimate_s / 60:.1f} min"
+        click.echo(f"mpitempo tune: {label} ({cat.source}): {plan.configs - 1} algorithms + default, "
+                   f"{plan.total_mpiruns} mpiruns"
+                   + ("" if simulated else f", estimated {plan.estimate_s / 60:.1f} min")
                    + (f" (budget {budget_s / 60:.1f} min)" if budget_s else ""), err=True)
         for lo in plan.left_out:
             click.echo(f"mpitempo tune: left out to fit the budget: {lo}", err=True)
@@ -193,7 +273,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
         raise MtError(f"the library's default configuration failed in every mpirun: {failed['default']}")
 
     from mpitempo.analysis.store import open_campaign
-    from mpitempo.analysis.tune import decide, mpich_one_per_op, rules_from
+    from mpitempo.analysis.tune import decide, mpich_mpir_level, rules_from
 
     if budget_s is not None and elapsed > 1.1 * budget_s:
         failed_note = (f"the campaign took {elapsed / 60:.1f} min, over the budget of {budget_s / 60:.1f} min "
@@ -203,47 +283,104 @@ def tune(ops, msizes, np_text, launcher, mpicc, algorithms, mpiruns, time_slice,
         failed_note = None
 
     data = open_campaign(camp)
-    dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1)
+    dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1, deterministic=simulated)
     rows, notes = dec.rows, list(dec.notes) + [n for n in (failed_note, busy) if n]
+    if simulated:   # a simulation's times do not depend on the host's load or on the number of mpiruns
+        notes = [n for n in notes if n not in (failed_note, busy) and "too few runs" not in n
+                 and "flagged runs (simulated)" not in n]
     if b.flavour == "mpich":
-        rows, more = mpich_one_per_op(rows, dec.candidates)
+        rows, more = mpich_mpir_level(rows, dec.candidates)
         notes += more
+    from mpitempo.analysis import cliffs as cl
+    from mpitempo.analysis import predict as pr
+    from mpitempo.analysis.tune import predicted_rows
+
+    table = None
+    if minfo is not None:
+        from mpitempo.io import mpich_csel
+
+        def table(op, m, n):
+            return mpich_csel.short_name(op, mpich_csel.select(minfo[0]["mpir"], op, m, n))
+    found_cliffs = cl.campaign_cliffs(dec.samples, over, table)
+    loo = []
+    for op, np_ in sorted({(r["op"], r["nprocs"]) for r in rows}):
+        recs = pr.leave_one_out(pr.curves_from(dec.samples, op, np_)) if op != "barrier" else []
+        loo.append({"op": op, "nprocs": np_, **pr.summarize(recs), "records": recs,
+                    "oversubscribed": over.get(np_, False)})
+    if pred_list:
+        rows = sorted(rows + predicted_rows(dec.samples, rows, pred_list, b.flavour),
+                      key=lambda r: (r["op"], r["nprocs"], r["msize"]))
+        notes.append(f"rules at {', '.join(str(m) for m in pred_list)} B are PREDICTED from the a+b*m models "
+                     "(not measured there; see prediction.leave_one_out for the model's error on held-out sizes)")
     for r in rows:
         r["oversubscribed"] = over.get(r["nprocs"], False)
+        if simulated:
+            r["simulated"] = True
     for cnd in dec.candidates:
         cnd["chosen"] = any(r["chosen"] == cnd["algorithm"] and (r["op"], r["msize"], r["nprocs"])
                             == (cnd["op"], cnd["msize"], cnd["nprocs"]) for r in rows)
     ids = {(a.op, a.name): a.id for lst in cat.algorithms.values() for a in lst}
     rules = rules_from(rows, ids)
     from mpitempo.io.tuning_files import write_config
-    result = write_config(b, rules, target)
+    result = write_config(b, rules, target, minfo, smpi_selector=smpi_selector if simulated else None)
+    if simulated:
+        result["library"] = label
+        result["simulated"] = _simulation(camp)
     result.update({"rows": [_contract_row(r) for r in rows], "candidates": dec.candidates,
                    "alpha": alpha, "min_gain_pct": min_gain, "discovery": cat.source,
-                   "method": f"Round-Time (time slice {plan.time_slice_s * 1e3:g} ms, sync hca3), "
-                             f"{plan.mpiruns} interleaved mpiruns per configuration",
+                   "method": (f"Round-Time (time slice {plan.time_slice_s * 1e3:g} ms, sync hca3), "
+                              f"{plan.mpiruns} interleaved mpiruns per configuration") if not simulated else
+                             (f"SIMULATED (SimGrid/SMPI, deterministic): Round-Time on the one simulated clock "
+                              f"(sync prop), {nrep} measurements per experiment, {plan.mpiruns} mpirun(s) per "
+                              "configuration"),
                    "mpiruns": plan.mpiruns, "campaign": str(camp), "left_out": plan.left_out,
                    "failed_algorithms": failed, "elapsed_s": round(elapsed, 1),
-                   "estimate_s": round(plan.estimate_s, 1), "notes": notes + cat.notes,
+                   "estimate_s": None if simulated else round(plan.estimate_s, 1), "notes": notes + cat.notes,
                    "probe_overhead_s": {str(k): round(v, 2) for k, v in plan.overhead.items()},
-                   "oversubscribed": any(over.values())})
-    result["plots"] = _plots(rows, dec.candidates, target, b.flavour)
+                   "oversubscribed": any(over.values()), "cliffs": found_cliffs,
+                   "prediction": {"method": "per (op, np, algorithm) a + b*m (a, b >= 0) fitted to the 4 nearest "
+                                            "measured sizes on each side; leave-one-out over the measured sizes",
+                                  "predicted_sizes": pred_list, "leave_one_out": loo}})
+    result["plots"] = _plots(rows, dec.candidates, target, label)
     from mpitempo.present.tune import print_rows, report_text
 
-    (target / "tune-report.txt").write_text(report_text(result))
-    (target / "tune.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    from mpitempo.io.safefs import safe_write_text
+
+    safe_write_text(target / "tune-report.txt", report_text(result), target)
+    safe_write_text(target / "tune.json", json.dumps(result, indent=2, default=float) + "\n", target)
     if as_json:
         from mpitempo.present.tables import print_json
         print_json({k: result[k] for k in ("library", "rows", "config_file", "settings", "settings_file",
-                                           "failed_algorithms", "left_out", "notes", "oversubscribed")})
+                                           "failed_algorithms", "left_out", "notes", "oversubscribed", "files",
+                                           "cliffs", "prediction", "simulated") if k in result})
     else:
-        print_rows(rows, f"{b.flavour}: default vs chosen per size (gain: median of mpirun medians, "
-                         f"bootstrap 95% CI; p: Holm-adjusted)")
+        print_rows(rows, f"{label}: default vs chosen per size (gain: median of mpirun medians, "
+                         + ("deterministic: no CI, no test)" if simulated else "bootstrap 95% CI; p: Holm-adjusted)"))
         if not any(r["chosen"] != "default" for r in rows):
             click.echo("No algorithm is significantly faster than the default at any measured size: "
                        "the default is kept.")
         from mpitempo.present.tables import WIDTH, wrap_line
         for n in result["notes"]:
             click.echo(wrap_line(f"note: {n}", WIDTH, 4))
+        for c in found_cliffs:
+            click.echo(wrap_line(cl.describe(c), WIDTH, 4))
+        if not found_cliffs:
+            click.echo("cliffs: none (no jump beyond the a+b*x model of any series)")
+        for g in loo:
+            if g["points"]:
+                click.echo(wrap_line(
+                    f"prediction error, {g['op']} np={g['nprocs']} (leave-one-out, {g['points']} sizes): best algorithm "
+                    f"right at {100 * g['hit_rate']:.0f}%, regret median {g['regret_median_pct']:.1f}% max "
+                    f"{g['regret_max_pct']:.1f}%, |time error| median {g['abs_time_err_median_pct']:.1f}%"
+                    + (" [OVERSUBSCRIBED: function only]" if g["oversubscribed"] else ""), WIDTH, 4))
+        for name, path in result.get("files", {}).items():
+            if name == "ompi_json":
+                click.echo(f"JSON rules (Open MPI >= 6.0; not read by Open MPI 5.0): {path}")
+        if simulated:
+            click.echo(f"SIMULATED platform {platform}: SMPI settings (smpirun arguments per np): "
+                       f"{result['config_file']}")
+            click.echo(f"report: {target / 'tune-report.txt'}; plots: {', '.join(result['plots'])}")
+            return
         click.echo(f"settings: {target / 'tuning.env'}" + (f"; rules: {result['config_file']}"
                                                            if result["config_file"] else ""))
         click.echo(f"report: {target / 'tune-report.txt'}; plots: {', '.join(result['plots'])}")
@@ -275,17 +412,54 @@ def _busy_note(before, after) -> str | None:
     return None
 
 
+def _mpich_device_notes(settings: dict[str, str]) -> list[str]:
+    """MPICH reads its algorithm CVARs and selection file at the MPIR level only: say so where a setting
+    leaves the device collectives on (then, on a node, the device's own algorithm runs instead)."""
+    from mpitempo.runner.variants import TUNABLE_OPS, mpich_cvar, mpich_device_cvar
+
+    out = []
+    for op in TUNABLE_OPS:
+        if (settings.get(mpich_cvar(op)) not in (None, "auto")
+                and settings.get(mpich_device_cvar(op)) not in ("0", "false", "no")):
+            out.append(f"{mpich_cvar(op)} is set but {mpich_device_cvar(op)}=0 is not: on a single node MPICH's "
+                       f"device runs its own {op} algorithm and this setting may have no effect (docs/tune.md)")
+    return out
+
+
 def _contract_row(r: dict) -> dict:
     keys = ("op", "msize", "nprocs", "default", "chosen", "gain_pct", "gain_ci_lo_pct", "gain_ci_hi_pct",
             "p_value", "median_default_s", "median_chosen_s", "oversubscribed")
     out = {k: r.get(k) for k in keys}
     if r.get("chosen_per_size"):
         out["chosen_per_size"] = r["chosen_per_size"]
+    if r.get("simulated"):
+        out["simulated"] = True
     return out
 
 
-def _spec(plan, cat, launcher, mpicc, nrep, seed, name, extra_configs=None) -> dict:
-    configs = [{"name": "default", "env": {}, "mpicc": mpicc, "launcher": launcher}]
+def _simulation(camp: Path) -> dict | None:
+    """The simulation record (platform, SimGrid version, network model) of the campaign's first run."""
+    from mpitempo.analysis.flags import simulation_of
+
+    for m in sorted(camp.glob("runs/*/meta.json")):
+        try:
+            sim = simulation_of(json.loads(m.read_text()))
+        except (OSError, ValueError):
+            continue
+        if sim:
+            return {k: sim.get(k) for k in ("simulated", "simulator", "simgrid_version", "platform",
+                                            "platform_sha256", "network_model")}
+    return None
+
+
+def smpi_env(selector):
+    from mpitempo.runner.variants import smpi_env as env
+
+    return env(selector)
+
+
+def _spec(plan, cat, launcher, mpicc, nrep, seed, name, extra_configs=None, default_env=None) -> dict:
+    configs = [{"name": "default", "env": dict(default_env or {}), "mpicc": mpicc, "launcher": launcher}]
     if extra_configs is None:
         for op in plan.ops:
             for a in cat.algorithms[op]:
@@ -312,7 +486,13 @@ def _plots(rows, cands, target: Path, flavour: str) -> list[str]:
             continue
         fig = algorithm_plot(op, np_, cands, rows, f"{flavour}: {op} on {np_} ranks (red star: chosen)")
         p = target / f"tune-{op}-np{np_}.png"
-        fig.savefig(p, dpi=100)
+        import io
+
+        from mpitempo.io.safefs import safe_write_text
+
+        buf = io.BytesIO()
+        fig.savefig(buf, dpi=100, format="png")
+        safe_write_text(p, buf.getvalue(), target, binary=True)
         import matplotlib.pyplot as plt
         plt.close(fig)
         out.append(str(p))
@@ -324,8 +504,10 @@ def _print_plan(p: dict) -> None:
     for op, algs in p["algorithms"].items():
         click.echo(f"  {op}: default + {len(algs)} algorithms: {', '.join(algs)}")
     click.echo(f"sizes: {', '.join(str(s) for s in p['msizes'])} B; np: {', '.join(str(n) for n in p['nprocs'])}")
+    est = ("no estimate on a simulated platform (host time grows with the ranks: docs/simulation.md)"
+           if p["estimate_s"] is None else f"estimated {p['estimate_s'] / 60:.1f} min")
     click.echo(f"{p['configurations']} configurations x {p['mpiruns']} mpiruns = {p['total_mpiruns']} mpiruns, "
-               f"time slice {p['time_slice_s'] * 1e3:g} ms; estimated {p['estimate_s'] / 60:.1f} min"
+               f"time slice {p['time_slice_s'] * 1e3:g} ms; {est}"
                + (f" (budget {p['budget_s'] / 60:.1f} min)" if p["budget_s"] else ""))
     for lo in p["left_out"]:
         click.echo(f"left out to fit the budget: {lo}")
@@ -397,12 +579,20 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
                      "gain_ci_lo_pct": ci[0] if ci else None, "gain_ci_hi_pct": ci[1] if ci else None,
                      "p_value": r["p_value"], "median_default_s": r["median_a_s"], "median_chosen_s": r["median_b_s"],
                      "confirmed": bool(r["significant"]), "oversubscribed": over.get(int(r["nprocs"]), False)})
-    result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename"),
+    from mpitempo.analysis.cliffs import campaign_cliffs, describe
+    from mpitempo.analysis.tune import rule_gains
+    per_rule = rule_gains(rows, samples, seed=seed if seed is not None else 1)
+    found_cliffs = campaign_cliffs(samples, over)
+    result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
+              or settings.get("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
+              "rule_gains": per_rule, "cliffs": found_cliffs,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
-              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []),
+              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + _mpich_device_notes(settings),
               "oversubscribed": any(over.values())}
-    (target / "verify.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    from mpitempo.io.safefs import safe_write_text
+
+    safe_write_text(target / "verify.json", json.dumps(result, indent=2, default=float) + "\n", target)
     if as_json:
         from mpitempo.present.tables import print_json
         print_json(result)
@@ -411,6 +601,17 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
 
     print_rows(rows, f"{b.flavour}: verification of {cfg_path}: new mpiruns, tuned vs default "
                      f"(one-sided rank-sum p; gain: bootstrap 95% CI)", verify=True)
+    click.echo("gain per rule (sizes where the configuration selects one algorithm; geometric mean over its "
+               "sizes, bootstrap 95% CI):")
+    for g in per_rule:
+        gp = "n/a" if g["gain_pct"] is None else f"{g['gain_pct']:+.1f}%"
+        ci = "" if g["gain_ci_lo_pct"] is None else f" [{g['gain_ci_lo_pct']:+.1f}, {g['gain_ci_hi_pct']:+.1f}]"
+        sz = ",".join(str(m) for m in g["msizes"])
+        click.echo(f"  {g['op']} np={g['nprocs']} {g['algorithm']} at {sz} B: {gp}{ci}"
+                   + (" confirmed" if g["confirmed"] else "") + (" OVERSUBSCRIBED (function only)"
+                                                                 if over.get(g["nprocs"]) else ""))
+    for c in found_cliffs:
+        click.echo(f"  {describe(c)}")
     tuned = [r for r in rows if r["chosen"] != "default"]
     held = [r for r in tuned if r["confirmed"]]
     if not tuned:

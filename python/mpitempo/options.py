@@ -5,6 +5,28 @@ from dataclasses import replace
 
 import click
 
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without NaN and the infinities: NaN compares false with every bound, so
+    FloatRange(0, 1) alone accepts --alpha nan."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        rv = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number{self._range_text()}", param, ctx)
+        return super().convert(rv, param, ctx)
+
+    def _range_text(self) -> str:
+        if self.min is None and self.max is None:
+            return ""
+        lo = "" if self.min is None else f"{self.min:g} {'<' if self.min_open else '<='} "
+        hi = "" if self.max is None else f" {'<' if self.max_open else '<='} {self.max:g}"
+        return f" (allowed: {lo}x{hi})"
+
+
+FINITE = FiniteFloatRange()
+
 np_option = click.option("-n", "--np", "np", type=click.IntRange(min=1), default=None,
                          help="Number of MPI ranks. [default: 2]")
 launcher_option = click.option(
@@ -14,6 +36,21 @@ launcher_option = click.option(
          "(and {mpiexec}), e.g. \"mpirun -n {np} ./wrap.sh {cmd}\".")
 mpicc_option = click.option("--mpicc", default=None, metavar="PATH",
                             help="MPI compiler wrapper to build with. [default: mpicc on PATH]")
+platform_option = click.option(
+    "--platform", default=None, metavar="FILE.xml",
+    help="Run on a simulated platform: a SimGrid platform file (e.g. platforms/fattree256.xml). The core is "
+         "built with SimGrid's smpicc and launched by smpirun; the times are the model's, labelled 'simulated' "
+         "everywhere (docs/simulation.md).")
+platform_oversubscribe_option = click.option(
+    "--platform-oversubscribe", is_flag=True, default=None,
+    help="With --platform: allow more ranks than the platform has cores (several ranks share a simulated core).")
+smpi_selector_option = click.option(
+    "--smpi-selector", type=click.Choice(["mpich", "ompi"]), default=None,
+    help="With --platform: SMPI's algorithm selection (smpi/coll-selector), MPICH's or Open MPI's, measured as "
+         "the default and kept under every forced algorithm. [default: mpich]")
+platform_ppn_option = click.option(
+    "--platform-ppn", type=click.IntRange(min=1), default=None, metavar="N",
+    help="With --platform: at most N ranks per simulated host (1: every rank on its own node). [default: one per core]")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 timer_option = click.option("--timer", default=None, metavar="NAME",
                             help="monotonic (default), monotonic_raw, realtime, gettimeofday, rdtscp, wtime.")
@@ -46,7 +83,7 @@ def _param_help(p) -> str:
     return p.help[:1].upper() + p.help[1:] + "." + dflt
 
 
-_METAVAR = {"INT": "N", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
+_METAVAR = {"INT": "N", "INT_AUTO": "N|auto", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
 
 
 def param_options(app: str, only=None, exclude=(), defaults: dict | None = None):
@@ -71,3 +108,14 @@ def param_options(app: str, only=None, exclude=(), defaults: dict | None = None)
             f = opt(f)
         return f
     return deco
+
+
+def check_platform_flags(platform, **flags) -> None:
+    """--platform-ppn, --platform-oversubscribe (and other simulation-only flags, given as name=value) need
+    --platform: refuse them without it instead of ignoring them."""
+    from mpitempo.errors import MtError
+
+    if platform is None:
+        for name, v in flags.items():
+            if v is not None:
+                raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")

@@ -25,6 +25,9 @@ typedef struct exp_result {
     mt_meas_info_t info;  /* what the scheme observed */
     int n, nvalid;
     double wall_s, median_s, min_s, max_s;
+    mt_op_info_t opinfo;  /* what a call moved; the overlap compute */
+    int warmup_calls;     /* warm-up calls made before the measurements */
+    int warmup_capped;    /* --warmup auto stopped at its cap without a steady state */
 } exp_result_t;
 
 typedef struct bench {
@@ -35,11 +38,14 @@ typedef struct bench {
     int sync_defaulted;
     const mt_dtype_t *dtype;
     const mt_redop_t *redop;
+    mt_op_opts_t opts;     /* --bw-window, --rma-sync, ... */
+    unsigned opts_used;    /* MT_OPT_* read by the ops of this run */
     int cache_policy;
     long long min_valid;
     uint64_t seed;
     exp_result_t *res;     /* rank 0, per experiment (canonical order) */
     int few_valid;
+    int warmup_capped;     /* experiments whose --warmup auto hit the cap */
     long long invalid;
     uint64_t per_rank_meas; /* measurements written to perrank.bin */
 } bench_t;
@@ -52,6 +58,7 @@ static int check(mt_run_t *r, int np, char *err)
     bench_t *b = r->state = calloc(1, sizeof *b);
     if (!b) return mt_fail(err, MT_ENOMEM, "out of memory");
     int rc = mt_scheme_open(mt_p_str(p, MTP_scheme), p, &b->scheme, err);
+    if (rc == MT_OK) rc = mt_scheme_check_params(b->scheme.s, p, err);
     if (rc != MT_OK) return rc;
     if (!(b->dtype = mt_dtype_find(mt_p_str(p, MTP_datatype)))) {
         mt_dtype_names(allowed, sizeof allowed);
@@ -95,6 +102,46 @@ static int check(mt_run_t *r, int np, char *err)
         return rc;
     free(b->exps);
     rc = mt_exp_build(mt_p_str(p, MTP_ops), mt_p_str(p, MTP_msizes), np, &b->exps, &b->nexp, err);
+    if (rc == MT_OK) rc = mt_op_opts_read(p, &b->opts, err);
+    if (rc == MT_OK) { /* an op option that no op of the run reads is a mistake, not a factor */
+        const mt_op_t **ops = malloc(sizeof(*ops) * (size_t)(b->nexp + 1));
+        if (!ops) return mt_fail(err, MT_ENOMEM, "out of memory");
+        b->opts_used = 0;
+        for (int k = 0; k < b->nexp; k++) {
+            ops[k] = b->exps[k].op;
+            b->opts_used |= ops[k]->opts;
+            if (rc == MT_OK && ops[k]->check) rc = ops[k]->check(&b->opts, np, err);
+        }
+        if (rc != MT_OK) {
+            free(ops);
+            return rc;
+        }
+        /* a window of W messages is W x msize bytes of buffers per rank: refuse what cannot fit */
+        double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        for (int k = 0; k < b->nexp && mem > 0; k++) {
+            int single = b->opts.rbuf_single && (b->exps[k].op->opts & MT_OPT_RBUF);
+            double need = (double)(single ? 1 : b->opts.window) * (double)b->exps[k].msize;
+            if ((b->exps[k].op->opts & MT_OPT_WINDOW) && need > mem / 4) {
+                free(ops);
+                return mt_fail(err, MT_EINVAL, "--bw-window %d x message size %lld B = %.1f GiB of buffers per rank "
+                               "(op %s) is more than a quarter of this host's memory (%.1f GiB): use a smaller window "
+                               "or message size", b->opts.window, (long long)b->exps[k].msize, need / 1073741824.0,
+                               b->exps[k].op->name, mem / 1073741824.0);
+            }
+        }
+        rc = mt_op_opts_check_used(p, ops, b->nexp, err);
+        free(ops);
+    }
+    /* passive one-sided sync completes only when the target enters MPI (both libraries here):
+     * a scheme that keeps ranks waiting outside MPI measures the target's progress instead */
+    int passive = b->opts.rma_sync == MT_RMA_LOCK || b->opts.rma_sync == MT_RMA_FLUSH || b->opts.rma_sync == MT_RMA_LOCK_ALL;
+    if (rc == MT_OK && b->scheme.s->waits_outside_mpi && (b->opts_used & MT_OPT_RMA_SYNC) && passive &&
+        b->opts.rma_win != MT_WIN_ALLOCATE) {
+        rc = mt_fail(err, MT_EINVAL, "scheme '%s' keeps ranks waiting outside MPI, where the target of passive "
+                     "one-sided sync (--rma-sync %s) on --rma-win %s makes no progress: use --rma-win allocate, "
+                     "--rma-sync fence or pscw, or another scheme", b->scheme.s->name, mt_p_str(p, MTP_rma_sync),
+                     mt_p_str(p, MTP_rma_win));
+    }
     /* what mt_op_prepare would refuse in every mpirun is refused here, before any is started */
     for (int k = 0; rc == MT_OK && k < b->nexp; k++) {
         const mt_exp_t *e = &b->exps[k];
@@ -266,7 +313,21 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kstr(j, "name", s->name);
     mt_json_kstr(j, "desc", s->desc);
     mt_json_kint(j, "nrep", r->ctx.nrep);
-    mt_json_kint(j, "warmup", r->ctx.warmup);
+    if (r->ctx.warmup == MT_WARMUP_AUTO) {
+        mt_json_kstr(j, "warmup", "auto");
+        mt_json_key(j, "warmup_auto");   /* the steady-state test (docs/methods.md#warm-up) */
+        mt_json_obj_begin(j);
+        mt_json_kint(j, "window", MT_WARMUP_WINDOW);
+        mt_json_knum(j, "rel_tol", MT_WARMUP_REL_TOL);
+        mt_json_knum(j, "abs_tol_s", MT_WARMUP_ABS_TOL_S);
+        mt_json_kint(j, "agree", MT_WARMUP_AGREE);
+        mt_json_kint(j, "cap", MT_WARMUP_CAP);
+        mt_json_kstr(j, "statistic", "max over ranks of the median call time of a window");
+        mt_json_obj_end(j);
+        mt_json_kint(j, "warmup_capped_experiments", b->warmup_capped);
+    } else {
+        mt_json_kint(j, "warmup", r->ctx.warmup);
+    }
     if (s->write_meta) s->write_meta(j, b->scheme.cfg, &r->ctx);
     mt_json_kbool(j, "timestamps", mt_p_bool(p, MTP_timestamps));
     mt_json_kbool(j, "per_rank", mt_p_bool(p, MTP_per_rank));
@@ -287,6 +348,7 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kstr(j, "redop", b->redop->name);
     mt_json_kint(j, "root", mt_p_int(p, MTP_root));
     mt_json_kstr(j, "delay", mt_p_str(p, MTP_delay));
+    mt_op_opts_write_meta(j, &b->opts, b->opts_used);
     mt_json_obj_end(j);
     mt_json_kstr(j, "cache_policy", mt_cache_policy_name(cache->policy));
     mt_json_key(j, "cache");
@@ -316,6 +378,9 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
         mt_json_kint(j, "valid", x->nvalid);
         mt_json_kbool(j, "too_few_valid", x->nvalid < b->min_valid);
         mt_json_knum(j, "wall_s", x->wall_s);
+        mt_json_kint(j, "warmup_calls", x->warmup_calls);
+        mt_json_kbool(j, "warmup_capped", x->warmup_capped);
+        mt_op_info_write(j, &x->opinfo);
         if (s->write_exp_meta) s->write_exp_meta(j, &x->info);
         mt_json_obj_end(j);
     }
@@ -340,7 +405,7 @@ static int run(mt_run_t *r, char *err)
     if (rc != MT_OK) return rc;
     ctx->gclock = mt_gclock_clock(&gc);
     ctx->nrep = (int)mt_p_int(p, MTP_nrep);
-    ctx->warmup = (int)mt_p_int(p, MTP_warmup);
+    ctx->warmup = mt_p_int(p, MTP_warmup) == MT_P_AUTO ? MT_WARMUP_AUTO : (int)mt_p_int(p, MTP_warmup);
     int per_rank = mt_p_bool(p, MTP_per_rank);
     ctx->want_timestamps = mt_p_bool(p, MTP_timestamps) || per_rank;
     ctx->pr_epoch = ctx->timer.t->now();
@@ -375,17 +440,32 @@ static int run(mt_run_t *r, char *err)
         const mt_exp_t *e = &b->exps[order[k]];
         if (k > 0 && (rc = mt_gclock_resync_if_old(&gc, mt_p_num(p, MTP_resync_age), err)) != MT_OK) break;
         mt_op_args_t a = {.comm = ctx->comm, .rank = ctx->rank, .size = ctx->size, .root = (int)mt_p_int(p, MTP_root),
-                          .dtype = b->dtype, .redop = b->redop->op, .timer = &ctx->timer, .delay_s = my_delay};
+                          .dtype = b->dtype, .redop = b->redop->op, .timer = &ctx->timer, .delay_s = my_delay,
+                          .opts = &b->opts};
         rc = mt_op_prepare(e->op, &a, e->msize, err);
         if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
         if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) break;
         mt_meas_t m;
         if (mt_meas_alloc(&m, ctx->nrep) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
         int64_t w0 = ctx->timer.t->now();
+        ctx->warmup_calls = ctx->warmup_capped = 0;
         rc = b->scheme.s->measure(ctx, b->scheme.cfg, e->op, &a, &m, err);
         double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
-        if ((rc = mt_agree(ctx->comm, rc, err)) == MT_OK && ctx->rank == 0)
+        rc = mt_agree(ctx->comm, rc, err);
+        mt_op_info_t info = {0};
+        if (rc == MT_OK && e->op->info) e->op->info(&a, &info); /* collective: every rank */
+        if (rc == MT_OK && ctx->rank == 0) {
+            b->res[order[k]].opinfo = info;
+            b->res[order[k]].warmup_calls = ctx->warmup_calls;
+            b->res[order[k]].warmup_capped = ctx->warmup_capped;
+            if (ctx->warmup_capped) {
+                b->warmup_capped++;
+                fprintf(stderr, "%s: warning: %s %lld B: --warmup auto found no steady state in %d calls (the cap): "
+                                "the first measurements may still be warming up (meta.json warmup_capped)\n",
+                        r->app->prog, e->op->name, (long long)e->msize, ctx->warmup_calls);
+            }
             rc = record(r, order[k], k, &a, &m, wall, err);
+        }
         mt_meas_free(&m);
         mt_op_release(&a);
         rc = mt_agree(ctx->comm, rc, err); /* e.g. the disk is full: stop now, leave nothing that looks complete */

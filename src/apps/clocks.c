@@ -129,7 +129,8 @@ static void list(mt_json_t *j)
 
 /* per-rank facts gathered to rank 0 after each sync */
 enum { F_DRIFT, F_TRUE_DRIFT, F_SLOPE_STATE, F_FIT_SLOPE, F_FIT_SE, F_FIT_WINDOW, F_LREF, F_LCLIENT, F_MSGS,
-       F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, F_WINDOWS, NF };
+       F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, F_WINDOWS,
+       F_FIT_POINTS, F_FIT_CI, F_FIT_STOP, NF };
 
 static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0, double *f)
 {
@@ -141,6 +142,9 @@ static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0
     f[F_FIT_SE] = res->st.fit_slope_se;
     f[F_FIT_WINDOW] = res->st.fit_window_s;
     f[F_WINDOWS] = res->st.slope_windows;
+    f[F_FIT_POINTS] = res->st.fit_points;
+    f[F_FIT_CI] = res->st.fit_ci_ppm;
+    f[F_FIT_STOP] = res->st.fit_stop;
     f[F_LREF] = res->st.learn_ref;
     f[F_LCLIENT] = res->st.learn_client;
     f[F_MSGS] = (double)res->st.msgs_sent;
@@ -222,6 +226,10 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
                 mt_json_knum(j, "fit_slope_se_ppm", fr[F_FIT_SE] * 1e6);
                 mt_json_knum(j, "fit_window_s", fr[F_FIT_WINDOW]);
                 mt_json_kint(j, "slope_windows", (int64_t)fr[F_WINDOWS]);
+                mt_json_kint(j, "fit_points", (int64_t)fr[F_FIT_POINTS]);
+                mt_json_knum(j, "fit_ci_ppm", fr[F_FIT_CI]);
+                int fs = (int)fr[F_FIT_STOP];
+                mt_json_kstr(j, "fit_stop", fs == MT_STOP_CI ? "ci" : fs == MT_STOP_MAX ? "window" : "fixed");
             }
             mt_json_kint(j, "learn_ref", (int64_t)fr[F_LREF]);
             mt_json_kint(j, "learn_client", (int64_t)fr[F_LCLIENT]);

@@ -36,7 +36,9 @@ typedef struct treeapp {
     const mt_redop_t *redop;
     int imb_rank;             /* -1: none */
     double imb_s;
+    double work_flops;        /* --work: flops every rank computes before every allreduce (gsum) */
     mt_sync_spec_t sync;
+    int64_t sample; /* --sample: events of every K-th call of each tree */
 } treeapp_t;
 
 static int parse_int_list(const char *s, const char *flag, int **out, int *n, char *err)
@@ -112,6 +114,9 @@ static int check(mt_run_t *r, int np, char *err)
             return mt_fail(err, MT_EINVAL, "invalid --imbalance '%s': rank %lld, the job has ranks 0..%d", s, rk, np - 1);
         a->imb_rank = (int)rk;
     }
+    a->work_flops = (double)mt_p_int(p, MTP_work);
+    if (a->sor && a->work_flops > 0)
+        return mt_fail(err, MT_EINVAL, "--work applies to --workload gsum (sor computes its own sweeps)");
     if ((rc = mt_sync_spec_parse(mt_p_str(p, MTP_sync), &a->sync, err)) != MT_OK) return rc;
     if (np > 0) { /* what the job size decides */
         if (a->map && a->nmap != np)
@@ -163,7 +168,7 @@ typedef struct job {
 static int job_hosts(job_t *jb, MPI_Comm comm)
 {
     char me[HOSTLEN] = {0};
-    gethostname(me, sizeof me - 1);
+    mt_host_name(me, sizeof me); /* under SMPI: the simulated host */
     jb->host = calloc((size_t)jb->n, HOSTLEN);
     jb->hidx = malloc(sizeof(int) * (size_t)jb->n);
     if (!jb->host || !jb->hidx) return MT_ENOMEM;
@@ -323,9 +328,16 @@ typedef struct sor {
     double last_residual;
 } sor_t;
 
+/* Floating-point operations per grid point, charged to the simulated host under SMPI (mt_sim_flops):
+ * an update is 3 additions and a multiplication for the neighbours' mean, then a subtraction, a
+ * multiplication and an addition; the residual a subtraction, a multiplication and an addition. */
+#define SOR_FLOPS_UPDATE 7.0
+#define SOR_FLOPS_RESIDUAL 3.0
+
 static void sor_sweep(sor_t *s, int color)
 {
     int c = s->cols;
+    double points = 0;
     for (int i = 1; i <= s->rows; i++) {
         int gi = s->row0 + i - 1;
         if (gi == 0 || gi == s->nglob - 1) continue; /* fixed boundary rows */
@@ -333,8 +345,10 @@ static void sor_sweep(sor_t *s, int color)
         for (int j = 1 + ((gi + 1 + color) & 1); j < c - 1; j += 2) {
             double nu = 0.25 * (u[j - c] + u[j + c] + u[j - 1] + u[j + 1]);
             u[j] += s->omega * (nu - u[j]);
+            points += 1;
         }
     }
+    mt_sim_flops(SOR_FLOPS_UPDATE * points);
 }
 
 static void sor_halo(sor_t *s, MPI_Comm comm, int rank, int size)
@@ -398,8 +412,9 @@ static int write_events(mt_run_t *r, mt_tar_t *inst, int ninst, const job_t *jb,
         free(mine);
         if (me == writer && ev) {
             int64_t ncalls = inst[q].ncalls; /* every rank recorded the same number */
+            int64_t sample = ((const treeapp_t *)r->state)->sample;
             for (int64_t c = 0; c < ncalls; c++) {
-                long long call = ninst > 1 ? c * ninst + q : c;
+                long long call = ninst > 1 ? c * sample * ninst + q : c * sample; /* the call's index in the run */
                 for (int rk = 0; rk < n; rk++) {
                     int k = nk[rk], w = MT_TAR_NFIX + 4 * k;
                     const double *o = all + displs[rk] + c * w;
@@ -432,6 +447,23 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+static volatile double work_sink;
+
+/* --work: `flops` floating-point operations, as multiply-adds (2 flops each) on hardware; under SMPI
+ * charged to the simulated host at its speed (mt_sim_flops), which the simulation does not otherwise
+ * time (smpi/simulate-computation:no) */
+static void do_work(double flops)
+{
+    if (!(flops > 0)) return;
+#ifdef MT_SMPI
+    mt_sim_flops(flops);
+#else
+    double x = work_sink + 1.0;
+    for (int64_t i = 0; i < (int64_t)(flops / 2); i++) x = x * 0.999999 + 1e-9;
+    work_sink = x;
+#endif
+}
+
 /* one Gsum block: calls allreduces alternating the two trees; max over ranks of the local elapsed time */
 static double gsum_block(mt_run_t *r, treeapp_t *a, mt_tar_t *inst, int64_t calls, int record, const void *in,
                          void *out)
@@ -441,8 +473,10 @@ static double gsum_block(mt_run_t *r, treeapp_t *a, mt_tar_t *inst, int64_t call
     int64_t t0 = ti->t->now();
     int imb = a->imb_rank == r->ctx.rank;
     for (int64_t k = 0; k < calls; k++) {
+        do_work(a->work_flops);
         if (imb) imbalance_wait(ti, a->imb_s, r->ctx.lazy);
-        mt_tar_call(&inst[k & 1], in, out, record);
+        /* the calls alternate the two trees: call k is call k/2 of its tree */
+        mt_tar_call(&inst[k & 1], in, out, record && (k >> 1) % a->sample == 0);
     }
     double el = mt_ticks_to_s(ti, ti->t->now() - t0), mx;
     MPI_Allreduce(&el, &mx, 1, MPI_DOUBLE, MPI_MAX, r->ctx.comm);
@@ -484,8 +518,10 @@ static int run(mt_run_t *r, char *err)
     int64_t oreps = mt_p_int(p, MTP_overhead_reps); /* measured on Gsum blocks for both workloads */
     int64_t ocalls = mt_p_int(p, MTP_overhead_calls);
     int ninst = a->sor ? 1 : 2;
-    int64_t cap = (ncalls + ninst - 1) / ninst;
-    if (oreps > 0 && (ocalls + 1) / 2 > cap) cap = (ocalls + 1) / 2;
+    a->sample = mt_p_int(p, MTP_sample);
+    int64_t per_tree = (ncalls + ninst - 1) / ninst, cap = (per_tree + a->sample - 1) / a->sample;
+    int64_t ocap = ((ocalls + 1) / 2 + a->sample - 1) / a->sample;
+    if (oreps > 0 && ocap > cap) cap = ocap;
     mt_tar_t inst[2];
     memset(inst, 0, sizeof inst);
     int use_mpi = a->spec.shape == MT_SHAPE_MPI;
@@ -547,8 +583,8 @@ static int run(mt_run_t *r, char *err)
     sor_t s;
     memset(&s, 0, sizeof s);
     if (me == 0 && mt_run_progress(r))
-        fprintf(stderr, "%s: %s, %lld recorded allreduce calls on %d ranks\n", r->app->prog, a->sor ? "sor" : "gsum",
-                (long long)ncalls, n);
+        fprintf(stderr, "%s: %s, %lld allreduce calls on %d ranks, %s\n", r->app->prog, a->sor ? "sor" : "gsum",
+                (long long)ncalls, n, a->sample > 1 ? "every N-th recorded (--sample)" : "every one recorded");
     if (!a->sor) {
         runtime = gsum_block(r, a, inst, ncalls, 1, in, res);
     } else {
@@ -580,13 +616,14 @@ static int run(mt_run_t *r, char *err)
                     double d = s.u[i] - old[i];
                     loc += d * d;
                 }
+                mt_sim_flops(SOR_FLOPS_RESIDUAL * (double)s.rows * (double)s.cols);
                 int64_t c3 = ti->t->now();
                 sor_halo(&s, ctx->comm, me, n);
                 int64_t c4 = ti->t->now();
                 if (a->imb_rank == me) imbalance_wait(ti, a->imb_s, ctx->lazy);
                 int64_t c5 = ti->t->now();
                 double glob = 0;
-                mt_tar_call(&inst[0], &loc, &glob, 1);
+                mt_tar_call(&inst[0], &loc, &glob, it % a->sample == 0);
                 int64_t c6 = ti->t->now();
                 s.compute_s += mt_ticks_to_s(ti, (c1 - c0) + (c3 - c2));
                 s.halo_s += mt_ticks_to_s(ti, (c2 - c1) + (c4 - c3));
@@ -648,6 +685,8 @@ static int run(mt_run_t *r, char *err)
             mt_json_obj_begin(j);
             mt_json_kstr(j, "name", a->sor ? "sor" : "gsum");
             mt_json_kint(j, "ncalls", ncalls);
+            mt_json_kint(j, "sample", a->sample);
+            mt_json_kint(j, "recorded_calls", inst[0].ncalls + (a->sor ? 0 : inst[1].ncalls));
             mt_json_kint(j, "warmup", warm);
             mt_json_kstr(j, "datatype", vdt->name);
             mt_json_kstr(j, "redop", a->sor ? "sum" : a->redop->name);
@@ -665,11 +704,15 @@ static int run(mt_run_t *r, char *err)
             } else {
                 mt_json_null(j);
             }
+            mt_json_knum(j, "work_flops", a->work_flops);
             if (a->sor) {
                 mt_json_kint(j, "rows_per_rank", s.rows);
                 mt_json_kint(j, "cols", s.cols);
                 mt_json_knum(j, "omega", s.omega);
                 mt_json_knum(j, "compute_s", s.compute_s);
+                /* under SMPI the sweeps cost their flops at the simulated host's speed */
+                if (MT_SIMULATED) mt_json_kstr(j, "compute_model", "flops at the simulated host's speed: 7 per "
+                                                                    "update, 3 per residual point");
                 mt_json_knum(j, "halo_s", s.halo_s);
                 mt_json_knum(j, "allreduce_s", s.allreduce_s);
                 mt_json_knum(j, "imbalance_s", s.imbalance_s);
@@ -691,6 +734,7 @@ static int run(mt_run_t *r, char *err)
             mt_json_obj_begin(j);
             mt_json_kint(j, "reps", oreps);
             mt_json_kint(j, "calls_per_block", ocalls);
+            mt_json_kint(j, "sample", a->sample);
             mt_json_kstr(j, "workload", "gsum");
             if (oreps > 0) {
                 mt_json_knum(j, "per_call_off_s", ov_off);

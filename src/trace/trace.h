@@ -15,36 +15,75 @@
 
 #include "clock/session.h"
 
-enum { TR_G_COLL = 1, TR_G_P2P = 2, TR_G_WAIT = 4 };
+enum { TR_G_COLL = 1, TR_G_P2P = 2, TR_G_WAIT = 4, TR_G_COMM = 8 };
 enum { TR_K_A2A = 1, TR_K_12A, TR_K_A21, TR_K_COLL, TR_K_SEND, TR_K_RECV, TR_K_SENDRECV, TR_K_ISEND,
-       TR_K_IRECV, TR_K_WAIT, TR_K_MSGRECV };
+       TR_K_IRECV, TR_K_WAIT, TR_K_MSGRECV, TR_K_ICOLL, TR_K_PROBE, TR_K_INIT, TR_K_START, TR_K_REQ,
+       TR_K_COMMC, TR_K_SENDDONE, TR_K_COLLDONE, TR_K_STARTSEND, TR_K_STARTRECV, TR_K_REGION };
+/* the OTF2 collective op of a table entry (trace_otf2.c maps them; NONE: no collective record) */
+enum { TR_OP_NONE = -1, TR_OP_BARRIER, TR_OP_BCAST, TR_OP_GATHER, TR_OP_GATHERV, TR_OP_SCATTER, TR_OP_SCATTERV,
+       TR_OP_ALLGATHER, TR_OP_ALLGATHERV, TR_OP_ALLTOALL, TR_OP_ALLTOALLV, TR_OP_ALLTOALLW, TR_OP_ALLREDUCE,
+       TR_OP_REDUCE, TR_OP_REDUCE_SCATTER, TR_OP_SCAN, TR_OP_EXSCAN, TR_OP_REDUCE_SCATTER_BLOCK };
 
 enum tr_call_id {
-#define TR_CALL(id, name, group, kind) TR_##id,
+#define TR_CALL(id, name, group, kind, op) TR_##id,
 #include "trace_calls.def"
 #undef TR_CALL
     TR_NCALLS,
-    TR_irecv_done = TR_NCALLS   /* pseudo call: an MPI_Irecv completed in a wait or test */
+    /* pseudo calls (records the wrappers add; not selectable) */
+    TR_irecv_done = TR_NCALLS, /* a receive request (MPI_Irecv, MPI_Imrecv, MPI_Recv_init) completed */
+    TR_isend_done,             /* a send request (MPI_Isend..., MPI_Send_init...) completed or was freed */
+    TR_icoll_done,             /* a non-blocking collective completed */
+    TR_start_send,             /* MPI_Start(all) activated a persistent send: its message */
+    TR_start_recv,             /* MPI_Start(all) activated a persistent receive */
+    TR_init_region,            /* MPI_Init (or MPI_Init_thread) */
+    TR_finalize_region,        /* MPI_Finalize (up to the tracer's own work) */
+    TR_user_region,            /* mpitempo_region_begin/end (the name index is in `tag`) */
+    TR_NALL
 };
 
 typedef struct tr_call_info {
     const char *id;     /* "allreduce" */
     const char *name;   /* "MPI_Allreduce" */
-    int group, kind;
+    int group, kind, op;
 } tr_call_info_t;
-extern const tr_call_info_t tr_calls[TR_NCALLS + 1];
+extern const tr_call_info_t tr_calls[TR_NALL];
 
-/* One recorded event (48 bytes). Ticks of the tracer's timer. */
+/* the calls that are only counted (trace_count.def) */
+enum tr_count_id {
+#define TR_COUNT(ret, name, params, args) TRC_##name,
+#include "trace_count.def"
+#if MPI_VERSION >= 4
+#include "trace_count4.def"
+#endif
+#undef TR_COUNT
+    TRC_N
+};
+extern const char *const tr_count_names[TRC_N];
+extern int64_t tr_cnt[TRC_N];
+
+/* event flags */
+enum { TR_F_CANCELLED = 1, TR_F_FREED = 2, TR_F_ATTACHED = 4, TR_F_BEGIN = 8, TR_F_END = 16 };
+
+/* user region names of every rank, merged by rank 0 at MPI_Finalize (user_region events: the index in `tag`) */
+#define TR_MAX_REGION_NAMES 512
+extern char **tr_region_gnames;
+extern int tr_region_ngnames;
+
+/* One recorded event (64 bytes). Ticks of the tracer's timer. */
 typedef struct tr_ev {
-    int64_t t0, t1;       /* enter, exit (irecv_done: post of the MPI_Irecv, exit of the completing call) */
+    int64_t t0, t1;       /* enter, exit (*_done: initiation, exit of the completing call) */
     int64_t bytes;        /* payload of this rank (count x type size; v-variants summed) */
-    uint32_t commkey;     /* hash of the communicator's members (world ranks) */
+    uint32_t comm;        /* the tracer's local index of the communicator + 1 (0: none) */
     int32_t peer;         /* world rank: destination (send), source (recv, as matched); -1 none, -2 MPI_PROC_NULL */
     int32_t peer2;        /* sendrecv: the source; -1 otherwise */
     int32_t root;         /* world rank of the root of rooted collectives, else -1 */
     int32_t tag;          /* point-to-point tag (sendrecv: the send tag), else -1 */
     int16_t call;         /* tr_call_id */
-    int16_t rtag15;       /* sendrecv: the received tag (low 15 bits; keeps the record at 48 bytes) */
+    int16_t rtag15;       /* sendrecv: the received tag (low 15 bits) */
+    uint32_t req;         /* request id (per rank, from 1) of non-blocking and persistent operations, else 0 */
+    int16_t orig;         /* pseudo calls: the call that created the request; else -1 */
+    int16_t flags;        /* TR_F_* */
+    uint64_t site;        /* call site: the return address of the wrapper (in the caller); 0 unknown */
 } tr_ev_t;
 
 /* What the tracer knows; one per process (the PMPI library is a singleton). */
@@ -85,24 +124,64 @@ extern tr_state_t tr;
 typedef struct tr_out_ev {
     double t0_raw, t1_raw, t0, t1;  /* raw local (base clock) and global seconds */
     int64_t bytes;
-    uint32_t commkey;
+    uint64_t comm;                  /* global communicator id (tr_comm_gid; 0 none) */
     int32_t peer, peer2, root, tag, rtag;
     int32_t call, rank;
+    int32_t orig, flags;
+    uint32_t req, pad_;
     int64_t seq;
+    uint64_t site;                  /* call site address on this rank (tr_ev_t.site); resolved by trace_sites.c */
 } tr_out_ev_t;
+
+/* a communicator as every member agreed on it (rank 0 merges the ranks' tables at MPI_Finalize) */
+typedef struct tr_gcomm {
+    uint64_t gid, parent;     /* global ids: MPI_COMM_WORLD 1, MPI_COMM_SELF of rank r (2<<60)|r,
+                               * created ((leader world rank + 1) << 32) | leader's count,
+                               * seen without its creation (1<<62) | hash of the members */
+    int inter, n, nr;         /* intercommunicator; sizes of the (local) group and the remote group */
+    int *members, *rmembers;  /* world ranks in communicator rank order (inter: the two groups) */
+    char how[32];             /* creating call ("MPI_Comm_split", ...), "predefined" or "untracked" */
+    int freed;                /* MPI_Comm_free seen on some rank */
+} tr_gcomm_t;
 
 /* trace_core.c */
 void tr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tr_parse_calls(const char *s, unsigned char *sel, char *err);
-uint32_t tr_commkey(MPI_Comm comm);
-int tr_world_rank(MPI_Comm comm, int r);
-void tr_req_post(MPI_Request req, int64_t t0, uint32_t commkey, MPI_Comm comm);
+/* MPI_Init from C or Fortran (trace_fort_rt.c): the clock at the application's call, the set-up
+ * after the library's init (once, whichever wrapper comes first), and whether the C MPI_Init or
+ * MPI_Init_thread wrapper ran */
+double tr_init_clock(void);
+void tr_init_done(double m0);
+extern int tr_c_init_seen;
+extern int tr_fort_mode;   /* 0 (no Fortran MPI_INIT), 1 forward, 2 convert: trace_fort.h */
+uint32_t tr_comm_idx(MPI_Comm comm);          /* local index + 1 (0: none/unknown) */
+int tr_world_rank(MPI_Comm comm, int r);      /* world rank of rank r (the remote group for intercomms) */
+int tr_root_world(MPI_Comm comm, int root);   /* world rank of a collective's root (MPI_ROOT: mine) */
+int tr_comm_peers(MPI_Comm comm);              /* ranks a collective sends to: the size (inter: the remote size) */
+uint64_t tr_comm_gid(uint32_t idx);
+/* a communicator was created by `call` on this member (collective over newcomm: agrees on its id) */
+void tr_comm_created(MPI_Comm newcomm, MPI_Comm parent, int call);
+void tr_comm_freed(MPI_Comm comm);
+int tr_comm_gather(tr_gcomm_t **out, int *nout);   /* collective over tr.comm; rank 0 gets the union */
+void tr_gcomms_free(tr_gcomm_t *c, int n);
+/* requests: tracked from initiation to completion */
+uint32_t tr_req_post(MPI_Request req, int call, int64_t t0, MPI_Comm comm, int peer, int tag, int64_t bytes,
+                     int root, int persistent);
 int tr_req_pending(void);
-/* after a completion call: `before` (the handle before the call) completed with status st at t1;
- * when it was a tracked MPI_Irecv, an irecv_done event is recorded */
-void tr_req_done_one(MPI_Request before, const MPI_Status *st, int64_t t1);
+/* MPI_Start of a tracked persistent request: a start_send/start_recv record; returns 0 if untracked */
+void tr_req_start(MPI_Request req, int64_t t0, int64_t t1, int attached);
+/* after a completion call: `before` (the handle before the call) completed with status st at t1 */
+void tr_req_done_one(MPI_Request before, const MPI_Status *st, int64_t t1, int attached);
+/* MPI_Request_free of a tracked request */
+void tr_req_freed(MPI_Request req, int64_t t1, int attached);
+/* counts of the calls seen but not recorded (not selected, or in trace_count.def) */
+extern int64_t tr_unsel[TR_NCALLS];
 /* trace_wrap.c: the next record, or NULL when the buffer is full in stop mode */
 tr_ev_t *tr_slot_ext(void);
+
+/* trace_sites.c: this rank's distinct call-site addresses of ev[0..n) resolved with dladdr, as lines
+ * "rank<TAB>address<TAB>object<TAB>object base<TAB>symbol<TAB>symbol address" (malloc'd; NULL when none) */
+char *tr_sites_text(const tr_out_ev_t *ev, int64_t n, int rank, int64_t *len);
 
 /* trace_out.c: rank 0 writes the files (each rank's events arrive in turn) */
 typedef struct tr_writer tr_writer_t;
@@ -116,7 +195,7 @@ void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n);
 /* trace_otf2.c (stubbed out when OTF2 is not built in) */
 typedef struct tr_otf2 tr_otf2_t;
 extern const int tr_have_otf2;
-tr_otf2_t *tr_otf2_open(const char *dir, int nranks, char *err);
+tr_otf2_t *tr_otf2_open(const char *dir, int nranks, const tr_gcomm_t *comms, int ncomms, char *err);
 int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev, int64_t n, double t_origin,
                  char *err);
 int tr_otf2_close(tr_otf2_t *o, double t_origin, double t_last, char *err);

@@ -32,13 +32,34 @@ const char *tr_kind_name(int kind)
     case TR_K_IRECV: return "irecv";
     case TR_K_WAIT: return "wait";
     case TR_K_MSGRECV: return "irecv_done";
+    case TR_K_ICOLL: return "icoll";
+    case TR_K_PROBE: return "probe";
+    case TR_K_INIT: return "init";
+    case TR_K_START: return "start";
+    case TR_K_REQ: return "request";
+    case TR_K_COMMC: return "comm";
+    case TR_K_SENDDONE: return "isend_done";
+    case TR_K_COLLDONE: return "icoll_done";
+    case TR_K_STARTSEND: return "start_send";
+    case TR_K_STARTRECV: return "start_recv";
+    case TR_K_REGION: return "region";
     }
     return "?";
 }
 
 void tr_csv_header(FILE *f)
 {
-    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,peer,peer2,root,tag,recv_tag,comm\n", f);
+    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,peer,peer2,root,tag,recv_tag,comm,"
+          "req,of,flags,site\n", f);
+}
+
+/* a user region's name (rank 0, after the merge), or its rank-local index in partial files */
+static const char *tr_region_name(const tr_out_ev_t *e)
+{
+    static char buf[32];
+    if (tr_region_gnames && e->tag >= 0 && e->tag < tr_region_ngnames) return tr_region_gnames[e->tag];
+    snprintf(buf, sizeof buf, "region-%d", e->tag);
+    return buf;
 }
 
 void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n)
@@ -46,9 +67,11 @@ void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         const tr_out_ev_t *e = &ev[i];
         const tr_call_info_t *c = &tr_calls[e->call];
-        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%d,%d,%d,%d,%d,%08x\n", e->rank, (long long)e->seq, c->id,
-                tr_kind_name(c->kind), e->t0_raw, e->t1_raw, e->t0, e->t1, (long long)e->bytes, e->peer, e->peer2,
-                e->root, e->tag, e->rtag, e->commkey);
+        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%d,%d,%d,%d,%d,%llx,%u,%s,%d,%llx\n", e->rank, (long long)e->seq,
+                c->id, tr_kind_name(c->kind), e->t0_raw, e->t1_raw, e->t0, e->t1, (long long)e->bytes, e->peer,
+                e->peer2, e->root, e->tag, e->rtag, (unsigned long long)e->comm, e->req,
+                e->call == TR_user_region ? tr_region_name(e) : e->orig >= 0 && e->orig < TR_NCALLS ? tr_calls[e->orig].id : "",
+                e->flags, (unsigned long long)e->site);
     }
 }
 
@@ -98,7 +121,9 @@ static void tr_pf_event(FILE *f, const tr_out_ev_t *e, int pid, double t0, doubl
     if (e->root >= 0) fprintf(f, ",\"root\":%d", e->root);
     if (e->tag >= 0) fprintf(f, ",\"tag\":%d", e->tag);
     if (e->rtag >= 0) fprintf(f, ",\"recv_tag\":%d", e->rtag);
-    if (e->commkey) fprintf(f, ",\"comm\":\"%08x\"", e->commkey);
+    if (e->comm) fprintf(f, ",\"comm\":\"%llx\"", (unsigned long long)e->comm);
+    if (e->req) fprintf(f, ",\"req\":%u", e->req);
+    if (e->orig >= 0 && e->orig < TR_NCALLS) fprintf(f, ",\"of\":\"%s\"", tr_calls[e->orig].id);
     fprintf(f, ",\"seq\":%lld}}", (long long)e->seq);
 }
 

@@ -44,9 +44,9 @@ int main(void)
     char c[1024];
     char err[MT_ERRLEN];
     CHECK(ok("hca3", c));
-    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0");
     CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
-    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,rtt=median,recompute=1,window=0.25,slope=auto,z=4,fit=ts");
+    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,rtt=median,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0");
     /* Mean-RTT-Offset's RTT: median (default) or the paper's mean; fit=paper sets rtt=mean */
     CHECK(ok("jk:offset=meanrtt,rtt=mean", c));
     CHECK(strstr(c, "offset=meanrtt,rtt=mean,") != NULL);
@@ -59,8 +59,17 @@ int main(void)
     CHECK(bad("prop:rtt=mean", "has no parameter 'rtt'"));
     /* the paper-exact preset: fit=paper sets slope=fit and window=0 itself */
     CHECK(ok("hca3:fit=paper", c));
-    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0,slope=fit,z=4,fit=paper");
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0,slope=fit,z=4,fit=paper,ci=0");
     CHECK(bad("jk:fit=paper,slope=auto", "sets slope=fit, window=0 and rtt=mean"));
+    /* the adaptive fit window's stopping rule: ci in ppm, 0 = the whole window */
+    CHECK(ok("jk:ci=0.05", c));
+    CHECK(strstr(c, ",ci=0.05") != NULL);
+    CHECK(ok("hca2:ci=0", c));
+    CHECK(strstr(c, ",ci=0") != NULL);
+    CHECK(bad("jk:ci=-1", "invalid ci '-1'"));
+    CHECK(bad("jk:ci=abc", "expected ppm in [0, 1e6]"));
+    CHECK(bad("jk:fit=paper,ci=0.1", "(and ci=0)"));
+    CHECK(bad("skampi:ci=0.1", "has no parameter 'ci'"));
     CHECK(bad("jk:fit=exact", "expected ts, ols or paper"));
     CHECK(ok("jk:slope=fit,window=0", c));
     CHECK(strstr(c, "slope=fit") && strstr(c, "window=0"));
@@ -69,7 +78,7 @@ int main(void)
     CHECK(ok("hoefler:pp=5", c));
     CHECK(ok("prop", c));
     CHECK(ok("h2:hca3/prop", c));
-    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts/prop:tol=1e-06");
+    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0/prop:tol=1e-06");
     CHECK(ok("h3:hca3:pp=50/jk/prop:tol=1e-5", c));
     CHECK(strncmp(c, "h[node+socket]:hca3:fitpts=40,pp=50", 35) == 0);
     CHECK(ok("h[block=4+env=MYCOLOR]:hca2/hca3/prop", c));

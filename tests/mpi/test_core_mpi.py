@@ -30,15 +30,62 @@ def read_rows(d):
         return list(csv.DictReader(f))
 
 
+# every op of each family of the registry (--list's "family")
+FAMILIES = {
+    "collective": ALL_OPS,
+    "nbc": ["i" + o for o in ALL_OPS] + ["i" + o + "_overlap" for o in ALL_OPS],
+    "persistent": [o + "_init" for o in ALL_OPS],
+    "neighbor": ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+                 "neighbor_alltoallw"],
+    "p2p": ["bw", "bibw", "mbw_mr", "multi_lat", "pingping", "sendrecv", "exchange"],
+    "rma": ["put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw"],
+    "synthetic": ["delay", "synbw", "idelay", "idelay_overlap", "idelay_blocking", "idelay_blocking_overlap"],
+    "barrier-algorithm": ["barrier:central", "barrier:combining", "barrier:fway", "barrier:mcs", "barrier:tournament",
+                          "barrier:bst", "barrier:butterfly", "barrier:pairwise", "barrier:dissemination"],
+}
+
+
 def test_registry_lists_every_collective(build):
     reg = list_registry(build)
-    barriers = ["barrier:central", "barrier:combining", "barrier:fway", "barrier:mcs", "barrier:tournament",
-                "barrier:bst", "barrier:butterfly", "barrier:pairwise", "barrier:dissemination"]
-    assert sorted(o["name"] for o in reg["ops"]) == sorted(ALL_OPS + ["delay"] + barriers)
+    by_family: dict[str, list[str]] = {}
+    for o in reg["ops"]:
+        by_family.setdefault(o["family"], []).append(o["name"])
+    assert {f: sorted(v) for f, v in by_family.items()} == {f: sorted(v) for f, v in FAMILIES.items()}
+    assert all(o["available"] for o in reg["ops"] if o["family"] != "persistent")
     fam = {o["name"]: o for o in reg["ops"] if "param" in o}
     assert set(fam) == {"barrier:combining", "barrier:fway"} and all(o["param_min"] == 2 for o in fam.values())
     assert {t["name"] for t in reg["timers"]} == {"wtime", "monotonic", "monotonic_raw", "realtime",
                                                   "gettimeofday", "rdtscp"}
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_every_op_of_every_family_runs(build, tmp_path, np):
+    """Every available op beyond the blocking collectives, through the executable, with the default
+    options: valid measurements, and bytes_per_call in meta.json as the op defines it."""
+    reg = {o["name"]: o for o in list_registry(build)["ops"]}
+    ops = [o for f, names in FAMILIES.items() if f not in ("collective", "barrier-algorithm") for o in names
+           if reg[o]["available"]]
+    r = run_bench(build, np, ["--ops", ",".join(ops), "--msizes", "8,4K", "--nrep", "10", "--warmup", "2",
+                              "--delay", "5us", "--expect-np", str(np), "--timer-reads", "10000"], tmp_path,
+                  timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read_rows(tmp_path)
+    assert {row["op"] for row in rows} == set(ops)
+    assert all(row["valid"] == "1" and float(row["runtime_s"]) > 0 for row in rows)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    per = {(e["op"], e["msize"]): e for e in meta["experiments"]}
+    pairs = np // 2
+    assert per[("bw", 4096)]["bytes_per_call"] == 64 * 4096 and per[("bw", 4096)]["msgs_per_call"] == 64
+    assert per[("bibw", 4096)]["bytes_per_call"] == 2 * 64 * 4096
+    assert per[("mbw_mr", 8)]["bytes_per_call"] == pairs * 64 * 8 and per[("mbw_mr", 8)]["msgs_per_call"] == pairs * 64
+    assert per[("exchange", 4096)]["bytes_per_call"] == 4 * 4096
+    assert per[("put_bw", 4096)]["bytes_per_call"] == 64 * 4096
+    assert per[("synbw", 4096)]["bytes_per_call"] == 4096
+    assert per[("allreduce_init", 8)]["bytes_per_call"] == 0 if "allreduce_init" in ops else True
+    ov = per[("iallreduce_overlap", 4096)]["overlap"]
+    assert ov["compute_target_s"] > 0 and ov["compute_median_s"] > 0 and ov["compute_calls"] > 0
+    assert "overlap" not in per[("iallreduce", 4096)]
+    assert meta["operation_params"]["bw_window"] == 64 and meta["operation_params"]["rma_sync"] == "flush"
 
 
 @pytest.mark.parametrize("np", [2, 4])
@@ -145,6 +192,41 @@ def test_outdir_not_overwritten(build, tmp_path):
     assert (tmp_path / "measurements.csv").read_text() == before
 
 
+def test_timer_cache_reused_only_with_its_key(build, tmp_path):
+    """--timer-cache: the first mpirun studies the timer and writes the file, the next one with the
+    same key (hosts, boot, binding, timer, reads, clock source, executable) reuses it and says so
+    in meta.json; another number of reads or another timer is a different key: studied again."""
+    cache = tmp_path / "timer-study.txt"
+    metas = []
+    for i, extra in enumerate([[], [], ["--timer-reads", "2000"], ["--timer", "monotonic_raw"]]):
+        d = tmp_path / f"r{i}"
+        d.mkdir()
+        args = ["--ops", "bcast", "--nrep", "2", "--timer-reads", "1000", *extra, "--timer-cache", str(cache)]
+        r = run_bench(build, 2, args, d)
+        assert r.returncode == 0, r.stderr
+        metas.append(json.loads((d / "meta.json").read_text())["timer"])
+        assert cache.read_text().startswith("mpitempo-timer-study 1\n")
+    assert [m["study_cached"] for m in metas] == [False, True, False, False]
+    assert metas[1]["study_from"].startswith("default run 0 ")
+    assert metas[1]["resolution_s"] == metas[0]["resolution_s"] and metas[1]["study_reads"] == 1000
+    assert metas[2]["study_reads"] == 2000 and metas[3]["name"] == "monotonic_raw"
+    # a damaged file is not reused (studied again and rewritten)
+    cache.write_text("mpitempo-timer-study 1\nkey 0\n")
+    d = tmp_path / "r-damaged"
+    d.mkdir()
+    r = run_bench(build, 2, ["--ops", "bcast", "--nrep", "2", "--timer-reads", "1000", "--timer-cache", str(cache)], d)
+    assert r.returncode == 0 and not json.loads((d / "meta.json").read_text())["timer"]["study_cached"]
+    assert "values 1000 " in cache.read_text() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_timer_cache_bad_input(build, tmp_path):
+    r = run_bench(build, 2, ["--ops", "bcast", "--timer-cache", ""], tmp_path)
+    assert r.returncode != 0 and "--timer-cache needs a file name" in r.stderr
+    r = subprocess.run([build.binary("mpitempo-pingpong"), "--timer-cache", "x"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and "runs no timer study" in r.stderr
+
+
 def test_campaign_end_to_end(cli, build, tmp_path):
     out = tmp_path / "camp"
     code, so, se = cli("run", "--ops", "allreduce,barrier", "--msizes", "8,1K", "--nrep", "30", "--mpiruns", "2",
@@ -182,7 +264,8 @@ def test_killed_run_is_kept_out_and_resumed(cli, build, tmp_path, bad_launcher):
     assert code == 0 and json.loads(so)[0]["runs"] == 9
     before = {i: (runs / f"default-{i:03d}" / "measurements.csv").read_text() for i in range(10) if i != 3}
     flag.unlink()
-    code, so, se = cli("run", "--resume", out, "--quiet", "--no-summary")
+    # the stored launcher is a template with a wrapper: a resume runs it only with consent (--yes)
+    code, so, se = cli("run", "--resume", out, "--quiet", "--no-summary", "--yes")
     assert code == 0, se
     assert (runs / "default-003" / "meta.json").exists()
     assert (runs / "default-003" / "failed-attempt-1.json").exists()
@@ -201,7 +284,7 @@ def test_resume_refuses_a_different_spec(cli, build, tmp_path):
     code, so, se = cli("run", spec, "--resume", out, "--quiet")
     assert code == 2 and "differs from the campaign file" in se
     code, so, se = cli("run", "--resume", tmp_path / "nothing", "--quiet")
-    assert code == 2 and "no campaign.toml" in se
+    assert code == 2 and "cannot resume" in se and "no such directory" in se
 
 
 def test_launcher_not_found(cli, build, tmp_path):

@@ -66,11 +66,12 @@ def test_every_scheme_completes(build, tmp_path, np, scheme):
     rng = random.Random(1000 * np + len(scheme))
     delays = ",".join(f"{rng.randint(1, 200)}us" for _ in range(np))
     sync = [] if scheme in ("barrier", "loop", "barrier_loop") else ["--sync", f"hca3:{SMALL}"]
-    extra = {"window": ["--window", "2ms"], "roundtime": ["--time-slice", "50ms"]}.get(scheme, [])
+    extra = {"window": ["--window", "2ms"], "roundtime": ["--time-slice", "50ms"], "loop": ["--inner", "2"],
+             "barrier_loop": ["--inner", "2"]}.get(scheme, [])
     out = tmp_path / "out"
     out.mkdir()
     cmd = [build.binary(), "--ops", "delay,bcast", "--msizes", "8", "--delay", delays, "--nrep", "5", "--warmup", "1",
-           "--inner", "2", "--scheme", scheme, *sync, *extra, "--allow-few-valid", "--timer-reads", "1000",
+           "--scheme", scheme, *sync, *extra, "--allow-few-valid", "--timer-reads", "1000",
            "--expect-np", str(np), "--outdir", str(out), "--quiet"]
     _run(*_launch(build, np, cmd, tmp_path, rng.randrange(1 << 30)))
     assert (out / "meta.json").exists() and (out / "measurements.csv").exists()

@@ -99,15 +99,19 @@ def test_default_trace_files_and_contract(default_trace):
         assert k in res, k
     assert set(res["sync"]) >= {"algorithm", "duration_s", "drift_at_end_s"}
     assert res["sync"]["algorithm"] == "h2:hca3/prop" and res["ranks"] == 2
-    # per rank: 150 allreduce, 30 halo exchanges of 2 irecv + 2 isend + waitall + 2 completions
-    assert res["events"] == 2 * (150 + 30 * 7)
+    # per rank: 150 allreduce, 30 halo exchanges of 2 irecv + 2 isend + waitall + 4 completions,
+    # the MPI_Init and MPI_Finalize regions
+    assert res["events"] == 2 * (150 + 30 * 9 + 2)
     assert res["call"] == "allreduce" and res["call_instances"] == 150
     assert res["violations_global"] == 0
     assert res["violations"]["global"]["messages"] == 2 * 30 * 2
     meta = json.loads((out / "trace.json").read_text())
     assert meta["buffer"]["events_dropped"] == 0 and meta["sync"]["interpolated"] is True
-    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "gantt.png", "launch.json", "otf2",
-                                                     "perfetto.json", "trace.json"]
+    # OTF2 is optional (.ci/run): the archive is there exactly when the core was built with it
+    assert sorted(p.name for p in out.iterdir()) == sorted(["events.csv", "gantt.png", "launch.json",
+                                                            "not_recorded.json", "perfetto.json", "sites.tsv",
+                                                            "trace.json"]
+                                                           + ["otf2"] * (res["otf2"] is not None))
     launch = json.loads((out / "launch.json").read_text())
     assert launch["status"] == "ok" and launch["argv"][-3:] == [launch["app"][0], "--iters", "150"]
     pf = json.loads(Path(res["perfetto"]).read_text())
@@ -115,13 +119,15 @@ def test_default_trace_files_and_contract(default_trace):
     assert len(xs) == 2 * res["events"]   # the global and the raw timeline
     assert {e["name"] for e in xs} >= {"MPI_Allreduce", "MPI_Irecv", "MPI_Isend", "MPI_Waitall"}
     if res["otf2"] is None:
-        pytest.skip(f"built without OTF2: {meta.get('otf2_note')}")
+        pytest.skip(meta.get('otf2_note') or "built without OTF2")
     if shutil.which("otf2-print") is None:
         pytest.skip("otf2-print not installed (Debian package otf2-tools)")
     r = subprocess.run(["otf2-print", res["otf2"]], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("MPI_COLLECTIVE_END") == 2 * 150
-    assert r.stdout.count("MPI_SEND ") == 2 * 60 and r.stdout.count("MPI_RECV ") == 2 * 60
+    # non-blocking messages as OTF2 has them: MpiIsend + MpiIsendComplete, MpiIrecvRequest + MpiIrecv
+    assert r.stdout.count("MPI_ISEND ") == 2 * 60 and r.stdout.count("MPI_IRECV ") == 2 * 60
+    assert r.stdout.count("MPI_ISEND_COMPLETE ") == 2 * 60 and r.stdout.count("MPI_IRECV_REQUEST ") == 2 * 60
     r = subprocess.run(["otf2-print", "-G", res["otf2"]], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "MPI_COMM_WORLD" in r.stdout
 
@@ -163,11 +169,20 @@ def test_time_namespace_per_rank(cli, amg, tmp_path):
 
 @pytest.mark.parametrize("timer", ["gettimeofday", "rdtscp"])
 def test_other_timers(cli, amg, tmp_path, timer):
-    res, _ = trace_json(cli, "-n", "2", "--timer", timer, "--sync", "hca3", "--calls", "allreduce",
-                        "-o", tmp_path / timer, "--", amg, "--iters", "100", "--halo-every", "0")
-    meta = json.loads((tmp_path / timer / "trace.json").read_text())
-    assert meta["timer"] == timer and meta["calls_selected"] == ["allreduce"]
-    assert res["events"] == 200 and res["violations_global"] == 0
+    # gettimeofday has 1 us resolution and an MPI_Allreduce on shared memory leaves a few hundred
+    # ns after the last entry: a loaded moment can cost the sync that margin (ATTEMPTS, as above)
+    seen = []
+    for k in range(ATTEMPTS):
+        out = tmp_path / f"{timer}{k}"
+        res, _ = trace_json(cli, "-n", "2", "--timer", timer, "--sync", "hca3", "--calls", "allreduce",
+                            "-o", out, "--", amg, "--iters", "100", "--halo-every", "0")
+        meta = json.loads((out / "trace.json").read_text())
+        assert meta["timer"] == timer and meta["calls_selected"] == ["allreduce"]
+        assert res["events"] == 200 + 2 * 2   # + the MPI_Init and MPI_Finalize regions
+        seen.append(res["violations_global"])
+        if res["violations_global"] == 0:
+            return
+    raise AssertionError(f"violations on the global clock in every run: {seen}")
 
 
 def test_buffer_stop_and_wrap(cli, amg, tmp_path):
@@ -192,7 +207,7 @@ def test_no_finalize_keeps_partial(cli, amg, tmp_path):
     code, stdout, err = cli("trace", out, "--json")
     assert code == 0, err
     res = json.loads(stdout)
-    assert res["complete"] is False and res["events"] == 2 * (20 + 4 * 7) and res["otf2"] is None
+    assert res["complete"] is False and res["events"] == 2 * (20 + 4 * 9 + 1) and res["otf2"] is None
 
 
 def test_timeout_kills_the_run(cli, amg, tmp_path):
@@ -252,8 +267,11 @@ with otf2.reader.open(sys.argv[1]) as tr:
     for loc, ev in tr.events:
         if isinstance(ev, otf2.events.Enter):
             enters.append((int(loc.group.name.split()[-1]), ev.region.name, ev.time))
-rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["kind"] != "irecv_done"]
-want = sorted((int(r["rank"]), "MPI_" + r["call"].capitalize(), round(float(r["t_enter_s"]) * 1e9)) for r in rows)
+pseudo = ("irecv_done", "isend_done", "icoll_done", "start_send", "start_recv")
+rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["kind"] not in pseudo]
+origin = float(sys.argv[3])   # trace.json otf2_time_origin_s: the global time of OTF2 time 0
+want = sorted((int(r["rank"]), "MPI_" + r["call"].capitalize(), round((float(r["t_enter_s"]) - origin) * 1e9))
+              for r in rows)
 got = sorted(enters)
 assert len(got) == len(want), (len(got), len(want))
 bad = [(g, w) for g, w in zip(got, want) if g[:2] != w[:2] or abs(g[2] - w[2]) > 1]
@@ -271,8 +289,10 @@ def test_otf2_timestamps_are_the_global_clock(default_trace):
     py = "/usr/bin/python3"
     if not os.path.exists(py) or subprocess.run([py, "-c", "import otf2"], capture_output=True).returncode != 0:
         pytest.skip("the OTF2 Python bindings are not installed (Debian package python3-otf2)")
-    r = subprocess.run([py, "-c", OTF2_READ, res["otf2"], str(out / "events.csv")], capture_output=True, text=True,
-                       timeout=120)
+    origin = json.loads((out / "trace.json").read_text())["otf2_time_origin_s"]
+    assert origin <= 0   # the MPI_Init region begins before the sync epoch
+    r = subprocess.run([py, "-c", OTF2_READ, res["otf2"], str(out / "events.csv"), repr(origin)],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stderr
 
 
@@ -309,3 +329,51 @@ def test_fake_hosts_with_monotonic_offsets(build, cli, amg, tmp_path):
             meets_targets(run, OFFSETS)
         finally:
             os.environ.pop("UCX_TLS", None)
+
+
+def test_wrapper_preload_is_kept(cli, build, amg, tmp_path):
+    """A rank wrapper in the launcher that preloads its own library (another tool) keeps it under
+    trace: the tracer is put in front of the LD_PRELOAD each rank finally has, not in its place."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler for the wrapper's library")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    src = tmp_path / "tool.c"
+    src.write_text('#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n'
+                   '__attribute__((constructor)) static void mark(void) {\n'
+                   '  const char *d = getenv("TOOL_MARKS"); if (!d) return;\n'
+                   '  const char *pre = getenv("LD_PRELOAD");\n'
+                   '  char p[4096]; snprintf(p, sizeof p, "%s/%d", d, (int)getpid());\n'
+                   '  FILE *f = fopen(p, "w"); if (f) { fprintf(f, "%s\\n", pre ? pre : ""); fclose(f); } }\n')
+    so = tmp_path / "libtool.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    wrap = tmp_path / "wrap.sh"
+    # the wrapper replaces LD_PRELOAD, as tools launched this way do
+    wrap.write_text(f'#!/bin/sh\nLD_PRELOAD={so} TOOL_MARKS={marks} exec "$@"\n')
+    wrap.chmod(0o755)
+    out = tmp_path / "tr"
+    res, _ = trace_json(cli, "-n", "2", "--launcher", "{mpiexec} -n {np} " + str(wrap) + " {cmd}",
+                        "-o", out, "--", amg, "--iters", "20")
+    assert res["events"] > 0
+    from mpitempo.cmd_trace import find_library
+
+    lib = find_library(build)
+    # the shell of the shim and the application both load the tool; the application's LD_PRELOAD
+    # has the tracer first and the wrapper's library after it
+    seen = [p.read_text().strip() for p in marks.iterdir()]
+    app_preloads = [s for s in seen if s.startswith(lib)]
+    assert len(app_preloads) == 2, seen
+    assert all(s == f"{lib}:{so}" for s in app_preloads), seen
+
+
+def test_preload_shim_does_not_add_the_tracer_twice(tmp_path):
+    from mpitempo.cmd_trace import preload_shim
+
+    for before, after in (("", "/t/lib.so"), ("/a.so", "/t/lib.so:/a.so"), ("/t/lib.so:/a.so", "/t/lib.so:/a.so"),
+                          ("/a.so:/t/lib.so", "/a.so:/t/lib.so")):
+        env = dict(os.environ, LD_PRELOAD=before) if before else {k: v for k, v in os.environ.items()
+                                                                   if k != "LD_PRELOAD"}
+        r = subprocess.run([*preload_shim("/t/lib.so"), "sh", "-c", 'printf %s "$LD_PRELOAD"'], env=env,
+                           capture_output=True, text=True)
+        assert r.stdout == after, (before, r.stdout, r.stderr)

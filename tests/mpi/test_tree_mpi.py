@@ -75,6 +75,38 @@ def test_events_are_causal(build, tmp_path):
         assert float(e[(c, p)]["up_s"]) >= float(x["arrive_s"])
 
 
+@pytest.mark.parametrize("ncalls,sample", [(40, 4), (41, 3), (7, 10)])
+def test_sample_records_every_kth_call_of_each_tree(build, tmp_path, ncalls, sample):
+    """--sample K: the events of calls 0, K, 2K, ... of each of Gsum's two trees, with their index in
+    the run (call c of the run is call c // 2 of tree c % 2); the run makes all --ncalls calls."""
+    np_ = 3
+    r = run_tree(build, np_, QUICK + ["--ncalls", str(ncalls), "--sample", str(sample), "--tree", "kary:2",
+                                      "--outdir", str(tmp_path)])
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    want = sorted(c for c in range(ncalls) if (c // 2) % sample == 0)
+    assert meta["workload"]["ncalls"] == ncalls and meta["workload"]["sample"] == sample
+    assert meta["workload"]["recorded_calls"] == len(want)
+    with open(tmp_path / "events.csv") as f:
+        ev = list(csv.DictReader(f))
+    assert sorted({int(x["call"]) for x in ev}) == want
+    assert all(int(x["inst"]) == int(x["call"]) % 2 for x in ev)
+    assert len(ev) == len(want) * np_
+    # SOR: every K-th iteration
+    (tmp_path / "sor").mkdir()
+    r = run_tree(build, np_, QUICK + ["--workload", "sor", "--ncalls", str(ncalls), "--sample", str(sample),
+                                      "--sor-rows", "4", "--sor-cols", "16", "--outdir", str(tmp_path / "sor")])
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "sor" / "events.csv") as f:
+        assert sorted({int(x["call"]) for x in csv.DictReader(f)}) == list(range(0, ncalls, sample))
+
+
+def test_sample_out_of_range_refused(build):
+    for bad in ("0", "-2", "x"):
+        r = run_tree(build, 2, QUICK + ["--ncalls", "4", "--sample", bad])
+        assert r.returncode != 0 and "--sample" in r.stderr and bad in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("np_,tree,late", [(6, "binomial", 3), (4, "kary:2", 2), (8, "fanout:2/1", 7)])
 def test_imbalance_names_the_delayed_rank(cli, np_, tree, late):
     code, out, err = cli("tree", "-n", str(np_), "--tree", tree, "--imbalance", f"{late}:20ms", "--ncalls", "30",
@@ -168,3 +200,26 @@ def test_example_trees_run(cli, path):
     assert res["config"] == path.stem and len(res["paths"]) == 4
     if path.stem == "explicit":      # node 0 on rank 3, node 1 on rank 0, node 3 (under node 1) on rank 2
         assert [p["path"] for p in res["paths"]] == ["0>3", "1>3", "2>0>3", "3"]
+
+
+def test_comparison_keeps_the_order_given(cli, tmp_path):
+    """A is the first configuration on the command line, whatever order the shuffled mpiruns ran in;
+    both configurations get their path table and timemap; the comparison timemap shows the path whose
+    time changed most."""
+    out_dir = tmp_path / "ord"
+    code, out, err = cli("tree", "-n", "4", "--tree", "flat", "--tree", "binomial", "--ncalls", "30", "--mpiruns", "3",
+                         "--overhead-reps", "2", "--overhead-calls", "20", "--sync", "none", "-o", out_dir, "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["tree"] == "flat" and [c["tree"] for c in res["configs"]] == ["flat", "binomial"]
+    assert all(len(c["paths"]) == 4 and c["mpiruns"] == 3 for c in res["configs"])
+    rows = res["comparison"]
+    assert rows[3]["a_path"] == "3>0" and rows[3]["b_path"] == "3>2>0"     # A = flat
+    html = (out_dir / "report.html").read_text()
+    assert html.count("<img") >= 4          # two timemaps, comparison timemap, serialization plot
+    assert "timemap of " + res["configs"][1]["config"] in html
+    code, text, err = cli("tree", "--from", out_dir)
+    assert code == 0, err
+    assert f"paths of '{res['configs'][1]['config']}' (binomial)" in text
+    again = json.loads(cli("tree", "--from", out_dir, "--json")[1])
+    assert again["tree"] == "flat" and again["comparison"] == rows

@@ -77,6 +77,7 @@ def test_verify_mpich_cvar(cli, mpich, tmp_path):
     assert got["bcast"]["chosen"] == "binomial" and got["allreduce"]["chosen"] == "default"
     for r in res["verify"]:
         assert ROW_KEYS <= set(r) and r["p_value"] is not None and isinstance(r["confirmed"], bool)
+    assert any("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 is not" in n for n in res["notes"])
     meta = json.loads((tmp_path / "v" / "campaign" / "runs" / "tuned-000" / "meta.json").read_text())
     assert "MPIR_CVAR_BCAST_INTRA_ALGORITHM" in json.dumps(meta)
 
@@ -104,13 +105,17 @@ def test_verify_reports_an_algorithm_mpich_cannot_use(cli, mpich, tmp_path):
 
 def test_tune_oversubscribed_is_flagged(cli, build, tmp_path):
     alg = "binomial"
-    code, so, se = cli("tune", "-n", "4", "--ops", "bcast", "--algorithms", f"bcast:{alg}", "--msizes", "8",
+    code, so, se = cli("tune", "-n", "2,4", "--ops", "bcast", "--algorithms", f"bcast:{alg}", "--msizes", "8",
                        "--mpiruns", "2", *FAST, "-o", tmp_path / "t", "--json")
     assert code == 0, se
     res = json.loads(so)
     assert res["oversubscribed"] is True
-    assert [(r["nprocs"], r["oversubscribed"]) for r in res["rows"]] == [(4, True)]
+    assert [(r["nprocs"], r["oversubscribed"]) for r in res["rows"]] == [(2, False), (4, True)]
     assert "OVERSUBSCRIBED" in (tmp_path / "t" / "tune-report.txt").read_text()
+    # the sweep over process counts is searched for cliffs; any cliff touching 4 ranks is labelled
+    assert isinstance(res["cliffs"], list) and {"leave_one_out", "method"} <= set(res["prediction"])
+    for c in res["cliffs"]:
+        assert c["axis"] == "nprocs" and (c["before"], c["at"]) == (2, 4) and c["oversubscribed"] is True
 
 
 # -- Open MPI ------------------------------------------------------------------------------------------

@@ -164,6 +164,9 @@ def test_ingest_store_and_parquet(cli, tmp_path):
     n = duckdb.connect().execute(f"SELECT count(*), count(DISTINCT run_id) FROM '{pq}/measurements.parquet'").fetchone()
     assert n == (4800, 12)
     code, out, err = cli("ingest", a, "--db", tmp_path / "a" / "campaign.toml")
+    assert code == 2 and "refusing to write --db" in err and "'campaign.toml'" in err   # a file of the campaign read
+    (tmp_path / "notes.txt").write_text("not a store\n")
+    code, out, err = cli("ingest", a, "--db", tmp_path / "notes.txt")
     assert code == 2 and "cannot open store" in err
     code, out, err = cli("summary", tmp_path / "a" / "campaign.toml")
     assert code == 2 and err.count("\n") == 1

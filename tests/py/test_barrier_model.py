@@ -180,6 +180,8 @@ def test_logp_runs_that_fail_alone_are_judged_over_mpiruns():
     (["-n", "4", "--algorithms", "barrier:mcs,barrier:mcs"], "listed twice"),
     (["-n", "4", "--procs", "1,2"], "integers >= 2"),
     (["-n", "4", "--procs", "2,8"], "8 is more than -n 4"),
+    (["-n", "4", "--model-start-cost", "-0.5"], "invalid --model-start-cost -0.5"),
+    (["-n", "4", "--model-start-cost", "nan"], "--model-start-cost"),
 ])
 def test_bad_input_is_refused_before_anything_runs(cli, tmp_path, args, msg):
     out = tmp_path / "never"
@@ -303,3 +305,41 @@ def test_a_study_stopped_before_its_campaigns_resumes_from_its_record(tmp_path):
     assert barrier_study.settings(s.barrier) == {"native:bruck": "OMPI_MCA_coll_tuned_barrier_algorithm=4"}
     with pytest.raises(MtError, match="already exists"):
         barrier_study.create(out, bc, lc, [])
+
+
+def test_results_carry_the_extended_model_and_the_choice_at_each_p():
+    """Rows get the extended model's prediction (stats/logp_sched.py), with one L when no platform is
+    known; a start cost raises it by one cold message on 2 ranks; choice_by_p names the fastest measured
+    algorithm per P and what following each model's pick costs."""
+    lp = {"L_s": 2e-6, "o_s_s": 0.3e-6, "o_r_s": 0.4e-6, "g_s": 0.4e-6, "nprocs": 2}
+    meds = {("barrier:dissemination", 2): [2.7e-6], ("barrier:central", 2): [5.4e-6],
+            ("barrier:dissemination", 3): [5.4e-6], ("barrier:tournament", 3): [6.1e-6], ("barrier", 3): [4e-6]}
+    rows = study.results(meds, lp, cores=64)
+    by = {(r["algorithm"], r["nprocs"]): r for r in rows}
+    assert by[("barrier:tournament", 3)]["predicted_ext_s"] == pytest.approx(6.1e-6)
+    assert by[("barrier:tournament", 3)]["ratio"] == pytest.approx(6.1 / 10.8)     # the formula counts 2 levels
+    assert by[("barrier:tournament", 3)]["ratio_ext"] == pytest.approx(1.0)
+    assert by[("barrier", 3)]["predicted_ext_s"] is None and by[("barrier", 3)]["ratio_ext"] is None
+    ext = study.extended_model(lp, None, None, 0.5e-6)
+    assert ext["routes"] is None and ext["start_cost_s"] == 0.5e-6
+    rows_c = study.results(meds, lp, cores=64, ext=ext)
+    assert {(r["algorithm"], r["nprocs"]): r for r in rows_c}[("barrier:dissemination", 2)]["predicted_ext_s"] == \
+        pytest.approx(3.2e-6)
+    ch = {c["nprocs"]: c for c in study.choice_by_p(meds, rows)}
+    assert ch[3]["measured_best"] == "barrier" and ch[3]["predicted_ext_best"] == "barrier:dissemination"
+    assert ch[3]["predicted_ext_best_loss_pct"] == pytest.approx(35.0)
+    assert ch[2]["measured_best"] == ch[2]["predicted_best"] == "barrier:dissemination"
+
+
+def test_extended_model_routes_from_a_platform(tmp_path):
+    plat = tmp_path / "ft.xml"
+    plat.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\"><cluster id=\"f\" prefix=\"n\" suffix=\"\" "
+                    "radical=\"0-63\" core=\"1\" speed=\"1Gf\" bw=\"1GBps\" lat=\"0.5us\" topology=\"FAT_TREE\" "
+                    "topo_parameters=\"2;8,8;1,8;1,1\"/></platform>\n")
+    lp = {"L_s": 2.0015e-6, "o_s_s": 0.3e-6, "o_r_s": 0.4e-6, "g_s": 0.4e-6, "nprocs": 64}
+    ext = study.extended_model(lp, str(plat), 1)
+    assert ext["routes"] == "FAT_TREE" and ext["route_ref_s"] == pytest.approx(2e-6)
+    assert ext["latency"](0, 1) == pytest.approx(1.0015e-6) and ext["latency"](0, 9) == pytest.approx(2.0015e-6)
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<platform")
+    assert study.extended_model(lp, str(bad), 1)["routes"] is None

@@ -257,6 +257,71 @@ def test_cli_build_names_the_core(env, monkeypatch, cli):
     assert code == 0 and f"installed core in {core} (found via MPITEMPO_CORE)" in out
 
 
+# ---------------------------------------------------------------------------- optional components
+
+def _fake_otf2(prefix: Path) -> None:
+    (prefix / "include" / "otf2").mkdir(parents=True, exist_ok=True)
+    (prefix / "include" / "otf2" / "otf2.h").write_text("/* otf2 */\n")
+    (prefix / "lib").mkdir(parents=True, exist_ok=True)
+    (prefix / "lib" / "libotf2.so").write_bytes(b"otf2")
+
+
+def test_otf2_installed_after_the_build_rebuilds(env, monkeypatch, capsys):
+    """Hostile sequence: the core is built, then OTF2 is installed (here into a prefix of
+    CMAKE_PREFIX_PATH, where CMake's find_path/find_library look). On main the cached core without
+    OTF2 was reused silently; the fingerprint includes the optional components, so it is rebuilt,
+    and reused again once nothing changes. Removing OTF2 rebuilds too."""
+    prefix = env.tmp / "otf2-prefix"
+    monkeypatch.setenv("CMAKE_PREFIX_PATH", str(prefix))
+    # only the prefix's candidates: the machine may have OTF2 installed in /usr (CI installs it)
+    real = B._component_candidates
+    monkeypatch.setattr(B, "_component_candidates", lambda: {
+        k: [c for c in v if str(c).startswith(str(prefix))] for k, v in real().items()})
+    b = B.ensure_build(env.mpicc)
+    assert B.optional_components()["otf2_header"] is None and env.cmake_calls() == 2
+    _fake_otf2(prefix)
+    assert B.optional_components()["otf2_header"] == str(prefix / "include" / "otf2" / "otf2.h")
+    capsys.readouterr()
+    c = B.ensure_build(env.mpicc)
+    assert c.fingerprint != b.fingerprint and env.cmake_calls() == 4
+    assert "(first use)" in capsys.readouterr().err
+    assert B.ensure_build(env.mpicc).fingerprint == c.fingerprint and env.cmake_calls() == 4
+    shutil.rmtree(prefix)
+    assert B.ensure_build(env.mpicc).fingerprint == b.fingerprint   # the first build is still cached
+
+
+def test_hwloc_pkgconfig_file_is_part_of_the_key(env, monkeypatch):
+    """hwloc found through pkg-config (PKG_CONFIG_PATH) after the build: a new fingerprint."""
+    pc = env.tmp / "pc"
+    monkeypatch.setenv("PKG_CONFIG_PATH", str(pc))
+    b = B.ensure_build(env.mpicc)
+    pc.mkdir()
+    (pc / "hwloc.pc").write_text("Name: hwloc\nVersion: 2.9.0\n")
+    assert B.ensure_build(env.mpicc).fingerprint != b.fingerprint
+
+
+def test_configured_components_from_the_cmake_cache(tmp_path):
+    """What CMake found is read back from CMakeCache.txt; NOTFOUND is absent."""
+    (tmp_path / "CMakeCache.txt").write_text(
+        "OTF2_INCLUDE_DIR:PATH=/usr/include\nOTF2_LIBRARY:FILEPATH=/usr/lib/libotf2.so\n"
+        "HWLOC_FOUND:INTERNAL=1\nHWLOC_VERSION:INTERNAL=2.9.0\n")
+    assert B.configured_components(tmp_path) == {"otf2": "/usr/lib/libotf2.so", "hwloc": "2.9.0"}
+    (tmp_path / "CMakeCache.txt").write_text(
+        "OTF2_INCLUDE_DIR:PATH=OTF2_INCLUDE_DIR-NOTFOUND\nOTF2_LIBRARY:FILEPATH=OTF2_LIBRARY-NOTFOUND\n"
+        "HWLOC_FOUND:INTERNAL=\n")
+    assert B.configured_components(tmp_path) == {"otf2": None, "hwloc": None}
+
+
+def test_cli_build_says_which_components_are_in(env, cli):
+    """`mpitempo build` and `build --json` name the optional components of the core."""
+    code, out, _ = cli("build", "--mpicc", env.mpicc)
+    assert code == 0 and "optional:" in out and "OTF2" in out and "hwloc" in out
+    import json
+
+    code, out, _ = cli("build", "--mpicc", env.mpicc, "--json")
+    assert code == 0 and set(json.loads(out)["components"]) >= {"otf2", "hwloc"}
+
+
 # ---------------------------------------------------------------------------- packaging
 
 def test_setup_py_copies_what_the_build_hashes():

@@ -110,6 +110,12 @@ def test_histogram_keeps_every_value(t, bins):
     assert sum(h["counts"]) + h["over"] == len(t)
 
 
+def test_histogram_of_values_an_ulp_apart():
+    """Found by hypothesis: two values 2 ulps apart made numpy refuse to cut the range into bins."""
+    h = stats.histogram([1.0000000000000003e-09, 1e-09], bins=2)
+    assert sum(h["counts"]) == 2 and h["over"] == 0
+
+
 def test_weighted_histogram():
     h = stats.histogram([1.0, 2.0, 3.0], bins=2, upper=3.0, weights=[10, 5, 7])
     assert h["counts"] == [10, 5] and h["over"] == 7

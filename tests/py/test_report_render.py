@@ -128,3 +128,56 @@ def test_plots_have_human_sizes_and_no_overlapping_ticks():
     x = np.concatenate([rng.normal(1e-6, 1e-8, 990), np.full(10, 1e-3)])
     fig = plots.histogram_kde(x, "t")
     assert "above the 99th percentile" in fig.axes[0].get_title() and fig.axes[0].get_xlim()[1] < 100
+
+
+@pytest.fixture(scope="module")
+def report_rates(tmp_path_factory):
+    """A report with bandwidth and overlap ops: its bandwidth and overlap plots render like the rest."""
+    from mpitempo.cli import main
+    from mpitempo.io.synthetic import op_info
+
+    def em(cfg, i, op, m):
+        d = op_info(op, m, 2)
+        if op.endswith("_overlap"):
+            d["overlap"] = {"compute_target_s": 2e-6, "compute_median_s": 2e-6, "compute_min_s": 2e-6,
+                            "compute_max_s": 2e-6, "pure_s": 1e-6, "compute_calls": 100}
+        return d
+
+    d = tmp_path_factory.mktemp("render-rates")
+    camp = make_campaign(d / "camp", {"mpich": 1.0, "ompi": 1.06}, runs=6,
+                         ops=("bw", "mbw_mr", "iallreduce", "iallreduce_overlap"),
+                         msizes=(8, 64, 1024, 8192, 65536, 1 << 20), nrep=30, seed=5, exp_meta=em)
+    out = d / "report.html"
+    assert main(["report", str(camp), "-o", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_report_with_bandwidth_and_overlap_renders_without_overlapping_text(report_rates, width, tmp_path):
+    doc = report_rates.read_text()
+    assert "<h2>Bandwidth vs message size</h2>" in doc and "<h2>Overlap vs message size</h2>" in doc
+    probe = tmp_path / "probe.html"
+    probe.write_text(doc.replace("</body>", PROBE + "</body>"))
+    r = chromium(f"--window-size={width},2000", "--dump-dom", probe.as_uri())
+    m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout, re.S)
+    if m is None:
+        pytest.skip(f"chromium did not render here: {r.stderr.strip()[-300:]}")
+    res = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    assert res["overlaps"] == [], res["overlaps"]
+    assert res["scrollW"] <= res["viewW"] + 1
+    assert min(res["imgs"]) >= 0.9 * res["body"] - 50
+
+
+def test_rate_plots_have_no_overlapping_ticks():
+    from mpitempo.present import plots
+
+    sizes = [8 << k for k in range(18)]
+    bw = {c: {"msize": sizes, "median": [f * m / (1e-6 + m * 1e-10) / 1e6 for m in sizes],
+              "lo": [0.95 * f * m / (1e-6 + m * 1e-10) / 1e6 for m in sizes],
+              "hi": [1.05 * f * m / (1e-6 + m * 1e-10) / 1e6 for m in sizes]} for c, f in (("A", 1.0), ("B", 1.2))}
+    fig = plots.bandwidth_vs_size("bw", bw)
+    assert len(fig.axes[0].get_xticklabels()) <= 10 and _overlapping_labels(fig) == []
+    ov = {"A": {"msize": sizes, "median": [min(99.0, 10.0 + 5 * k) for k in range(18)],
+                "lo": [5.0] * 18, "hi": [100.0] * 18}}
+    fig = plots.overlap_vs_size("iallreduce_overlap", ov)
+    assert fig.axes[0].get_ylim() == (0.0, 100.0) and _overlapping_labels(fig) == []

@@ -62,7 +62,8 @@ def test_catalogue_mpich_fallback_and_env(tmp_path):
     assert cat.source == "fallback table"
     ring = cat.find("allreduce", "ring")
     assert ring.id is None
-    assert ring.env == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    assert ring.env == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error",
+                       "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}
     assert ring.config == "allreduce.ring"
 
 
@@ -123,13 +124,6 @@ def test_parse_ompi_rules_errors():
         tf.parse_ompi_rules("1\n42\n1\n2\n1\n0 4 0 0\n")
     with pytest.raises(MtError, match="invalid token 'x'"):
         tf.parse_ompi_rules("1\nx\n")
-
-
-def test_mpich_settings():
-    assert tf.mpich_settings([tf.Rule("bcast", 2, 8, "binomial"), tf.Rule("allreduce", 2, 8, None)]) == \
-        {"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial"}
-    with pytest.raises(MtError, match="one bcast algorithm for all message sizes"):
-        tf.mpich_settings([tf.Rule("bcast", 2, 8, "binomial"), tf.Rule("bcast", 2, 1024, "tree")])
 
 
 def test_read_settings(tmp_path):
@@ -211,22 +205,6 @@ def test_decide_keeps_default_without_evidence(tmp_path):
     dec = decide(open_campaign(root))
     assert dec.rows[0]["chosen"] == "default" and dec.rows[0]["gain_pct"] == 0.0
     assert any("too few runs" in n for n in dec.notes)
-
-
-def test_mpich_one_per_op(tmp_path):
-    from mpitempo.analysis.store import open_campaign
-    from mpitempo.analysis.tune import decide, mpich_one_per_op
-
-    sizes = (8, 1024, 65536)
-    root = _campaign(tmp_path / "c", {"default": {m: 1.0 for m in sizes},
-                                      "allreduce.ring": {8: 1.0, 1024: 0.8, 65536: 0.6},
-                                      "allreduce.rd": {8: 0.7, 1024: 1.5, 65536: 1.5}})
-    dec = decide(open_campaign(root))
-    rows, notes = mpich_one_per_op(dec.rows, dec.candidates)
-    # ring wins at two sizes and is nowhere slower than the default; rd is slower at the large sizes
-    assert {r["msize"]: r["chosen"] for r in rows} == {8: "ring", 1024: "ring", 65536: "ring"}
-    assert next(r for r in rows if r["msize"] == 8)["chosen_per_size"] == "rd"
-    assert any("MPICH takes one algorithm for all sizes" in n for n in notes)
 
 
 # -- planning ----------------------------------------------------------------------------------------

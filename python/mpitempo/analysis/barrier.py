@@ -6,7 +6,6 @@ pure functions in stats/."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -36,10 +35,9 @@ def run_medians(run_dirs: list[Path]) -> dict[tuple[str, int], list[float]]:
     out: dict[tuple[str, int], list[float]] = defaultdict(list)
     for d in run_dirs:
         vals: dict[tuple[str, int], list[float]] = defaultdict(list)
-        try:
-            config = str(json.loads((d / "meta.json").read_text()).get("config", "default"))
-        except (OSError, ValueError) as e:
-            raise MtError(f"cannot read the meta.json of run '{d.name}': {e}") from None
+        from mpitempo.io.rundir import load_meta
+
+        config = str(load_meta(d / "meta.json").get("config", "default"))
         with open(d / "measurements.csv", newline="") as f:
             for row in csv.DictReader(f):
                 if row["valid"] == "1":
@@ -103,10 +101,43 @@ def to_model(lp: dict) -> model.LogP:
     return model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
 
 
+def extended_model(lp: dict, platform: str | None = None, ppn: int | None = None, start_cost: float = 0.0) -> dict:
+    """The extended model's set-up (stats/logp_sched.py): per-pair L from the platform's routes
+    (analysis/routes.py) when the study ran on a simulated platform whose topology is derived there,
+    else one L; `start_cost` (s) added to every message sent before its sender received anything.
+    The routes are referred to those of the pairs LogP was measured on (rank 0 with every other of
+    the LogP campaign's ranks)."""
+    import xml.etree.ElementTree as ET
+
+    from mpitempo.analysis import routes as rts
+
+    n = int(lp.get("nprocs") or 2)
+    info = {"start_cost_s": start_cost, "routes": None, "route_ref_s": None, "latency": None}
+    rt = None
+    if platform:
+        try:
+            rt = rts.routes(platform, ppn)
+        except (OSError, ValueError, ET.ParseError) as e:
+            info["routes_note"] = f"routes not derived from {platform}: {e}"
+            rt = None
+        if rt is None and "routes_note" not in info:
+            info["routes_note"] = ("the platform is not one <cluster> of topology flat, FAT_TREE or TORUS: "
+                                   "one L for every pair")
+    if rt is not None:
+        lat, ref = rts.pair_latency(rt, lp["L_s"], [(0, j) for j in range(1, n)])
+        info.update(routes=rt.topology, route_ref_s=ref, latency=lat,
+                    link_lat_s=rt.lat, loopback_lat_s=rt.loopback_lat)
+    return info
+
+
 def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0.30,
-            flags: dict | None = None) -> list[dict]:
-    """The contract's `results` rows, ordered by algorithm and nprocs; `flags` those of study_flags."""
+            flags: dict | None = None, ext: dict | None = None) -> list[dict]:
+    """The contract's `results` rows, ordered by algorithm and nprocs; `flags` those of study_flags;
+    `ext` the extended model's set-up (extended_model): rows get `predicted_ext_s` and `ratio_ext`."""
+    from mpitempo.stats import logp_sched
+
     m = to_model(lp)
+    ext = ext if ext is not None else extended_model(lp)
     cores = cores or os.cpu_count() or 1
     rows = []
     for (op, p), v in sorted(meds.items()):
@@ -118,12 +149,19 @@ def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0
         else:
             pred = model.predict(same or op, p, m)
             note = model.explain(same or op, p, m, med, tolerance)
+        pext = logp_sched.simulate(same or op, p, m, ext.get("latency"), ext.get("start_cost_s") or 0.0) \
+            if not (op.startswith(model.NATIVE_PREFIX) and same is None) else None
+        if note and pext:
+            note += f"; the extended model (docs/barrier.md) predicts {pext * 1e6:.3f} us ({med / pext:.2f}x)"
+        fl = set((flags or {}).get((op, p), []))
+        over = p > cores and "simulated" not in fl   # simulated ranks run on the platform's cores, not this host's
         rows.append({"algorithm": op, "nprocs": p, "mpiruns": len(v), "median_s": med,
                      "ci_lo_s": ci["lo_s"], "ci_hi_s": ci["hi_s"], "ci_need_runs": ci["need_runs"],
                      "predicted_s": pred, "ratio": (med / pred) if pred else None,
+                     "predicted_ext_s": pext, "ratio_ext": (med / pext) if pext else None,
                      "within_tolerance": (abs(med / pred - 1) <= tolerance) if pred else None,
-                     "note": note, "implements": same, "oversubscribed": p > cores,
-                     "flags": sorted(set((flags or {}).get((op, p), [])) | ({"oversubscribed"} if p > cores else set()))})
+                     "note": note, "implements": same, "oversubscribed": over,
+                     "flags": sorted(fl | ({"oversubscribed"} if over else set()))})
     return rows
 
 
@@ -205,4 +243,31 @@ def load_logp_rows(run_dirs: list[Path]) -> list[dict]:
 
 
 def read_summary(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
+    from mpitempo.io.safeload import load_json
+
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        raise MtError(f"'{path}' is not a JSON object (expected a barrier study summary)")
+    return doc
+
+
+def choice_by_p(meds: dict, rows: list[dict]) -> list[dict]:
+    """Per P: the algorithm with the least measured median, and the ones the closed formulas and the
+    extended model predict fastest (among the measured algorithms with a model), with the measured
+    median of the predicted choice relative to the measured best (`loss_pct`: what following the
+    model would cost)."""
+    out = []
+    for p in sorted({r["nprocs"] for r in rows}):
+        rs = [r for r in rows if r["nprocs"] == p]
+        best = min(rs, key=lambda r: (r["median_s"], r["algorithm"]))
+        rec = {"nprocs": p, "measured_best": best["algorithm"], "measured_s": best["median_s"]}
+        for key, col in (("predicted_best", "predicted_s"), ("predicted_ext_best", "predicted_ext_s")):
+            cand = [r for r in rs if r[col] is not None]
+            if not cand:
+                rec[key], rec[key + "_loss_pct"] = None, None
+                continue
+            pick = min(cand, key=lambda r: (r[col], r["algorithm"]))
+            rec[key] = pick["algorithm"]
+            rec[key + "_loss_pct"] = 100.0 * (pick["median_s"] / best["median_s"] - 1)
+        out.append(rec)
+    return out

@@ -14,6 +14,7 @@ from mpitempo.stats.compare import ALPHA, compare_samples, holm, min_runs_for, s
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.store import FACTORS, CampaignData
+from mpitempo.analysis.flags import by_severity
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
                 "cache_policy", "clock_sync", "binding", "cflags")
@@ -62,13 +63,18 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
     if by not in allowed_factors():
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     filt = filt or Filter()
-    src = filtered_view(data.con, filt)
-    lvl = "m.nprocs" if by == "nprocs" else f"r.{by}"
-    res = data.con.execute(f"""
-        SELECT CAST({lvl} AS VARCHAR) AS level, m.op, m.msize, m.nprocs, m.campaign, m.run_id,
-               median(m.runtime_s) FILTER (WHERE m.keep) AS med, count(*) FILTER (WHERE m.valid) AS nvalid
-        FROM {src} m JOIN runs r ON r.run_no = m.run_no
-        GROUP BY ALL ORDER BY level, m.op, m.msize, m.nprocs, m.campaign, m.run_id""").fetchall()
+    # the per-run medians after the filter (analysis.perrun: one run in memory at a time)
+    from mpitempo.analysis.summary import per_run_table
+
+    if by == "nprocs":
+        level_of = None
+    else:
+        level_of = {(c, rid): lv for c, rid, lv in
+                    data.con.execute(f"SELECT campaign, run_id, CAST({by} AS VARCHAR) FROM runs").fetchall()}
+    res = sorted(((str(r["nprocs"]) if level_of is None else level_of[(r["campaign"], r["run_id"])],
+                   r["op"], r["msize"], r["nprocs"], r["campaign"], r["run_id"], r["median_s"], r["n"] + r["outliers"])
+                  for r in per_run_table(data.con, filt)),
+                 key=lambda x: tuple((v is None, v) for v in x[:6]))
     if not res:
         raise MtError("no measurements to compare")
     levels = _level_order(data, by, [r[0] for r in res])
@@ -90,7 +96,8 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         key = (op, int(msize), int(nprocs)) if by != "nprocs" else (op, int(msize), 0)
         lst = samples[level].setdefault(key, [])
         runrows[level].setdefault(key, []).append({"run_id": run_id, "run_index": run_id, "n": int(nvalid or 0),
-                                                   "median_s": med, "outliers": 0, "campaign": camp})
+                                                   "median_s": med, "outliers": 0, "campaign": camp,
+                                                   "op": op, "msize": int(msize)})
         if med is None:
             empty_runs.append(f"{run_id} ({group_name(op, msize, nprocs)})")
         else:
@@ -127,12 +134,13 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             r = compare_samples(samples[base][key], samples[other][key], alternative, alpha, test)
             r.update(effect_fields(samples[base][key], samples[other][key], equivalence, alpha))
             fa, fb = gflags[(base, key)]["flags"], gflags[(other, key)]["flags"]
-            r.update(flags_a=fa, flags_b=fb, flags=sorted(set(fa) | set(fb)))
+            r.update(flags_a=fa, flags_b=fb, flags=by_severity(sorted(set(fa) | set(fb))))
             r["strata"], r["stratified"] = core_strata_rows(runrows[base][key], runrows[other][key],
                                                             gflags[(base, key)], gflags[(other, key)], alternative,
                                                             alpha, test)
             if r["strata"] and "core_latency" not in r["flags"]:
-                r["flags"] = sorted(r["flags"] + ["core_latency"])
+                r["flags"] = by_severity(r["flags"] + ["core_latency"])
+            r.update(bandwidth_fields(runrows[base][key], runrows[other][key], metas))
             op, msize, nprocs = key
             rows.append({"factor": by, "a": base, "b": other, "op": op, "msize": msize,
                          "nprocs": nprocs if by != "nprocs" else None, **r, "alternative": alternative})
@@ -165,17 +173,44 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         else:
             notes.append(f"{len(rows)} comparisons, {nsig} significant at alpha {alpha:g}: about "
                          f"{alpha * len(rows):.1f} would be by chance alone if nothing differed; --holm adjusts")
-    for r in rows:
-        if r["strata"]:
-            notes.append(core_strata_note(r))
+    notes += core_strata_notes(rows)
+    if any(r.get("bandwidth_a_MBps") is not None for r in rows):
+        notes.append(BANDWIDTH_NOTE)
     flagged = [r for r in rows if r["flags"]]
     if flagged:
-        kinds = sorted({f for r in flagged for f in r["flags"]})
+        kinds = by_severity(sorted({f for r in flagged for f in r["flags"]}))
         notes.append(f"{len(flagged)} comparison(s) involve flagged runs ({', '.join(kinds)}): "
                      "see `mpitempo summary` of each side for the runs and likely causes")
     notes += factor_mismatch(data, by, base, others)
     return Comparison(by, levels, base, rows, notes, alternative, filt.settings(),
                       100.0 * equivalence if equivalence is not None else None)
+
+
+BANDWIDTH_NOTE = ("bandwidth (MB/s, 1 MB = 1e6 B) of the bandwidth ops: bytes_per_call / each run's median, "
+                  "median over runs with its 95% CI; change = (B - A) / A; derived for reading only: the test, "
+                  "p-value and verdict are on the times")
+
+
+def bandwidth_fields(runs_a: list[dict], runs_b: list[dict], metas: dict) -> dict:
+    """Both sides' bandwidth (analysis.derived: bytes_per_call / run median, median over runs with
+    its CI) and the change in % of A, for ops with bytes_per_call > 0; {} for the others.
+    runs_*: rows with run_id (a key of metas), op, msize, median_s."""
+    from mpitempo.analysis.derived import bandwidth_MBps, exp_info, spread
+
+    def side(runs):
+        vals = []
+        for x in runs:
+            b = exp_info(metas.get(x["run_id"], {}), x["op"], x["msize"]).get("bytes_per_call") or 0
+            if x["median_s"] is not None and isinstance(b, (int, float)) and b > 0:
+                vals.append(bandwidth_MBps(float(b), float(x["median_s"])))
+        return spread(vals) if vals else None
+
+    a, b = side(runs_a), side(runs_b)
+    if a is None or b is None:
+        return {}
+    return {"bandwidth_a_MBps": a["median"], "bandwidth_b_MBps": b["median"],
+            "bandwidth_ci_a_MBps": [a["lo"], a["hi"]], "bandwidth_ci_b_MBps": [b["lo"], b["hi"]],
+            "bandwidth_change_pct": 100.0 * (b["median"] - a["median"]) / a["median"] if a["median"] else None}
 
 
 def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict, alternative: str, alpha: float,
@@ -209,8 +244,9 @@ def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict,
     return out, ve
 
 
-def core_strata_note(r: dict) -> str:
-    """One note per stratified row: the strata with both sides' runs, and whether the shares differ."""
+def _strata_part(r: dict, named: bool) -> str:
+    """One comparison's strata: '[B: ]110 ns: 8 vs 2 runs, +1.0% p=0.8; 470 ns: ...; within strata combined
+    (van Elteren): p = 0.41, not significant[: A and B sampled near and distant cores in different shares]'."""
     parts = []
     for s in r["strata"]:
         d = f", {s['delta_pct']:+.1f}%" if s["delta_pct"] is not None else ""
@@ -218,17 +254,41 @@ def core_strata_note(r: dict) -> str:
         parts.append(f"{s['core_rtt_s'] * 1e9:.0f} ns: {s['runs_a']} vs {s['runs_b']} runs{d}{p}")
     na, nb = sum(s["runs_a"] for s in r["strata"]), sum(s["runs_b"] for s in r["strata"])
     skew = max(abs(s["runs_a"] / na - s["runs_b"] / nb) for s in r["strata"]) if na and nb else 1.0
-    msg = (f"{group_name(r['op'], r['msize'], r['nprocs'])}: the core-to-core latency probe splits the runs into "
-           f"{len(r['strata'])} strata ({'; '.join(parts)})")
+    msg = (f"{r['b']} vs {r['a']}: " if named else "") + "; ".join(parts)
     ve = r.get("stratified")
     if ve:
         msg += (f"; within strata combined (van Elteren): p = {ve['p_value']:.2g}, "
                 + ("significant" if ve["significant"] else "not significant")
                 + (f" (over {ve['strata']} strata where both ran)" if ve["strata"] < len(r["strata"]) else ""))
     if skew > 0.25:
-        msg += (f": {r['a']} and {r['b']} sampled near and distant cores in different shares, the difference "
-                "may come from where the ranks were placed; compare within a stratum or with more interleaved mpiruns")
+        msg += f": {r['a']} and {r['b']} sampled near and distant cores in different shares"
     return msg
+
+
+def core_strata_note(r: dict) -> str:
+    """The note of one stratified comparison row (core_strata_notes folds those of one group)."""
+    return core_strata_notes([r])[0]
+
+
+def core_strata_notes(rows: list[dict]) -> list[str]:
+    """One note per (op, msize, nprocs) whose comparisons are stratified by the core-to-core latency
+    probe, naming each comparison (B vs A: each algorithm of a tune campaign vs the default) with its
+    strata, runs per side, delta and p, and the combined within-strata test."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r.get("strata"):
+            groups.setdefault((r["op"], r["msize"], r.get("nprocs")), []).append(r)
+    out = []
+    for (op, msize, nprocs), lst in groups.items():
+        n = max(len(r["strata"]) for r in lst)
+        named = [_strata_part(r, True) for r in lst]
+        msg = (f"{group_name(op, msize, nprocs)}: the core-to-core latency probe splits the runs into {n} strata "
+               f"(core placement; {len(lst)} comparison{'s' if len(lst) > 1 else ''}): " + " | ".join(named))
+        if any("different shares" in x for x in named):
+            msg += ("; where the shares differ, the difference may come from where the ranks were placed: compare "
+                    "within a stratum or with more interleaved mpiruns")
+        out.append(msg)
+    return out
 
 
 def effect_fields(a, b, equivalence: float | None, alpha: float) -> dict:

@@ -8,15 +8,33 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
   gave a rank less than 80% of its wall time as CPU time, another rank or process ran there);
 * ``outlier_runs``: a run median >= 3x (or <= 1/3) the median of its siblings, with the likely cause
   (shared CPU, oversubscribed, fewer measurements than its siblings, a clock sync off, or unknown);
-* ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them;
+  a run whose core-latency probe puts it outside the largest stratum, off in the direction of its
+  probe (slower on more distant cores, faster on nearer ones), is placement: ``core_latency``;
+* ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them; not
+  raised when the levels are exactly the core-latency strata (then ``core_latency`` says it);
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
   quality_end, max over ranks) exceeded SYNC_ACCURACY_S, or whose Mean-RTT-Offset saw preempted
   round trips (clock.rtt_preempted_ranks > 0: below its stated accuracy);
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
   (stats.changepoints); ``regimes`` lists the runs with their levels;
 * ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
-  strata (stats.strata: >= 1.6x and >= 30 ns apart): some runs had their ranks on distant cores
-  or SMT siblings; ``core_strata`` lists each stratum's probe, runs and centre.
+  strata (stats.strata: >= 1.6x and >= 30 ns apart) whose run medians differ by >= STRATA_MIN_EFFECT:
+  some runs had their ranks on distant cores or SMT siblings, and this op's time depends on it;
+  ``core_strata`` lists each stratum's probe, runs and centre;
+* ``compute_miscalibrated`` (overlap ops, ``*_overlap``): in a run, the compute between post and
+  wait did not take the time it was asked to: |compute_median_s / compute_target_s - 1| >
+  COMPUTE_TOLERANCE (meta.json experiments[].overlap); the overlap figure is not to be trusted;
+  ``compute_off_runs`` lists those runs with their deviation;
+* ``warmup_capped``: ``--warmup auto`` found no steady state before its cap in a run (meta.json
+  experiments[].warmup_capped; analysis/warmup.py): the first measurements may still be warming up.
+
+* ``simulated``: the run was on a simulated platform (SimGrid/SMPI: meta.json
+  launch.launcher.simulation, or an SMPI library string): its times are the platform model's, not a
+  measurement of hardware (docs/simulation.md); shown first wherever a flag is shown.
+
+The flags are listed in FLAG_NAMES order, most severe first (wrong, then mixed, then noisy:
+FLAG_SEVERITY); their false-alarm and detection rates are measured by bench/flag_rates.py
+(docs/methods.md, "Flag rates").
 
 ``runs_needed_5pct``: mpiruns for a 95% CI of the centre within +-5% (stats.effects.runs_needed).
 """
@@ -25,11 +43,28 @@ from __future__ import annotations
 from mpitempo.stats.effects import runs_needed
 from mpitempo.stats.modes import modes as find_modes, outlier_runs
 
-FLAG_NAMES = ("oversubscribed", "shared_cpu", "outlier_runs", "multimodal", "sync_inaccurate", "regime_change",
-              "core_latency")
+# The flags in order of severity (docs/methods.md, "Flag rates"): first those that say a run's numbers
+# are wrong (not a measurement of the hardware, of the asked placement or clock, or of its machine's
+# usual state), then those that say the numbers are right but mix machine states or may be noisy.
+FLAG_NAMES = ("simulated", "oversubscribed", "sync_inaccurate", "outlier_runs", "shared_cpu", "compute_miscalibrated",
+              "regime_change", "multimodal", "core_latency", "warmup_capped")
+FLAG_SEVERITY = {"simulated": "wrong", "oversubscribed": "wrong", "sync_inaccurate": "wrong", "outlier_runs": "wrong",
+                 "shared_cpu": "wrong", "compute_miscalibrated": "wrong", "regime_change": "mixed",
+                 "multimodal": "mixed", "core_latency": "mixed", "warmup_capped": "noisy"}
 REGIME_MAX_ROWS = 2_000_000   # change points are looked for when the data has at most this many measurements
 SYNC_ACCURACY_S = 2e-6     # a synchronised clock further off than this is flagged
 FEWER_FRACTION = 0.5       # a run with fewer than half its siblings' measurements is "cut short"
+COMPUTE_TOLERANCE = 0.05   # an overlap op's compute off its target by more than this (5%) is flagged
+STRATA_MIN_EFFECT = 0.10   # core_latency: only when the strata's medians differ by >= 10% (the op depends on it)
+CPU_SHARE_MIN = 0.8        # the core's start-up check (MT_CPUSHARE_MIN, src/core/run/cpushare.h) marks a run
+                           # shared_cpu when a rank got less than this share of CPU time; meta.json has the verdict
+
+
+def by_severity(flags) -> list[str]:
+    """The flags in FLAG_NAMES order (most severe first); unknown names keep their order after them."""
+    rank = {f: i for i, f in enumerate(FLAG_NAMES)}
+    fl = list(dict.fromkeys(flags or []))
+    return sorted(fl, key=lambda f: (rank.get(f, len(rank)), fl.index(f)))
 
 
 def run_facts(meta: dict) -> dict:
@@ -50,11 +85,27 @@ def run_facts(meta: dict) -> dict:
     cl = meta.get("core_latency") if isinstance(meta.get("core_latency"), dict) else {}
     probes = [v["rtt_median_s"] for v in (cl.get("before"), cl.get("after"))
               if isinstance(v, dict) and isinstance(v.get("rtt_median_s"), (int, float))]
-    return {"core_rtt_s": sum(probes) / len(probes) if probes else None,
+    return {"core_rtt_s": sum(probes) / len(probes) if probes else None, "simulated": simulation_of(meta) is not None,
             "oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
             "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0)}
+
+
+def simulation_of(meta: dict) -> dict | None:
+    """The simulation record of a run (platform, digest, SimGrid version, network model), or None for
+    a run on hardware. A core built with smpicc but started without mpitempo is still recognised by
+    its MPI library string ("SMPI Version ...")."""
+    meta = meta or {}
+    launch = meta.get("launch") if isinstance(meta.get("launch"), dict) else {}
+    launcher = launch.get("launcher") if isinstance(launch.get("launcher"), dict) else {}
+    sim = launcher.get("simulation")
+    if isinstance(sim, dict) and sim.get("simulated"):
+        return sim
+    mpi = meta.get("mpi") if isinstance(meta.get("mpi"), dict) else {}
+    if str(mpi.get("library", "")).startswith("SMPI"):
+        return {"simulated": True, "simulator": "SimGrid/SMPI", "platform": None}
+    return None
 
 
 def _cause(facts: dict, n: int, sibling_n: float) -> str:
@@ -80,13 +131,18 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
     meds = [float(r["median_s"]) for r in rs]
     facts = {r["run_id"]: run_facts(metas.get(r["run_id"], {})) for r in rows}
     flags = []
+    if any(f.get("simulated") for f in facts.values()):
+        flags.append("simulated")
     if any(f["oversubscribed"] for f in facts.values()):
         flags.append("oversubscribed")
     if any(f["shared_cpu"] for f in facts.values()):
         flags.append("shared_cpu")
+    core = [facts[r["run_id"]]["core_rtt_s"] for r in rs]
+    cs, far_off = strata_and_outliers([r.get("run_index") for r in rs], meds, core)
     outl = []
-    for o in outlier_runs(meds):
+    for o in far_off:
         r = rs[o["index"]]
+
         others = [x["n"] + x.get("outliers", 0) for x in rs if x is not r]
         sib = sorted(others)[len(others) // 2] if others else 0
         outl.append({"run_id": r["run_id"], "run_index": r.get("run_index"), "median_s": r["median_s"],
@@ -95,10 +151,8 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
         flags.append("outlier_runs")
     ms = find_modes(meds)
     mode_list = None
-    core = [facts[r["run_id"]]["core_rtt_s"] for r in rs]
     factor = None
     if len(ms) > 1:
-        flags.append("multimodal")
         mode_list = []
         for m in ms:
             c = [core[i] for i in m["runs"] if core[i] is not None]
@@ -107,15 +161,83 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
                               "core_rtt_s": sum(c) / len(c) if c else None})
         factor = core_latency_factor(meds, core, [next(k for k, m in enumerate(ms) if i in m["runs"])
                                                    for i in range(len(meds))])
+        if not (cs and _levels_are_strata(ms, cs, rs)):
+            flags.append("multimodal")   # else the levels are the placement strata: core_latency says it
     if any(f["synced"] and ((f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S)
                             or f["sync_preempted"]) for f in facts.values()):
         flags.append("sync_inaccurate")
-    cs = core_strata_of([r.get("run_index") for r in rs], meds, core)
     if cs:
         flags.append("core_latency")
-    return {"flags": flags, "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
+    off = compute_off_runs(rows, metas)
+    if off:
+        flags.append("compute_miscalibrated")
+    from mpitempo.analysis.warmup import group_warmup
+
+    warm = group_warmup(rows, metas)
+    if warm and warm["capped_runs"]:
+        flags.append("warmup_capped")
+    return {"warmup": warm, "flags": by_severity(flags), "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
             "outlier_runs": outl, "runs": len(meds), "mode_factor": factor, "core_strata": cs,
-            "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}}
+            "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}, "compute_off_runs": off}
+
+
+def _levels_are_strata(ms: list[dict], cs: list[dict], rs: list[dict]) -> bool:
+    """Do the levels of run medians coincide with the core-latency strata (every level's probed runs
+    in one stratum, and no two levels in the same one)?"""
+    where = {r: k for k, s in enumerate(cs) for r in s["runs"]}
+    seen = set()
+    for m in ms:
+        ks = {where[rs[i].get("run_index")] for i in m["runs"] if rs[i].get("run_index") in where}
+        if len(ks) != 1 or ks & seen:
+            return False
+        seen |= ks
+    return True
+
+
+def strata_and_outliers(run_index: list, meds: list[float], core: list) -> tuple[list[dict] | None, list[dict]]:
+    """(core_strata, outlier runs) of a group: the strata of the core-to-core probe (core_strata_of)
+    when their run medians differ by >= STRATA_MIN_EFFECT (else None: the runs were placed apart but
+    this op's time does not depend on it), and the runs >= RATIO_GROSS off their siblings
+    (stats.modes.outlier_runs: [{index, ratio}]) among the runs of its own stratum (its siblings on the
+    same placement); a stratum of one run is off when it is off all others against the direction of
+    its probe (slower on nearer cores, faster on more distant ones)."""
+    cs = core_strata_of(run_index, meds, core)
+    if cs and max(s["center_s"] for s in cs) < (1 + STRATA_MIN_EFFECT) * min(s["center_s"] for s in cs):
+        cs = None
+    if not cs:
+        return None, outlier_runs(meds)
+    out = []
+    for s in cs:
+        idx = [i for i in range(len(meds)) if run_index[i] in s["runs"] and core[i] is not None]
+        if len(idx) >= 2:      # siblings on the same placement
+            out += [{"index": idx[o["index"]], "ratio": o["ratio"]} for o in outlier_runs([meds[i] for i in idx])]
+    every = {o["index"]: o for o in outlier_runs(meds)}
+    for s in cs:               # a stratum of one run: off the others against the direction of its probe
+        idx = [i for i in range(len(meds)) if run_index[i] in s["runs"] and core[i] is not None]
+        if len(idx) == 1 and idx[0] in every:
+            o = every[idx[0]]
+            others = [c for j, c in enumerate(core) if c is not None and j != idx[0]]
+            slower_cores = core[idx[0]] > sorted(others)[len(others) // 2]
+            if slower_cores != (o["ratio"] > 1):
+                out.append(o)
+    out += [o for i, o in every.items() if core[i] is None]     # runs without a probe: against all
+    return cs, sorted(out, key=lambda o: o["index"])
+
+
+def compute_off_runs(rows: list[dict], metas: dict) -> list[dict]:
+    """The runs of an overlap op's group whose compute was off its target by more than
+    COMPUTE_TOLERANCE: [{run_id, run_index, deviation}] (rows need op and msize)."""
+    from mpitempo.analysis.derived import compute_deviation, exp_info, pure_op
+
+    out = []
+    for r in rows:
+        if not r.get("op") or pure_op(r["op"]) is None:
+            continue
+        ov = exp_info(metas.get(r["run_id"], {}), r["op"], r.get("msize", 0)).get("overlap")
+        dev = compute_deviation(ov) if isinstance(ov, dict) else None
+        if dev is not None and dev > COMPUTE_TOLERANCE:
+            out.append({"run_id": r["run_id"], "run_index": r.get("run_index"), "deviation": dev})
+    return out
 
 
 def core_strata_of(run_index: list, meds: list[float], core: list) -> list[dict] | None:
@@ -152,15 +274,17 @@ def core_latency_factor(meds: list[float], core: list, mode_of: list[int]) -> di
 def campaign_metas(data) -> dict:
     """campaign label -> run_id -> meta.json, read beside each run's measurement file (run ids of
     two campaigns may be equal; a store whose files moved gives empty metas: no meta flags)."""
-    import json
     from pathlib import Path
 
     out: dict[str, dict] = {}
     for camp, run_id, f in data.con.execute("SELECT campaign, run_id, file FROM runs").fetchall():
         meta = {}
+        from mpitempo.errors import MtError
+        from mpitempo.io.rundir import load_meta
+
         try:
-            meta = json.loads((Path(f).parent / "meta.json").read_text())
-        except (OSError, ValueError, TypeError):
+            meta = load_meta(Path(f).parent / "meta.json")
+        except (MtError, TypeError):
             meta = data.metas.get(run_id, {}) if len(data.labels) <= 1 else {}
         out.setdefault(camp, {})[run_id] = meta if isinstance(meta, dict) else {}
     return out
@@ -211,47 +335,69 @@ def regime_changes(con, max_rows: int = REGIME_MAX_ROWS) -> dict | None:
 
 
 def flag_notes(rows: list[dict]) -> list[str]:
-    """Warnings for people, one per kind of distortion, naming the groups and runs."""
-    notes = []
+    """Warnings for people, one per kind of distortion, naming the groups and runs; in order of
+    severity (FLAG_NAMES: a run that is wrong before a run that is noisy), rows in their order within."""
+    out: list[tuple[int, str]] = []
+    rank = {f: i for i, f in enumerate(FLAG_NAMES)}
+
+    def add(flag: str, text: str) -> None:
+        out.append((rank[flag], text))
 
     def name(r):
         from mpitempo.io.sizes import format_size
 
         return f"{r['config']} {r['op']} {format_size(r['msize']) if r['msize'] else 0} np={r['nprocs']}"
 
+    sim = [r for r in rows if "simulated" in r.get("flags", [])]
+    if sim:
+        add("simulated", f"warning: {len(sim)} group(s) come from a SIMULATED platform (SimGrid/SMPI): the times are "
+                     "the platform model's, not a measurement of hardware (docs/simulation.md)")
     over = [r for r in rows if "oversubscribed" in r.get("flags", [])]
     if over:
-        notes.append(f"warning: {len(over)} group(s) come from OVERSUBSCRIBED runs (more ranks than CPUs): "
+        add("oversubscribed", f"warning: {len(over)} group(s) come from OVERSUBSCRIBED runs (more ranks than CPUs): "
                      "correctness only, the times are not performance numbers")
     shared = [r for r in rows if "shared_cpu" in r.get("flags", []) and "oversubscribed" not in r.get("flags", [])]
     if shared:
-        notes.append(f"warning: {len(shared)} group(s) include runs whose ranks SHARED A CPU (start-up check; "
+        add("shared_cpu", f"warning: {len(shared)} group(s) include runs whose ranks SHARED A CPU (start-up check; "
                      "bind ranks to cores and keep other jobs off the machine): times may include time slices")
     for r in rows:
         for o in r.get("outlier_runs") or []:
-            notes.append(f"warning: {name(r)}: run {o['run_index']} median {o['median_s'] * 1e6:.3f} µs is "
+            add("outlier_runs", f"warning: {name(r)}: run {o['run_index']} median {o['median_s'] * 1e6:.3f} µs is "
                          f"{o['ratio']:.2g}x its siblings'; likely cause: {o['cause']}")
         if r.get("modes"):
             lv = ", ".join(f"{m['center_s'] * 1e6:.3g} µs ({100 * m['share']:.0f}% of runs)" for m in r["modes"])
-            notes.append(f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; the "
-                         "centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
+            if "multimodal" in r.get("flags", []):   # else the levels are the core-latency strata (noted there)
+                add("multimodal", f"warning: {name(r)}: the run medians fall into {len(r['modes'])} levels: {lv}; "
+                    "the centre mixes machine states (docs/methods.md, 'The mpirun as a factor')")
             f = r.get("mode_factor")
             if f and f["p"] <= 0.05 and f["rho"] > 0:
                 cl = ", ".join(f"{m['core_rtt_s'] * 1e9:.0f} ns" for m in r["modes"] if m.get("core_rtt_s"))
-                notes.append(f"{name(r)}: the levels follow the core-to-core latency between the ranks' CPUs "
+                add("multimodal", f"{name(r)}: the levels follow the core-to-core latency between the ranks' CPUs "
                              f"(cache-line round trip {cl}; Kruskal-Wallis p = {f['p']:.2g} across the levels, Spearman "
                              f"rho = {f['rho']:.2f}, {f['runs']} runs): the hypervisor placed the vCPUs on near or distant cores")
         for g in r.get("regimes") or []:
             lv = " then ".join(f"{x['center_s'] * 1e6:.3g} µs ({100 * x['share']:.0f}%)" for x in g["segments"])
-            notes.append(f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")
+            add("regime_change", f"warning: {name(r)}: run {g['run_index']} changed level while measuring: {lv}")
         if r.get("core_strata"):
-            notes.append(f"warning: {name(r)}: the core-to-core latency probe splits the runs: " + core_strata_text(r["core_strata"])
+            add("core_latency", f"warning: {name(r)}: the core-to-core latency probe splits the runs: " + core_strata_text(r["core_strata"])
                          + "; ranks were placed on near and distant cores (or SMT siblings): compare runs of one "
                            "stratum (summary --json core_strata)")
+        off = r.get("compute_off_runs") or []
+        if off:
+            worst = max(off, key=lambda o: o["deviation"])
+            add("compute_miscalibrated", f"warning: {name(r)}: the compute between post and wait was off its target by more than "
+                         f"{100 * COMPUTE_TOLERANCE:g}% in {len(off)} run(s) (worst {100 * worst['deviation']:.1f}%, "
+                         f"run {worst['run_index']}): the overlap figure is not to be trusted "
+                         "(docs/methods.md, 'compute_miscalibrated')")
+        if "warmup_capped" in r.get("flags", []):
+            w = r.get("warmup") or {}
+            add("warmup_capped", f"warning: {name(r)}: --warmup auto found no steady state before its cap in run(s) "
+                         f"{', '.join(str(i) for i in w.get('capped_runs', []))}: the first measurements may still be "
+                         "warming up (docs/methods.md#warm-up)")
         if "sync_inaccurate" in r.get("flags", []):
-            notes.append(f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs, or its "
+            add("sync_inaccurate", f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs, or its "
                          "Mean-RTT-Offset saw preempted round trips (below its stated accuracy)")
-    return notes
+    return [t for _, t in sorted(out, key=lambda x: x[0])]   # stable: rows keep their order
 
 
 def core_strata_text(cs: list[dict]) -> str:
@@ -263,7 +409,7 @@ def core_strata_text(cs: list[dict]) -> str:
 
 
 def flag_cell(flags) -> str:
-    short = {"oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
+    short = {"simulated": "SIMULATED", "oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
              "multimodal": "multimodal", "sync_inaccurate": "sync-off", "regime_change": "regime-change",
-             "core_latency": "core-lat"}
-    return ",".join(short.get(f, f) for f in flags or []) or "-"
+             "core_latency": "core-lat", "compute_miscalibrated": "compute-off", "warmup_capped": "warmup-capped"}
+    return ",".join(short.get(f, f) for f in by_severity(flags)) or "-"

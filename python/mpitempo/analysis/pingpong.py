@@ -79,7 +79,9 @@ def analyse(run: Run, cut_coef: float = stats.DEFAULT_CUT_COEF, bins: int = 40, 
             rec["min_vs_loop"] = o["min_s"] / ref - 1 if ref > 0 else float("nan")
             rec["median_vs_loop"] = o["median_s"] / ref - 1 if ref > 0 else float("nan")
         loops.append(rec)
-    return {"nprocs": run.meta.get("nprocs"), "source": run.meta["pingpong"]["source"],
+    from mpitempo.present.simulated import record
+
+    return {"simulated": record(run.meta), "nprocs": run.meta.get("nprocs"), "source": run.meta["pingpong"]["source"],
             "dest": run.meta["pingpong"]["dest"], "timer_study": timer_study(run, bins),
             "params": run.meta["pingpong"], "cut_coef": cut_coef, "results": results, "loop": loops,
             "bidir": bidir_records(run, results, cut_coef)}
@@ -132,5 +134,6 @@ def json_records(a: dict, details: bool = False) -> dict:
     if not details:
         ts.pop("frequency", None)
         ts.pop("histogram", None)
-    return clean({"nprocs": a["nprocs"], "source": a["source"], "dest": a["dest"], "cut_coef": a["cut_coef"],
+    sim = {"simulated": a["simulated"]} if a.get("simulated") else {}
+    return clean({**sim, "nprocs": a["nprocs"], "source": a["source"], "dest": a["dest"], "cut_coef": a["cut_coef"],
                   "timer_study": ts, "results": a["results"], "loop": a["loop"], "bidir": a.get("bidir", [])})

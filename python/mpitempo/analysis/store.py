@@ -68,8 +68,12 @@ class CampaignData:
     labels: list[str] = field(default_factory=list)   # campaign label of each root
 
 
-def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
-    """Append one campaign to runs and meas_raw (new run_no values). Returns (metas, failed, incomplete)."""
+def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool = False):
+    """Append one campaign to runs and meas_raw (new run_no values). Returns (metas, failed, incomplete).
+
+    Runs with a columnar copy (io.columnar) are read from it, the others from their CSV. With
+    ``lazy`` (open_campaigns) the copies are not loaded: meas_raw becomes a view that scans them
+    at each query (out of core), and only CSV rows are held in memory (table meas_csv)."""
     from mpitempo import kinds
 
     _check_root(root)
@@ -77,6 +81,14 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
     if not kind.has_measurements:
         raise MtError(f"'{root}' is a campaign of kind '{kind.name}', which has no measurement table; "
                       f"see `mpitempo summary {root}`")
+    use_copies = getattr(kind, "columnar", False)
+    if use_copies:
+        from mpitempo.io import columnar
+
+        use_copies = columnar.enabled()
+    if use_copies:   # digests recorded with the copies of files unchanged since: not read again
+        for d in sorted(p for p in (root / "runs").iterdir() if p.is_dir()):
+            columnar.prime(d, kind.data_files[0], root)
     complete, failed, incomplete = find_runs(root, kind)
     if not complete:
         extra = f" ({len(failed)} failed, {len(incomplete)} incomplete)" if failed or incomplete else ""
@@ -94,9 +106,70 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
                      f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
     con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
     con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
+    ready, staged = {}, {}
+    if use_copies:
+        ready, staged = columnar.ensure_copies(con, complete, kind.data_files[0], kind.csv_select, root)
+    try:
+        copies = {**ready, **{d: s.path for d, s in staged.items()}}
+        by_dir = dict(zip(complete, rows))
+        pq = [(by_dir[d][0], p) for d, p in copies.items()]
+        from_csv = [r for d, r in by_dir.items() if d not in copies]
+        table = "meas_csv" if lazy else "meas_raw"
+        if from_csv:
+            _insert_csv(con, kind, root, from_csv, metas, table)
+        if pq and lazy:
+            con.executemany("INSERT INTO _mt_copies VALUES (?, ?)", [(n, str(p)) for n, p in pq])
+            _lazy_view(con)
+        elif pq:
+            try:
+                con.execute(f"INSERT INTO meas_raw {_copies_sql(pq)}")
+            except duckdb.Error:   # a copy that matches its record but does not read back: rebuild from the CSV
+                con.execute("DELETE FROM meas_raw WHERE run_no >= ?", [first])
+                for d in ready:
+                    columnar.remove_copy(d, kind.data_files[0], root)
+                _insert_csv(con, kind, root, rows, metas, table)
+        checked = [by_dir[d][0] for d in ready if columnar.clean(d, kind.data_files[0], by_dir[d][5], root)]
+        _check_loaded(con, root, first, table, skip=checked)
+        for d, s in staged.items():   # the rows are good: put the new copies in place
+            final = columnar.commit(s, root)
+            if lazy:
+                if final is None:   # could not be put in place after all: read the CSV
+                    con.execute("DELETE FROM _mt_copies WHERE run_no = ?", [by_dir[d][0]])
+                    _insert_csv(con, kind, root, [by_dir[d]], metas, table)
+                else:
+                    con.execute("UPDATE _mt_copies SET path = ? WHERE run_no = ?", [str(final), by_dir[d][0]])
+        if staged and lazy:
+            _lazy_view(con)
+    finally:
+        for s in staged.values():
+            columnar.discard(s)
+    con.execute("INSERT INTO runs SELECT * FROM _new_runs")
+    nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
+    con.execute("DROP TABLE _new_runs")
+    return metas, failed, incomplete, len(rows), int(nmeas)
+
+
+MEAS_COLS = "op, msize, nprocs, scheme, exp, rep, runtime_s, valid::BOOLEAN AS valid, local_max_s"
+
+
+def _copies_sql(pq: list[tuple[int, Path]]) -> str:
+    """The rows of meas_raw from columnar copies ((run_no, path) pairs), one scan per copy."""
+    from mpitempo.kinds.base import sql_str
+
+    return " UNION ALL ".join(f"SELECT {int(n)}::INTEGER AS run_no, {MEAS_COLS} FROM read_parquet({sql_str(str(p))})"
+                              for n, p in pq)
+
+
+def _lazy_view(con) -> None:
+    pq = con.execute("SELECT run_no, path FROM _mt_copies ORDER BY run_no").fetchall()
+    src = "SELECT * FROM meas_csv" + (f" UNION ALL {_copies_sql(pq)}" if pq else "")
+    con.execute(f"CREATE OR REPLACE VIEW meas_raw AS {src}")
+
+
+def _insert_csv(con, kind, root: Path, rows: list, metas: dict, table: str) -> None:
     source = kind.meas_sql([(r[-1], metas[r[2]]) for r in rows])
     try:
-        con.execute(f"""INSERT INTO meas_raw
+        con.execute(f"""INSERT INTO {table}
             SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s, m.valid::BOOLEAN,
                    m.local_max_s
             FROM ({source}) m
@@ -110,11 +183,6 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str):
             where = next(filter(None, (first_bad_csv_line(Path(r[-1]), cols) for r in rows)), None)
         raise MtError(f"cannot read measurements of '{root}': "
                       f"{where or str(e).splitlines()[0]}") from None
-    _check_loaded(con, root, first)
-    con.execute("INSERT INTO runs SELECT * FROM _new_runs")
-    nmeas = con.execute("SELECT count(*) FROM meas_raw WHERE run_no >= ?", [first]).fetchone()[0]
-    con.execute("DROP TABLE _new_runs")
-    return metas, failed, incomplete, len(rows), int(nmeas)
 
 
 def _int(v) -> int:
@@ -124,16 +192,19 @@ def _int(v) -> int:
         return 0
 
 
-def _check_loaded(con, root: Path, first: int) -> None:
+def _check_loaded(con, root: Path, first: int, table: str = "meas_raw", skip=()) -> None:
     """Refuse rows that cannot be measurements of the run they are in: a process count other than the
-    run's (meta.json nprocs), NaN, infinite or negative runtimes, a run without any row."""
-    bad = con.execute("""
+    run's (meta.json nprocs), NaN, infinite or negative runtimes, a run without any row. The runs in
+    skip (run_no) were checked when their columnar copy was written (io.columnar.clean)."""
+    skip = ", ".join(str(int(n)) for n in skip) or "-1"
+    bad = con.execute(f"""
         SELECT r.run_id, count(m.run_no),
                count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)),
                count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)),
                count(*) FILTER (WHERE m.runtime_s < 0),
                min(m.nprocs) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)), any_value(r.nprocs)
-        FROM _new_runs r LEFT JOIN (SELECT * FROM meas_raw WHERE run_no >= ?) m ON m.run_no = r.run_no
+        FROM (SELECT * FROM _new_runs WHERE run_no NOT IN ({skip})) r
+        LEFT JOIN (SELECT * FROM meas_raw WHERE run_no >= ? AND run_no NOT IN ({skip})) m ON m.run_no = r.run_no
         GROUP BY r.run_id
         HAVING count(m.run_no) = 0 OR count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)) > 0
             OR count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)) > 0
@@ -150,7 +221,7 @@ def _check_loaded(con, root: Path, first: int) -> None:
         what = f"{nan} row(s) have a missing, NaN or infinite runtime_s"
     else:
         what = f"{neg} row(s) have a negative runtime_s"
-    con.execute("DELETE FROM meas_raw WHERE run_no >= ?", [first])
+    con.execute(f"DELETE FROM {table} WHERE run_no >= ?", [first])
     raise MtError(f"run '{run_id}' of '{root}' is damaged: {what}; refusing to use it "
                   f"(rerun it with: mpitempo run --resume {root})")
 
@@ -185,15 +256,20 @@ def open_campaigns(roots, con: duckdb.DuckDBPyConnection | None = None) -> Campa
     con = con or connect()
     con.execute("DROP VIEW IF EXISTS meas")
     con.execute("DROP TABLE IF EXISTS runs")
-    con.execute("DROP TABLE IF EXISTS meas_raw")
+    for name, typ in con.execute("SELECT table_name, table_type FROM information_schema.tables WHERE table_name IN "
+                                 "('meas_raw', 'meas_csv', '_mt_copies')").fetchall():
+        con.execute(f"DROP {'VIEW' if typ == 'VIEW' else 'TABLE'} IF EXISTS {name}")
     con.execute(RUNS_DDL)
-    con.execute(MEAS_RAW_DDL)
+    # the CSV rows in memory (meas_csv), the columnar copies scanned at each query (out of core)
+    con.execute(MEAS_RAW_DDL.replace("meas_raw", "meas_csv"))
+    con.execute("CREATE TEMP TABLE _mt_copies (run_no INTEGER, path VARCHAR)")
+    _lazy_view(con)
     con.execute(MEAS_VIEW.format(src=""))
     all_metas: dict[str, dict] = {}
     failed_all, incomplete_all = [], []
     for root, label in zip(roots, labels):
         try:
-            metas, failed, incomplete, _, _ = _load_one(con, root, label)
+            metas, failed, incomplete, _, _ = _load_one(con, root, label, lazy=True)
         except MtError:
             con.execute("DROP TABLE IF EXISTS _new_runs")
             raise

@@ -41,22 +41,11 @@ def _rows(cur) -> list[dict]:
 
 def per_run_table(con, filt: Filter | None) -> list[dict]:
     """One row per (config, op, msize, nprocs, campaign, run): describe() of the kept measurements,
-    plus outliers (valid measurements removed by the filter) and invalid."""
-    src = filtered_view(con, filt)
-    cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, run_id, any_value(run_index) AS run_index,
-            {_stats_sql('runtime_s', 'keep')},
-            count(*) FILTER (WHERE valid AND NOT keep) AS outliers, count(*) FILTER (WHERE NOT valid) AS invalid,
-            count(*) FILTER (WHERE abs(oclass) = 1) AS mild, count(*) FILTER (WHERE abs(oclass) = 2) AS severe,
-            count(*) FILTER (WHERE oclass < 0) AS low, count(*) FILTER (WHERE oclass > 0) AS high
-        FROM {src} GROUP BY campaign, config, op, msize, nprocs, run_id, run_no
-        ORDER BY campaign, config, op, msize, nprocs, run_index, run_id""")
-    out = []
-    for r in _rows(cur):
-        r = _finish(r)
-        for k in ("msize", "nprocs", "run_index", "outliers", "invalid", "mild", "severe", "low", "high"):
-            r[k] = int(r[k])
-        out.append(r)
-    return out
+    plus outliers (valid measurements removed by the filter) and invalid (analysis.perrun: one run
+    in memory at a time)."""
+    from mpitempo.analysis.perrun import per_run_table as scan
+
+    return scan(con, filt)
 
 
 def counts_from_per_run(per_run: list[dict], filt: Filter | None) -> dict:
@@ -65,23 +54,51 @@ def counts_from_per_run(per_run: list[dict], filt: Filter | None) -> dict:
     return {"measurements": sum(r["n"] + r["outliers"] for r in per_run), **tot, "filter": (filt or NONE).settings()}
 
 
-def pooled_table(con, filt: Filter | None) -> dict[tuple, dict]:
-    """Per (campaign, config, op, msize, nprocs): describe() of all kept measurements of all runs together."""
-    src = filtered_view(con, filt)
-    cur = con.execute(f"""SELECT campaign, config, op, msize, nprocs, {_stats_sql('runtime_s', 'keep')}
-        FROM {src} GROUP BY ALL""")
+def pooled_table(con, filt: Filter | None, per_run: list[dict] | None = None) -> dict[tuple, dict]:
+    """Per (campaign, config, op, msize, nprocs): describe() of all kept measurements of all runs together.
+
+    The order statistics are selected from the sorted kept values of the runs (analysis.perrun); the
+    mean and standard deviation are combined from the per-run counts, means and variances (Chan,
+    Golub and LeVeque 1983) with correctly rounded sums (math.fsum), in the order of the runs: the
+    result does not depend on the order in which the rows were stored, so it is the same, bit for
+    bit, on every read of the same data (CSV or columnar copy)."""
+    from mpitempo.analysis.perrun import PerRun, pooled_order_stats
+
+    if not isinstance(per_run, PerRun) or not hasattr(per_run, "kept"):
+        from mpitempo.analysis.perrun import per_run_table as scan
+
+        per_run = scan(con, filt)
+    parts: dict[tuple, list[tuple]] = {}
+    for r in per_run:
+        if r["n"]:
+            parts.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(
+                (r["n"], r["mean_s"], r["std_s"]))
     out = {}
-    for r in _rows(cur):
-        key = (r.pop("campaign"), r.pop("config"), r.pop("op"), int(r.pop("msize")), int(r.pop("nprocs")))
-        out[key] = _finish(r)
+    for key, r in pooled_order_stats(per_run).items():
+        mean, std = _combine(parts.get(key, []))
+        out[key] = _finish({"n": r["n"], "min_s": r["min_s"], "qq": [r["q1_s"], r["median_s"], r["q3_s"]],
+                            "mean_s": mean, "max_s": r["max_s"], "std_s": std})
     return out
+
+
+def _combine(parts: list[tuple]) -> tuple:
+    """(mean, sample standard deviation) of the union of groups given as (n, mean, sample std)."""
+    n = sum(p[0] for p in parts)
+    if n == 0:
+        return None, None
+    mean = math.fsum(k * m for k, m, _ in parts) / n
+    if n < 2:
+        return mean, None
+    m2 = math.fsum([(k - 1) * s * s for k, _, s in parts if k > 1 and s is not None]
+                   + [k * (m - mean) ** 2 for k, m, _ in parts])
+    return mean, math.sqrt(max(m2, 0.0) / (n - 1))
 
 
 def group_table(con, filt: Filter | None, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
     """Per (campaign, config, op, msize, nprocs): the distributions of run medians and run means across
     mpiruns (describe() of each), the median CI across runs, pooled statistics of the measurements."""
     per_run = per_run if per_run is not None else per_run_table(con, filt)
-    pooled = pooled_table(con, filt)
+    pooled = pooled_table(con, filt, per_run)
     groups: dict[tuple, list[dict]] = {}
     for r in per_run:
         groups.setdefault((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]), []).append(r)
@@ -98,17 +115,23 @@ def group_table(con, filt: Filter | None, level: float = 0.95, per_run: list[dic
 
 def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | None = None) -> list[dict]:
     """The summary rows of `mpitempo summary`: the store's summarize() plus the per-group statistics
-    (median CI, run medians, run means, pooled) as nested objects."""
+    (median CI, run medians, run means, pooled) as nested objects, and the derived quantities of
+    analysis.derived: bandwidth_MBps (ops with bytes_per_call > 0), msg_rate_per_s (rate ops),
+    overlap_pct, compute, compute_off_runs and compute_miscalibrated (overlap ops)."""
     from mpitempo.analysis.store import summarize
 
     per_run = per_run if per_run is not None else per_run_table(data.con, filt)
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
-    from mpitempo.analysis.flags import campaign_metas, flags_by_group
+    from mpitempo.analysis.flags import by_severity, campaign_metas, flags_by_group
 
-    fl = flags_by_group(per_run, campaign_metas(data))
+    metas = campaign_metas(data)
+    fl = flags_by_group(per_run, metas)
+    from mpitempo.analysis.derived import group_derived, pure_op
     from mpitempo.analysis.flags import regime_changes
+
+    derived = group_derived(per_run, metas, level)
 
     reg = regime_changes(data.con)
     for r in rows:
@@ -121,7 +144,12 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
         for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs", "mode_factor", "core_strata"):
             r[k] = f.get(k, [] if k in ("flags", "outlier_runs") else None)
         r["flags"] = list(r["flags"])
+        r.update(derived.get(key, {}))      # bandwidth_MBps, msg_rate_per_s, overlap_pct, compute
+        if pure_op(r["op"]) is not None:
+            r["compute_off_runs"] = f.get("compute_off_runs") or []
+            r["compute_miscalibrated"] = "compute_miscalibrated" in r["flags"]
+        r["warmup"] = f.get("warmup")
         r["regimes"] = None if reg is None else reg.get(key, [])
         if r["regimes"]:
-            r["flags"].append("regime_change")
+            r["flags"] = by_severity(r["flags"] + ["regime_change"])
     return rows

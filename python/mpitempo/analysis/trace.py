@@ -4,7 +4,6 @@ and the start skew of a chosen range of instances of one collective call. The st
 ``mpitempo.stats.trace``."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,23 +14,43 @@ from mpitempo.stats import trace as st
 COLUMNS = {"rank": "INTEGER", "seq": "BIGINT", "call": "VARCHAR", "kind": "VARCHAR",
            "t_enter_raw_s": "DOUBLE", "t_exit_raw_s": "DOUBLE", "t_enter_s": "DOUBLE", "t_exit_s": "DOUBLE",
            "bytes": "BIGINT", "peer": "INTEGER", "peer2": "INTEGER", "root": "INTEGER", "tag": "INTEGER",
-           "recv_tag": "INTEGER", "comm": "VARCHAR"}
+           "recv_tag": "INTEGER", "comm": "VARCHAR", "req": "BIGINT", "of": "VARCHAR", "flags": "INTEGER",
+           "site": "VARCHAR"}
+
+
+OPTIONAL = {"req": 0, "of": "", "flags": 0,   # columns of format 2 (older traces have none)
+            "site": ""}                      # the call site's address (tracers since call sites)
 
 
 def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
     import duckdb
 
-    cols = ", ".join(f"'{k}': '{v}'" for k, v in COLUMNS.items())
+    with open(files[0], newline="") as f:
+        for _ in range(skip):
+            f.readline()
+        header = f.readline().strip().split(",")
+    have = [k for k in COLUMNS if k in header]
+    missing = [k for k in COLUMNS if k not in header and k not in OPTIONAL]
+    if missing or len(header) != len(have):
+        raise MtError(f"'{files[0]}' is not an events file of an mpitempo trace (columns missing: "
+                      f"{', '.join(missing) or 'none'}; unknown: {', '.join(set(header) - set(COLUMNS)) or 'none'})")
+    cols = ", ".join(f"'{k}': '{COLUMNS[k]}'" for k in header)
     lst = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
     con = duckdb.connect()
     rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, delim=',', skip={skip}, columns={{{cols}}}) "
                       f"ORDER BY rank, seq").fetchnumpy()
     out = {}
+    n = len(rel["rank"])
     for k in COLUMNS:
+        if k not in header:
+            out[k] = np.full(n, OPTIONAL[k], dtype=object if COLUMNS[k] == "VARCHAR" else np.int64)
+            continue
         a = rel[k]
         if hasattr(a, "filled"):
             a = a.filled(-1 if COLUMNS[k] != "VARCHAR" else "")
         out[k] = np.asarray(a) if COLUMNS[k] != "VARCHAR" else np.asarray(a, dtype=object)
+        if COLUMNS[k] == "VARCHAR":
+            out[k] = np.asarray([x if x is not None else "" for x in out[k]], dtype=object)
     return out
 
 
@@ -43,10 +62,11 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise MtError(f"'{d}' is not a directory (expected a trace directory from 'mpitempo trace run')")
     meta_p = d / "trace.json"
     if meta_p.is_file():
-        try:
-            meta = json.loads(meta_p.read_text())
-        except json.JSONDecodeError as e:
-            raise MtError(f"'{meta_p}' is not valid JSON: {e}") from None
+        from mpitempo.io.safeload import load_json
+
+        meta = load_json(meta_p)
+        if not isinstance(meta, dict):
+            raise MtError(f"'{meta_p}' is not a JSON object (expected an mpitempo trace record)")
         if meta.get("format") != "mpitempo-trace":
             raise MtError(f"'{meta_p}' is not an mpitempo trace (format '{meta.get('format')}')")
         ev_p = d / meta.get("events", "events.csv")
@@ -129,6 +149,30 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
         "median_start_skew_raw_s": float(np.median(sk_raw)) if sk_raw.size else None,
         "median_start_skew_global_s": float(np.median(sk_glob)) if sk_glob.size else None,
     }
+    from mpitempo.analysis.trace_sites import resolve
+    from mpitempo.stats import waitstates
+
+    ev["site_label"], sites = resolve(d, ev["rank"], ev["site"])
+    out["wait_states"] = waitstates.analyse(ev, wrapped)
+    out["call_sites"] = sites
+    out["communicators"] = meta.get("communicators")
+    out["not_recorded"] = _not_recorded(d, meta)
     if meta.get("note"):
         out["note"] = meta["note"]
     return out, ev, chosen
+
+
+def _not_recorded(d: Path, meta: dict) -> dict | None:
+    """What the tracer saw and did not record (DIR/not_recorded.json): per MPI call, why and how
+    many calls over all ranks; None for traces without it (partial traces, older tracers)."""
+    p = d / (meta.get("not_recorded") or {}).get("file", "not_recorded.json")
+    if not p.is_file():
+        return None
+    from mpitempo.io.safeload import load_json
+
+    nr = load_json(p)
+    calls = nr.get("calls") if isinstance(nr, dict) else None
+    if not isinstance(calls, dict):
+        raise MtError(f"'{p}' is not a not-recorded list (expected an object with 'calls')")
+    return {"file": str(p), "calls": {k: {"why": v.get("why"), "total": v.get("total")} for k, v in calls.items()},
+            "total": sum(int(v.get("total") or 0) for v in calls.values())}

@@ -33,6 +33,12 @@ def matrices(run: dict, skip: int = 0) -> dict:
     return out
 
 
+def sim_record(meta: dict) -> dict | None:
+    from mpitempo.present.simulated import record
+
+    return record(meta)
+
+
 def analyse_run(d: Path, skip: int = 0) -> dict:
     run = load_run(Path(d))
     m = run["meta"]
@@ -44,29 +50,61 @@ def analyse_run(d: Path, skip: int = 0) -> dict:
     res = {"dir": str(d), "config": m.get("config"), "run_index": m.get("run_index"), "spec": t["spec"],
            "mpi": bool(t.get("mpi_allreduce")), "parent": parent, "hosts": hosts, "nprocs": n,
            "workload": m["workload"], "overhead": m.get("overhead", {}),
-           "oversubscribed": bool(m.get("oversubscribed")), "calls": int(ct.size),
+           "oversubscribed": bool(m.get("oversubscribed")), "calls": int(ct.size), "simulated": sim_record(m),
            "call_median_s": float(np.median(ct)) if ct.size else None,
            "call_mean_s": float(np.mean(ct)) if ct.size else None,
            "clock": {k: m.get("clock", {}).get(k) for k in ("sync", "spec", "max_abs_offset_s") if k in m.get("clock", {})}}
     if res["mpi"]:
-        res.update(paths=[], nodes=[], links=[], imbalance=None, groups=[], subtrees=[], timemaps={})
+        res.update(paths=[], nodes=[], links=[], imbalance=None, groups=[], subtrees=[], timemaps={}, slow_hosts=[],
+                   slow_links=[])
         return res
     rows = [st.path_row(parent, ev, r, hosts) for r in range(n)]
     res["paths"] = rows
     res["nodes"] = [st.node_stats(parent, ev, g) for g in range(n) if st.children(parent)[g]]
     res["links"] = [st.link_stats(ev, c) for c in range(n) if parent[c] >= 0]
     res["imbalance"] = st.imbalance(parent, ev, hosts)
+    res["slow_hosts"] = st.slow_hosts(ev, hosts)
+    res["slow_links"] = st.slow_links(parent, ev, hosts)
     res["groups"] = st.group_paths(rows)
     res["subtrees"] = st.subtree_costs(parent, ev, hosts)
     res["timemaps"] = {r: st.timemap(st.path_stages(parent, ev, r)) for r in range(n)}
     return res
 
 
-def json_result(runs: list[dict], comparison: list[dict] | None = None, tuning: dict | None = None) -> dict:
-    """The --json contract: overhead_pct, paths, imbalance (of the first configuration's first run),
-    comparison rows when two configurations were given, tuning with more."""
-    a = next((r for r in runs if not r["mpi"]), runs[0])
-    same = [r for r in runs if r["config"] == a["config"]]
+def campaign_order(root: Path) -> list[str]:
+    """The configurations of a campaign in the order they were given (campaign.toml), read without
+    following a link; [] for a single run directory or a campaign without a readable file."""
+    import tomllib
+
+    from mpitempo.io import safefs
+
+    p = root / "campaign.toml"
+    if not p.is_file() or p.is_symlink():
+        return []
+    try:
+        spec = tomllib.loads(safefs.safe_read_text(p, root, limit=16 << 20))
+    except (OSError, ValueError):
+        return []
+    cfgs = spec.get("config") if isinstance(spec, dict) else None
+    return [c["name"] for c in cfgs if isinstance(c, dict) and isinstance(c.get("name"), str)] \
+        if isinstance(cfgs, list) else []
+
+
+def in_config_order(runs: list[dict], order: list[str]) -> list[dict]:
+    """The runs with their configurations in the order given (the command line's or campaign.toml's;
+    configurations it does not name after those, in order of appearance), each configuration's runs
+    by run index. Runs are measured interleaved and shuffled: without this, "A" of a comparison would
+    be whichever configuration happened to run first."""
+    seen = list(dict.fromkeys(r["config"] for r in runs))
+    rank = {c: i for i, c in enumerate([c for c in order if c in seen] + [c for c in seen if c not in order])}
+    return sorted(runs, key=lambda r: (rank[r["config"]], r.get("run_index") or 0))
+
+
+def config_result(runs: list[dict], name: str) -> dict:
+    """One configuration of a tree campaign: its first run's structure with the per-path statistics
+    as medians over its mpiruns."""
+    same = [r for r in runs if r["config"] == name]
+    a = same[0]
     ovs = [r["overhead"].get("overhead_pct") for r in same if r["overhead"].get("overhead_pct") is not None]
     paths = []
     for row in a["paths"]:
@@ -74,19 +112,38 @@ def json_result(runs: list[dict], comparison: list[dict] | None = None, tuning: 
                 for k in ("arrival_wait_s", "departure_wait_s", "down_latency_s", "up_latency_s")}
         paths.append({"path": row["path"], "ranks": row["ranks"], **vals})
     imb = a["imbalance"]
-    out = {"config": a["config"], "tree": a["spec"], "nprocs": a["nprocs"], "mpiruns": len(same),
-           "oversubscribed": any(r["oversubscribed"] for r in runs),
-           "overhead_pct": float(np.median(ovs)) if ovs else None,
-           "call_median_s": float(np.median([r["call_median_s"] for r in same])),
-           "paths": paths,
-           "imbalance": None if imb is None else {k: imb[k] for k in ("culprit_rank", "culprit_host", "evidence_s",
-                                                                        "share", "excess_work_s", "imbalanced", "path")},
-           "groups": a["groups"], "subtrees": a["subtrees"], "nodes": a["nodes"], "links": a["links"]}
+    return {"config": a["config"], "tree": a["spec"], "nprocs": a["nprocs"], "mpiruns": len(same),
+            "overhead_pct": float(np.median(ovs)) if ovs else None,
+            "call_median_s": float(np.median([r["call_median_s"] for r in same])),
+            "paths": paths,
+            "imbalance": None if imb is None else {k: imb[k] for k in ("culprit_rank", "culprit_host", "evidence_s",
+                                                                         "share", "excess_work_s", "imbalanced", "path")},
+            "groups": a["groups"], "subtrees": a["subtrees"], "nodes": a["nodes"], "links": a["links"],
+            "slow_hosts": a.get("slow_hosts", []), "slow_links": a.get("slow_links", [])}
+
+
+def json_result(runs: list[dict], comparison: list[dict] | None = None, tuning: dict | None = None) -> dict:
+    """The --json contract: the first configuration's overhead_pct, paths, imbalance, groups, subtrees,
+    nodes and links at the top level; ``configs``: the same for every tree configuration, in the order
+    given; comparison rows when two configurations were given, tuning with more."""
+    a = next((r for r in runs if not r["mpi"]), runs[0])
+    out = config_result(runs, a["config"])
+    out["oversubscribed"] = any(r["oversubscribed"] for r in runs)
+    sims = [r["simulated"] for r in runs if r.get("simulated")]
+    if sims:
+        out["simulated"] = sims[0]
+    out["configs"] = [config_result(runs, c) for c in dict.fromkeys(r["config"] for r in runs if not r["mpi"])]
     if comparison is not None:
         out["comparison"] = comparison
     if tuning is not None:
         out["tuning"] = tuning
     return out
+
+
+def most_changed_path(comparison: list[dict]) -> dict | None:
+    """The comparison row whose path time changed most (largest |B - A|), None without rows."""
+    rows = [c for c in comparison or [] if c.get("a_s") is not None and c.get("b_s") is not None]
+    return max(rows, key=lambda c: abs(c["b_s"] - c["a_s"])) if rows else None
 
 
 def compare_configs(runs: list[dict], a_name: str, b_name: str) -> list[dict]:

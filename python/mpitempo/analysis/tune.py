@@ -29,6 +29,7 @@ class Decision:
     rows: list[dict]                       # one per (op, msize, nprocs): default, chosen, gain, CI, p
     candidates: list[dict]                 # every algorithm vs default per group
     notes: list[str] = field(default_factory=list)
+    samples: dict = field(default_factory=dict)   # (config, op, msize, nprocs) -> per-mpirun medians
 
 
 def _split(config: str) -> tuple[str, str]:
@@ -36,8 +37,18 @@ def _split(config: str) -> tuple[str, str]:
     return op, alg
 
 
+def _identical(v: list[float]) -> bool:
+    """Every mpirun median the same (a deterministic simulation), to the simulated clock's 10 ns read."""
+    return bool(v) and max(v) - min(v) <= 1e-8 + 1e-9 * abs(max(v))
+
+
 def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, failed: dict | None = None,
-           seed: int = 1) -> Decision:
+           seed: int = 1, deterministic: bool = False) -> Decision:
+    """deterministic: the campaign ran on a simulated platform (SimGrid/SMPI), where every mpirun of a
+    configuration gives the same times; where the runs of the default and of an algorithm are each
+    identical (or single), a test over mpiruns has nothing to test (no dispersion), and the algorithm is
+    eligible when it is faster by more than min_gain_pct (p is None). Groups whose runs differ fall back
+    to the test."""
     from mpitempo.stats.outliers import Filter
 
     filt = Filter()
@@ -76,8 +87,15 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
                     "runs": c["runs_b"], "gain_pct": gain, "gain_ci_lo_pct": ci[0] if ci else None,
                     "gain_ci_hi_pct": ci[1] if ci else None, "p_value": c["p_value"], "p_holm": p,
                     "min_p": c["min_p"]}
-            cand["faster"] = bool(p is not None and p <= alpha and gain is not None and gain > 0)
-            cand["slower"] = bool(p is not None and p <= alpha and gain is not None and gain < 0)
+            exact = deterministic and _identical(a) and _identical(b)
+            cand["deterministic"] = exact
+            if exact:       # no dispersion: nothing to test, and no p-value to show
+                cand["p_value"] = cand["p_holm"] = None
+                cand["faster"] = bool(gain is not None and gain > 0)
+                cand["slower"] = bool(gain is not None and gain < 0)
+            else:
+                cand["faster"] = bool(p is not None and p <= alpha and gain is not None and gain > 0)
+                cand["slower"] = bool(p is not None and p <= alpha and gain is not None and gain < 0)
             cand["eligible"] = cand["faster"] and gain > min_gain_pct
             cands.append(cand)
         mine = [c for c in cands if (c["op"], c["msize"], c["nprocs"]) == key]
@@ -94,21 +112,34 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
                "gain_ci_hi_pct": best["gain_ci_hi_pct"] if best else None,
                "p_value": best["p_holm"] if best else None,
                "algorithms_tried": len(mine)}
+        if best is None and fastest is not None:
+            # the default is kept: the row still names the best alternative (the fastest other
+            # algorithm) with its gain, bootstrap CI and Holm-adjusted p, so that "kept" can be judged
+            row["alternative"] = {k: fastest[k] for k in ("algorithm", "gain_pct", "gain_ci_lo_pct",
+                                                            "gain_ci_hi_pct", "p_holm", "median_s")}
         if best is None:
             if fastest is not None and fastest["median_s"] < (med_def or 0):
                 row["why_default"] = (f"fastest other: {fastest['algorithm']} "
                                       f"{fastest['gain_pct']:+.1f}% (Holm p={fastest['p_holm']:.3g})"
-                                      if fastest["p_holm"] is not None else f"fastest other: {fastest['algorithm']}")
+                                      if fastest["p_holm"] is not None else
+                                      f"fastest other: {fastest['algorithm']} {fastest['gain_pct']:+.1f}%"
+                                      if fastest.get("deterministic") and fastest["gain_pct"] is not None
+                                      else f"fastest other: {fastest['algorithm']}")
             else:
                 row["why_default"] = "no algorithm faster than the default"
         rows.append(row)
     # the comparison's own notes, without those that the design of a tune campaign makes expected (an
     # algorithm's configuration measures its op only) or that the per-size Holm adjustment answers
     notes = [n for n in dict.fromkeys(cmp.notes) if not n.startswith("only in ") and "--holm" not in n]
-    notes.append("p-values are Holm-adjusted over the algorithms tried at each (op, size, np)")
+    if deterministic:
+        notes.append("SIMULATED platform: every mpirun of a configuration gives the same times (no dispersion), "
+                     f"so an algorithm is chosen when it is faster than the default by more than {min_gain_pct:g}% "
+                     "(no test, p shown as -); a group whose mpiruns differ is tested as on hardware")
+    else:
+        notes.append("p-values are Holm-adjusted over the algorithms tried at each (op, size, np)")
     for cfg, why in sorted((failed or {}).items()):
         notes.append(f"{cfg}: not measured: {why}")
-    return Decision(rows, cands, notes)
+    return Decision(rows, cands, notes, samples)
 
 
 def rules_from(rows: list[dict], ids: dict[tuple[str, str], int] | None = None) -> list[Rule]:
@@ -123,46 +154,132 @@ def rules_from(rows: list[dict], ids: dict[tuple[str, str], int] | None = None) 
         for r in sorted(lst, key=lambda r: r["msize"]):
             alg = None if r["chosen"] == DEFAULT else r["chosen"]
             if alg != prev:
-                out.append(Rule(op, np_, r["msize"], alg, (ids or {}).get((op, alg)) if alg else None))
+                out.append(Rule(op, np_, r["msize"], alg, (ids or {}).get((op, alg)) if alg else None,
+                                source="predicted" if r.get("predicted") else "measured"))
                 prev = alg
     return out
 
 
-def mpich_one_per_op(rows: list[dict], cands: list[dict]) -> tuple[list[dict], list[str]]:
-    """MPICH selects one algorithm per op for all sizes: where the per-size choices differ, keep the
-    algorithm chosen at the most sizes if it is significantly slower than the default at none of the
-    measured sizes (else the default), and say what that gives up."""
-    notes = []
+def mpich_mpir_level(rows: list[dict], cands: list[dict]) -> tuple[list[dict], list[str]]:
+    """MPICH: an op tuned through the selection file runs at MPICH's MPIR level at every size and process
+    count (``MPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0`` holds per op), so the library's default (the device's own
+    algorithm) is no longer available there. Where the default was kept at some size of an op that is
+    tuned elsewhere, the fastest measured MPIR algorithm that is significantly slower than the default
+    nowhere at that size fills in; if some size has none, the op keeps the default everywhere (its per-size
+    winners are shown as ``chosen_per_size``) and a note says what that gives up."""
     out = [dict(r) for r in rows]
-    by: dict[tuple, list[dict]] = {}
+    notes: list[str] = []
+    by_op: dict[str, list[dict]] = {}
     for r in out:
-        by.setdefault((r["op"], r["nprocs"]), []).append(r)
-    for (op, np_), lst in by.items():
-        chosen = {r["chosen"] for r in lst}
-        if len(chosen) <= 1:
+        by_op.setdefault(r["op"], []).append(r)
+    for op, lst in sorted(by_op.items()):
+        if all(r["chosen"] == DEFAULT for r in lst):
             continue
-        counts = {}
+        fills = {}
         for r in lst:
             if r["chosen"] != DEFAULT:
-                counts[r["chosen"]] = counts.get(r["chosen"], 0) + 1
-        pick = None
-        for alg in sorted(counts, key=lambda a: -counts[a]):
-            slower = [c for c in cands if c["op"] == op and c["nprocs"] == np_ and c["algorithm"] == alg and c["slower"]]
-            if not slower:
-                pick = alg
-                break
+                continue
+            here = [c for c in cands if (c["op"], c["msize"], c["nprocs"]) == (op, r["msize"], r["nprocs"])
+                    and c["median_s"] is not None and not c["slower"]]
+            best = min(here, key=lambda c: c["median_s"], default=None)
+            fills[(r["msize"], r["nprocs"])] = best
+        if any(b is None for b in fills.values()):
+            bad = next(k for k, b in fills.items() if b is None)
+            for r in lst:
+                if r["chosen"] != DEFAULT:
+                    r["chosen_per_size"] = r["chosen"]
+                    r["alternative"] = {"algorithm": r["chosen"], "gain_pct": r.get("gain_pct"),
+                                        "gain_ci_lo_pct": r.get("gain_ci_lo_pct"), "gain_ci_hi_pct": r.get("gain_ci_hi_pct"),
+                                        "p_holm": r.get("p_value"), "median_s": r.get("median_chosen_s")}
+                    r.update({"chosen": DEFAULT, "gain_pct": 0.0, "gain_ci_lo_pct": None, "gain_ci_hi_pct": None,
+                              "p_value": None, "median_chosen_s": r["median_default_s"]})
+            notes.append(f"{op}: the default is kept at every size: tuning it means running it at MPICH's MPIR "
+                         f"level at every size, and at {bad[0]} B on {bad[1]} ranks every MPIR algorithm is "
+                         "significantly slower than the library's default")
+            continue
         for r in lst:
-            if r["chosen"] != (pick or DEFAULT):
-                c = next((c for c in cands if (c["op"], c["msize"], c["nprocs"], c["algorithm"])
-                          == (op, r["msize"], np_, pick)), None) if pick else None
-                notes.append(f"{op} np={np_} {r['msize']} B: {r['chosen']} was fastest, but MPICH takes one "
-                             f"algorithm for all sizes: {pick or DEFAULT} is used")
-                r["chosen_per_size"] = r["chosen"]
-                r["chosen"] = pick or DEFAULT
-                if c:
-                    r.update({k: c[k] for k in ("gain_pct", "gain_ci_lo_pct", "gain_ci_hi_pct")})
-                    r["p_value"], r["median_chosen_s"] = c["p_holm"], c["median_s"]
-                else:
-                    r.update({"gain_pct": 0.0, "gain_ci_lo_pct": None, "gain_ci_hi_pct": None, "p_value": None,
-                              "median_chosen_s": r["median_default_s"]})
+            c = fills.get((r["msize"], r["nprocs"]))
+            if c is None:
+                continue
+            r.update({"chosen": c["algorithm"], "gain_pct": c["gain_pct"], "gain_ci_lo_pct": c["gain_ci_lo_pct"],
+                      "gain_ci_hi_pct": c["gain_ci_hi_pct"], "p_value": c["p_holm"], "median_chosen_s": c["median_s"],
+                      "mpir_fill": True})
+            r.pop("alternative", None)
+            notes.append(f"{op} np={r['nprocs']} {r['msize']} B: the default was kept here, but {op} is tuned at "
+                         f"other sizes and so runs at MPICH's MPIR level: {c['algorithm']} (the fastest MPIR "
+                         f"algorithm measured here: {c['gain_pct']:+.1f}% vs the default, not significantly slower)")
     return out, notes
+
+
+def rule_gains(rows: list[dict], samples: dict[tuple, list[float]], seed: int = 1, n_boot: int = 2000) -> list[dict]:
+    """--verify per rule: the measured sizes of one (op, nprocs) where the configuration selects the same
+    algorithm (consecutive in size order) form a rule. Its gain is 100 x (1 - exp(mean over its sizes of
+    log(median tuned / median default))) on the medians of the mpirun medians; the 95% CI is a percentile
+    bootstrap that resamples the mpiruns of each side at every size. ``confirmed``: every size of the rule
+    passed the one-sided test."""
+    rng = np.random.default_rng(seed)
+    out = []
+    by: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by.setdefault((r["op"], r["nprocs"]), []).append(r)
+    for (op, np_), lst in sorted(by.items()):
+        groups: list[list[dict]] = []
+        for r in sorted(lst, key=lambda r: r["msize"]):
+            if groups and groups[-1][-1]["chosen"] == r["chosen"]:
+                groups[-1].append(r)
+            else:
+                groups.append([r])
+        for g in groups:
+            pairs = [(np.asarray(samples.get(("default", op, r["msize"], np_), [])),
+                      np.asarray(samples.get(("tuned", op, r["msize"], np_), []))) for r in g]
+            pairs = [(a, b) for a, b in pairs if len(a) and len(b)]
+            rec = {"op": op, "nprocs": np_, "algorithm": g[0]["chosen"], "msizes": [r["msize"] for r in g],
+                   "gain_pct": None, "gain_ci_lo_pct": None, "gain_ci_hi_pct": None,
+                   "confirmed": all(r.get("confirmed") for r in g)}
+            if pairs:
+                point = np.mean([np.log(np.median(b) / np.median(a)) for a, b in pairs])
+                rec["gain_pct"] = float(100 * (1 - np.exp(point)))
+                if all(len(a) >= 3 and len(b) >= 3 for a, b in pairs):
+                    boots = np.zeros(n_boot)
+                    for a, b in pairs:
+                        ia = rng.integers(0, len(a), (n_boot, len(a)))
+                        ib = rng.integers(0, len(b), (n_boot, len(b)))
+                        boots += np.log(np.median(b[ib], axis=1) / np.median(a[ia], axis=1))
+                    boots /= len(pairs)
+                    lo, hi = np.percentile(boots, [2.5, 97.5])
+                    rec["gain_ci_lo_pct"], rec["gain_ci_hi_pct"] = float(100 * (1 - np.exp(hi))), \
+                        float(100 * (1 - np.exp(lo)))
+            out.append(rec)
+    return out
+
+
+def predicted_rows(samples: dict, rows: list[dict], sizes: list[int], flavour: str) -> list[dict]:
+    """Rows for message sizes that were not measured: per (op, nprocs), the algorithm the local a + b m
+    models predict to be fastest (analysis.predict). Marked ``predicted``; no p-value. MPICH: an op that
+    runs at the MPIR level (tuned at a measured size) chooses among MPIR algorithms only, an op kept at the
+    device level keeps the default (a prediction alone does not move an op to the MPIR level)."""
+    from mpitempo.analysis.predict import curves_from, predict
+
+    out = []
+    for op, np_ in sorted({(r["op"], r["nprocs"]) for r in rows}):
+        if op == "barrier":
+            continue
+        mine = [r for r in rows if (r["op"], r["nprocs"]) == (op, np_)]
+        measured = {r["msize"] for r in mine}
+        cur = curves_from(samples, op, np_)
+        mpir = flavour == "mpich" and any(r["chosen"] != DEFAULT for r in rows if r["op"] == op)
+        for m in sizes:
+            if m in measured:
+                continue
+            p = predict(cur, m)
+            if flavour == "mpich":
+                p = {a: t for a, t in p.items() if (a != DEFAULT) == mpir}
+            if not p:
+                continue
+            alg = min(p, key=p.get)
+            d = p.get(DEFAULT) or predict(cur, m).get(DEFAULT)
+            out.append({"op": op, "msize": m, "nprocs": np_, "default": DEFAULT, "chosen": alg, "predicted": True,
+                        "gain_pct": (100 * (d - p[alg]) / d) if d else None, "gain_ci_lo_pct": None,
+                        "gain_ci_hi_pct": None, "p_value": None, "median_default_s": d, "median_chosen_s": p[alg],
+                        "why_default": "predicted, not measured" if alg == DEFAULT else None})
+    return out

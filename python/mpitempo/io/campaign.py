@@ -71,7 +71,10 @@ def _env_table(value, where: str) -> dict[str, str]:
                           "use letters, digits and '_' (not starting with a digit)")
         if isinstance(v, bool):
             v = "1" if v else "0"
-        if not isinstance(v, (str, int, float)) or "\0" in str(v):
+        if not isinstance(v, (str, int, float)):
+            raise MtError(f"invalid value of env {k}{where} {_short(v)}: expected a string, number or boolean, "
+                          f"not {'an array' if isinstance(v, list) else 'a table' if isinstance(v, dict) else 'that'}")
+        if "\0" in str(v):
             raise MtError(f"invalid value of env {k}{where} {_short(v)}: expected a string without NUL bytes")
         out[str(k)] = str(v)
     return out
@@ -111,8 +114,12 @@ CAMPAIGN_DEFAULTS = {
     "binding": "core",
     "cflags": None,
     "governor": None,     # cpufreq governor for the whole campaign (runner/dvfs.py), restored afterwards
+    "platform": None,     # a SimGrid platform file: the runs are simulated (docs/simulation.md)
+    "platform_oversubscribe": False,   # allow more ranks than the platform's cores
+    "platform_ppn": None,  # ranks per simulated host (default: one per core)
 }
-CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description", "binding", "cflags"}
+CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description", "binding", "cflags", "platform",
+                    "platform_oversubscribe", "platform_ppn"}
 BINDINGS = ("core", "none")   # of the default launcher (Hunold and Carpen-Amarie 2016, Fig. 5: pinning)
 
 
@@ -126,6 +133,21 @@ class Config:
     params: dict = field(default_factory=dict)   # overrides of measurement parameters
     binding: str = "core"                         # the default launcher binds ranks to cores, or not
     cflags: str | None = None                     # build the core with exactly these C flags
+    platform: str | None = None                   # SimGrid platform file (absolute): a simulated run
+    platform_oversubscribe: bool = False          # more ranks than the platform has cores
+    platform_ppn: int | None = None               # ranks per simulated host (None: one per core)
+
+    @property
+    def platform_args(self) -> dict:
+        """make_launch's platform arguments."""
+        return {"platform": self.platform, "platform_oversubscribe": self.platform_oversubscribe,
+                "platform_ppn": self.platform_ppn}
+
+    @property
+    def build_mpicc(self) -> str | None:
+        """The MPI compiler this configuration's core is built with: a simulated platform defaults
+        to SimGrid's smpicc."""
+        return self.mpicc or ("smpicc" if self.platform else None)
 
 
 @dataclass
@@ -183,6 +205,12 @@ class Campaign:
                 lines.append(f"binding = {_toml_value(c.binding)}")
             if c.cflags is not None:
                 lines.append(f"cflags = {_toml_value(c.cflags)}")
+            if c.platform:
+                lines.append(f"platform = {_toml_value(c.platform)}")
+            if c.platform_oversubscribe:
+                lines.append("platform_oversubscribe = true")
+            if c.platform_ppn is not None:
+                lines.append(f"platform_ppn = {c.platform_ppn}")
             for k, v in c.params.items():
                 lines.append(f"{k} = {_toml_value(v)}")
             if c.env:
@@ -212,16 +240,20 @@ def _toml_value(v) -> str:
 
 
 def load_toml(path: str | Path) -> dict:
+    from mpitempo.io.safeload import load_toml_text
+
     p = Path(path)
+    if not str(path).strip():
+        raise MtError(f"invalid campaign file {str(path)!r}: give the path of a .toml file")
     if not p.exists():
         raise MtError(f"campaign file '{path}' not found")
+    text = load_toml_text(p, what=f"campaign file '{path}'")
     try:
-        with open(p, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"campaign file '{path}' is not valid TOML: {e}") from None
-    except OSError as e:
-        raise MtError(f"cannot read campaign file '{path}': {e.strerror}") from None
+    except RecursionError:
+        raise MtError(f"campaign file '{path}' is not valid TOML: nested too deeply") from None
 
 
 def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: str | None = None) -> Campaign:
@@ -286,6 +318,25 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
             raise MtError(f"invalid cflags {v!r}{where}: expected a string of C compiler flags, e.g. \"-O2\"")
         return v
 
+    def platform_of(v, over, ppn=None, where=""):
+        """A checked platform file (absolute path), every np fitting it: before anything is created."""
+        if v is None:
+            return None
+        if not isinstance(v, str):
+            raise MtError(f"invalid platform {_short(v)}{where}: expected the path of a SimGrid platform XML file")
+        if not isinstance(over, bool):
+            raise MtError(f"invalid platform_oversubscribe {_short(over)}{where}: expected true or false")
+        from mpitempo.io.platform import check_np, read_platform
+        plat = read_platform(v)
+        for n in nps:
+            check_np(plat, n, over, ppn)
+        return plat.path
+
+    def ppn_of(v, where=""):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise MtError(f"invalid platform_ppn {_short(v)}{where}: expected an integer >= 1 (ranks per host)")
+        return v
+
     d["mpicc"] = _opt_str(d["mpicc"], "mpicc")
     d["launcher"] = _opt_str(d["launcher"], "launcher")
     d["env"] = _env_table(d["env"], "")
@@ -293,7 +344,11 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
     configs: list[Config] = []
     if configs_raw is None:
         configs.append(Config(name="default", mpicc=d["mpicc"], launcher=d["launcher"], env=d["env"],
-                              binding=binding_of(d["binding"]), cflags=cflags_of(d["cflags"])))
+                              binding=binding_of(d["binding"]), cflags=cflags_of(d["cflags"]),
+                              platform=platform_of(d["platform"], d["platform_oversubscribe"],
+                                                   ppn_of(d["platform_ppn"])),
+                              platform_oversubscribe=bool(d["platform_oversubscribe"]),
+                              platform_ppn=ppn_of(d["platform_ppn"])))
     else:
         if not isinstance(configs_raw, list) or not configs_raw:
             raise MtError("invalid 'config': expected one or more [[config]] tables")
@@ -321,7 +376,14 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                                   launcher=overrides.get("launcher") or c["launcher"],
                                   env=env, description=c["description"] or "", params=cparams,
                                   binding=binding_of(c.get("binding", d["binding"]), where),
-                                  cflags=cflags_of(c.get("cflags", d["cflags"]), where)))
+                                  cflags=cflags_of(c.get("cflags", d["cflags"]), where),
+                                  platform=platform_of(overrides.get("platform") or c.get("platform", d["platform"]),
+                                                       c.get("platform_oversubscribe", d["platform_oversubscribe"]),
+                                                       ppn_of(c.get("platform_ppn", d["platform_ppn"]), where),
+                                                       where),
+                                  platform_ppn=ppn_of(c.get("platform_ppn", d["platform_ppn"]), where),
+                                  platform_oversubscribe=bool(c.get("platform_oversubscribe",
+                                                                    d["platform_oversubscribe"]))))
     seen = set()
     for c in configs:
         if not _NAME.match(c.name):

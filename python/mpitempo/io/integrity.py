@@ -9,21 +9,49 @@ another run's no longer matches; readers call `verify_run` and refuse such a run
 """
 from __future__ import annotations
 
-import functools
+import os
+import time
 import zlib
 from pathlib import Path
 
 from mpitempo.errors import MtError
 
 
+def _stat_key(path) -> tuple:
+    st = os.stat(path)
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+# stat identity -> ((bytes, lines, crc32), time_ns when the reading began): each file is read once per process
+_CACHE: dict[tuple, tuple[tuple[int, int, str], int]] = {}
+
+
 def digest(path: Path) -> tuple[int, int, str]:
     """(bytes, lines, crc32 as 8 hex digits) of a file, as the core computes them."""
-    st = Path(path).stat()
-    return _digest(str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    return digest_info(path)[0]
 
 
-@functools.lru_cache(maxsize=4096)
-def _digest(path: str, mtime_ns: int, size: int, ino: int) -> tuple[int, int, str]:
+def digest_info(path: Path) -> tuple[tuple[int, int, str], tuple, int]:
+    """(digest, the file's stat identity (path, dev, ino, size, mtime_ns, ctime_ns), time_ns at which
+    the reading that gave the digest began)."""
+    key = _stat_key(path)
+    hit = _CACHE.get(key)
+    if hit is None:
+        t0 = time.time_ns()
+        hit = (_digest(str(path)), t0)
+        if len(_CACHE) > 8192:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit[0], key, hit[1]
+
+
+def remember(key: tuple, dig: tuple[int, int, str], t0_ns: int) -> None:
+    """Take dig as the digest of the file of stat identity key (read at t0_ns) without reading it: for a
+    digest recorded earlier (io.columnar), when the file's identity has not changed since."""
+    _CACHE.setdefault(tuple(key), (tuple(dig), int(t0_ns)))
+
+
+def _digest(path: str) -> tuple[int, int, str]:
     n = lines = 0
     crc = 0
     with open(path, "rb") as f:

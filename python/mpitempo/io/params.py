@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mpitempo.errors import MtError
 
-TYPES = ("INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST")
+TYPES = ("INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO")   # INT_AUTO: an INT or "auto"
 APPS = {"MT_APP_BENCH": "bench", "MT_APP_CLOCKS": "clocks", "MT_APP_PINGPONG": "pingpong", "MT_APP_TREE": "tree",
         "MT_APP_LOGP": "logp"}
 _ROW = re.compile(r"^\s*MT_PARAM\((.*)\)\s*$")
@@ -55,12 +55,15 @@ class Param:
             return value
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise MtError(f"invalid {key} '{value}': expected {self.expects()}")
-        if self.type == "INT":
+        if self.type == "INT_AUTO" and isinstance(value, str) and value.strip() == "auto":
+            return "auto"
+        if self.type in ("INT", "INT_AUTO"):
             lo, hi = int(self.min), int(min(self.max, 2**63 - 1))
             try:
                 v = value if isinstance(value, int) else int(str(value).strip(), 10)
             except ValueError:
-                raise MtError(f"invalid {key} '{value}': expected an integer >= {lo}") from None
+                raise MtError(f"invalid {key} '{value}': expected an integer >= {lo}"
+                              + (" or auto" if self.type == "INT_AUTO" else "")) from None
             if not lo <= v <= hi:
                 raise MtError(f"invalid {key} {v}: must be an integer >= {lo}"
                               + (f" and <= {hi}" if hi < 2**31 - 1 else ""))
@@ -97,12 +100,12 @@ class Param:
 
     def range_text(self) -> str:
         u = f" {self.unit}" if self.unit else ""
-        lo = int(self.min) if self.type in ("INT", "SIZE") else self.min
-        hi = int(self.max) if self.type in ("INT", "SIZE") else self.max
+        lo = int(self.min) if self.type in ("INT", "INT_AUTO", "SIZE") else self.min
+        hi = int(self.max) if self.type in ("INT", "INT_AUTO", "SIZE") else self.max
         return f"between {lo:g}{u} and {hi:g}{u}"
 
     def expects(self) -> str:
-        return {"INT": "an integer", "FLOAT": "a number", "DURATION": "a duration such as 1s, 200ms, 20us",
+        return {"INT": "an integer", "INT_AUTO": "an integer or auto", "FLOAT": "a number", "DURATION": "a duration such as 1s, 200ms, 20us",
                 "SIZE": "a size in bytes such as 64, 1K, 4M", "LIST": "a comma-separated list",
                 "STR": "a string", "BOOL": "true or false"}[self.type]
 

@@ -43,3 +43,75 @@ def check_output_dir(path, what: str = "the output directory") -> Path:
         q = q.parent
     _probe(q, what, p)
     return p
+
+
+# the files of a campaign directory besides runs/ (docs/file-formats.md), and the study records
+CAMPAIGN_FILES = ("campaign.toml", "runlog.jsonl", "order.json", "spec.json", "system-check.json",
+                  ".mpitempo.lock", "dvfs.json", "slurm.json", "sbatch.sh", "barrier-study.json",
+                  "timer-study.txt")
+
+
+def _inside(p: Path, d: Path) -> bool:
+    return p == d or d in p.parents
+
+
+def _protected(root: Path) -> tuple[list[Path], list[Path]]:
+    """(directories whose whole content is data, single files) of a campaign, store or run read."""
+    if root.is_file():
+        return [], [root]
+    if (root / "meta.json").exists() and not (root / "runs").is_dir():   # one run directory
+        return [root], []
+    dirs = [root / "runs"] if (root / "runs").exists() else []
+    for sub in ("logp", "campaign"):   # the campaigns inside a barrier or tune directory
+        if (root / sub / "runs").is_dir():
+            d, f = _protected(root / sub)
+            dirs += d
+            dirs.append(root / sub)
+    return dirs, [root / n for n in CAMPAIGN_FILES]
+
+
+def check_not_input(out, inputs, what: str, directory: bool = False) -> None:
+    """Refuse an output (a file, or with directory=True a directory to write files into) that is a
+    file of a campaign or store being read, or lies in its runs/: writing it would overwrite the
+    data being read. Links and hard links to those files count too."""
+    o = Path(os.path.realpath(out))
+    try:
+        ost = os.stat(out)
+    except OSError:
+        ost = None
+    for inp in inputs:
+        if str(inp) == "-":
+            continue
+        root = Path(os.path.realpath(inp))
+        dirs, files = _protected(root)
+        inside = next((d for d in dirs if _inside(o, d)), None)
+        same = next((f for f in files if o == f), None)
+        if inside is None and same is None and ost is not None and not directory:
+            same = _same_file(ost, dirs, files)   # a link or hard link to one of its files
+        if inside is None and same is None:
+            continue
+        if root.is_file():
+            raise MtError(f"refusing to write {what} '{out}': it is the store '{inp}', which is being read; "
+                          "choose another output file")
+        else:
+            hit = o if _inside(o, root) and o != root else (same or inside)
+            rel = hit.relative_to(root) if _inside(hit, root) and hit != root else Path(".")
+            where = f"{'inside ' if directory else ''}'{rel}'" + (" (the same file)" if hit != o else "")
+        raise MtError(f"refusing to write {what} '{out}': it is {where} of '{inp}', which is being read; "
+                      "choose an output outside the campaign's runs/ and its files")
+
+
+def _same_file(ost: os.stat_result, dirs: list[Path], files: list[Path]) -> Path | None:
+    key = (ost.st_dev, ost.st_ino)
+    cands = list(files)
+    for d in dirs:
+        for base, _, names in os.walk(d):
+            cands += [Path(base) / n for n in names]
+    for p in cands:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == key:
+            return p
+    return None

@@ -3,7 +3,6 @@ the JSON document the C core prints without --outdir (ticks inline)."""
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,10 +72,9 @@ def load_dir(d: str | Path) -> Run:
     mp, cp = d / "meta.json", d / "timings.csv"
     if not mp.exists() or not cp.exists():
         raise MtError(f"'{d}' is not a complete ping-pong run: it needs meta.json and timings.csv")
-    try:
-        meta = json.loads(mp.read_text())
-    except json.JSONDecodeError as e:
-        raise MtError(f"'{mp}' is not valid JSON: {e}") from None
+    from mpitempo.io.rundir import load_meta
+
+    meta = load_meta(mp)
     run = Run(meta=meta)
     _index(meta, run)
     groups: dict[tuple[str, int, int], list[int]] = {}
@@ -99,7 +97,9 @@ def load(path: str | Path) -> Run:
         return load_dir(p)
     if not p.exists():
         raise MtError(f"'{p}' not found")
-    try:
-        return load_document(json.loads(p.read_text()))
-    except json.JSONDecodeError as e:
-        raise MtError(f"'{p}' is not valid JSON: {e}") from None
+    from mpitempo.io.safeload import load_json
+
+    doc = load_json(p)
+    if not isinstance(doc, dict):
+        raise MtError(f"'{p}' is not a JSON object (expected a ping-pong document)")
+    return load_document(doc)

@@ -11,7 +11,6 @@ once here; `summary`, `compare --by` and the store use it.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mpitempo.errors import MtError
@@ -59,21 +58,46 @@ FACTORS = {
 }
 
 
+# The keys of meta.json that readers use, and the JSON type each must have when present
+# (docs/file-formats.md); a run whose meta.json has another shape is refused, naming the key.
+META_SHAPE = {
+    "format_version": int, "config": str, "run_index": int, "nprocs": int, "kind": str, "tool": str,
+    "start_time": str, "end_time": str, "cache_policy": str, "experiments": list, "ranks": list, "argv": list,
+    "files": dict, "mpi": dict, "timer": dict, "clock": dict, "scheme": dict, "build": dict, "machine": dict,
+    "launch": dict, "environment": dict, "shared_cpu": dict, "operation_params": dict, "cache": dict,
+}
+_JSON_TYPE = {int: "an integer", str: "a string", list: "an array", dict: "an object"}
+# arrays of objects
+_META_OBJ_LISTS = ("experiments", "ranks")
+
+
+def check_meta_shape(meta: dict, path) -> dict:
+    for key, typ in META_SHAPE.items():
+        if key not in meta or meta[key] is None:
+            continue
+        v = meta[key]
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise MtError(f"'{path}': key '{key}' is {type(v).__name__} {repr(v)[:40]}, expected {_JSON_TYPE[typ]}")
+    for key in _META_OBJ_LISTS:
+        for i, x in enumerate(meta.get(key) or []):
+            if not isinstance(x, dict):
+                raise MtError(f"'{path}': {key}[{i}] is {type(x).__name__}, expected an object")
+    return meta
+
+
 def load_meta(path: Path) -> dict:
-    """A run's meta.json, checked: a JSON object of a format version this mpitempo reads."""
-    try:
-        meta = json.loads(Path(path).read_bytes().decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as e:
-        raise MtError(f"'{path}' is not valid JSON: {e}") from None
-    except OSError as e:
-        raise MtError(f"cannot read '{path}': {e.strerror}") from None
+    """A run's meta.json, checked: a JSON object of a format version this mpitempo reads, of the
+    shape of META_SHAPE, within the limits of io.safeload (size, UTF-8, depth, finite numbers)."""
+    from mpitempo.io.safeload import load_json
+
+    meta = load_json(path)
     if not isinstance(meta, dict):
         raise MtError(f"'{path}' is not a JSON object")
     v = meta.get("format_version", 1)
     if not isinstance(v, int) or isinstance(v, bool) or v > FORMAT_VERSION:
         raise MtError(f"'{path}' has format_version {v!r}; this mpitempo reads up to {FORMAT_VERSION} "
                       "(upgrade mpitempo)")
-    return meta
+    return check_meta_shape(meta, path)
 
 
 def check_root(root: Path) -> None:
@@ -99,10 +123,12 @@ def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], l
         if kind.complete(d):
             complete.append(d)
         elif (d / "failed.json").exists():
+            from mpitempo.io.safeload import load_json
+
             try:
-                rec = json.loads((d / "failed.json").read_text())
+                rec = load_json(d / "failed.json")
                 failed.append(rec if isinstance(rec, dict) else {"run_id": d.name, "status": "failed"})
-            except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            except MtError:
                 failed.append({"run_id": d.name, "status": "failed"})
         else:
             incomplete.append(d.name)
@@ -115,8 +141,14 @@ def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], l
 
 def campaign_name(root: Path) -> str:
     spec = root / "campaign.toml"
-    if spec.exists():
-        for line in spec.read_text(errors="replace").splitlines():
+    if spec.is_file():
+        from mpitempo.io.safeload import MAX_TOML_BYTES, read_bytes
+
+        try:
+            text = read_bytes(spec, MAX_TOML_BYTES).decode("utf-8", errors="replace")
+        except MtError:
+            return root.name
+        for line in text.splitlines():
             k, _, v = line.partition("=")
             if k.strip() == "name":
                 return v.strip().strip('"').strip("'")

@@ -25,8 +25,21 @@ def parse_size(text: str | int) -> int:
     return v
 
 
-def parse_sizes(spec) -> list[int]:
-    """A list of sizes from a string "8,1K,4-64" or a list of ints/strings."""
+def refuse_duplicates(sizes: list[int], spec, label: str = "msizes") -> list[int]:
+    """A size given twice (8,8 or 8,8B or 8-16,16) would be measured twice and pooled: refused."""
+    seen = set()
+    for x in sizes:
+        if x in seen:
+            shown = ",".join(str(v) for v in spec) if isinstance(spec, (list, tuple)) else str(spec)
+            raise MtError(f"invalid {label} '{shown}': {x} B is listed twice (each size once; more measurements "
+                          "with --nrep)")
+        seen.add(x)
+    return sizes
+
+
+def parse_sizes(spec, label: str | None = "msizes") -> list[int]:
+    """A list of sizes from a string "8,1K,4-64" or a list of ints/strings; a size listed twice is an
+    error naming ``label`` (None: duplicates are the caller's to check)."""
     items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
     if not items or (not isinstance(spec, (list, tuple)) and not str(spec).strip()):
         raise MtError(f"invalid size list {spec!r}: give at least one size in bytes, e.g. 8,1K,4-64")
@@ -45,7 +58,7 @@ def parse_sizes(spec) -> list[int]:
             if isinstance(item, str) and not item.strip():
                 raise MtError(f"invalid size list '{spec}': an empty item; give sizes in bytes such as 8,1K,4-64")
             out.append(parse_size(item))
-    return out
+    return out if label is None else refuse_duplicates(out, spec, label)
 
 
 def format_size(n: int) -> str:

@@ -28,8 +28,11 @@ def _meta(config: str, run_index: int, nprocs: int, extra: dict | None) -> dict:
 
 
 def write_run(root, run_id: str, config: str, run_index: int, op, msize, runtime_s, nprocs: int = 2,
-              valid=None, meta: dict | None = None, con=None) -> Path:
-    """Write runs/<run_id>/{meta.json, measurements.csv}; op is an array of names (or one name)."""
+              valid=None, meta: dict | None = None, con=None, exp_meta=None) -> Path:
+    """Write runs/<run_id>/{meta.json, measurements.csv}; op is an array of names (or one name).
+    exp_meta: a function (op, msize) -> dict of extra keys of that experiment's meta.json entry
+    (bytes_per_call, msgs_per_call, overlap, ...); with it, meta.json gets an ``experiments`` list
+    (exp, op, msize, plus those keys) in the order of first appearance, as the C core writes it."""
     d = Path(root) / "runs" / run_id
     d.mkdir(parents=True, exist_ok=True)
     runtime_s = np.asarray(runtime_s, dtype=float)
@@ -40,7 +43,7 @@ def write_run(root, run_id: str, config: str, run_index: int, op, msize, runtime
     valid = np.ones(n, dtype=np.int8) if valid is None else np.asarray(valid, dtype=np.int8)
     # exp: position of the (op, msize) experiment in order of first appearance; rep: index within it
     key = codes.astype(np.int64) * (1 << 40) + msize
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    ukeys, first, inv = np.unique(key, return_index=True, return_inverse=True)
     exp_of_key = np.argsort(np.argsort(first))
     exp = exp_of_key[inv].astype(np.int32)
     order = np.argsort(exp, kind="stable")
@@ -60,8 +63,28 @@ def write_run(root, run_id: str, config: str, run_index: int, op, msize, runtime
             FROM _cols c JOIN _ops o USING (code) ORDER BY c.exp, c.rep) TO '{out}' (HEADER, DELIMITER ',')""")
     con.unregister("_cols")
     con.unregister("_ops")
-    (d / "meta.json").write_text(json.dumps(_meta(config, run_index, nprocs, meta), indent=1))
+    m = _meta(config, run_index, nprocs, meta)
+    if exp_meta is not None:
+        exps = []
+        for k in np.argsort(first):      # experiments in the order they first appear
+            code, ms = divmod(int(ukeys[k]), 1 << 40)
+            name = str(names[code])
+            exps.append({"exp": len(exps), "op": name, "msize": int(ms), **(exp_meta(name, int(ms)) or {})})
+        m["experiments"] = exps
+    (d / "meta.json").write_text(json.dumps(m, indent=1))
     return d
+
+
+def op_info(op: str, msize: int, nprocs: int = 2, window: int = 64) -> dict:
+    """Plausible meta.json experiment keys of the new ops (for tests): bytes_per_call and
+    msgs_per_call as the core's op info hooks report them (bw, put_bw, get_bw: window x msize;
+    bibw: 2 x window x msize; mbw_mr: pairs x window x msize; synbw, pingping: msize; sendrecv:
+    2 x msize; exchange: 4 x msize, as IMB counts them), 0 for latency ops."""
+    pairs = max(1, nprocs // 2)
+    per = {"bw": window, "put_bw": window, "get_bw": window, "bibw": 2 * window, "mbw_mr": pairs * window,
+           "synbw": 1, "pingping": 1, "sendrecv": 2, "exchange": 4}
+    k = per.get(op, 0)
+    return {"bytes_per_call": float(k * msize), "msgs_per_call": float(k if op != "synbw" else 0)}
 
 
 def base_time(op: str, msize: int) -> float:
@@ -83,9 +106,11 @@ def sample_runtimes(rng: np.random.Generator, n: int, base: float, sigma: float 
 
 def make_campaign(root, configs: dict[str, float] | None = None, runs: int = 10, ops=("allreduce", "bcast"),
                   msizes=(8, 1024), nrep: int = 100, nprocs: int = 2, seed: int = 0, run_sd: float = 0.01,
-                  meta: dict[str, dict] | None = None, name: str = "synthetic", **shape) -> Path:
+                  meta: dict[str, dict] | None = None, name: str = "synthetic", exp_meta=None, **shape) -> Path:
     """A campaign with configurations {name: runtime factor} (e.g. {"A": 1.0, "B": 1.03} for a 3%
-    difference), `runs` mpiruns each, every op x msize with nrep measurements per run."""
+    difference), `runs` mpiruns each, every op x msize with nrep measurements per run.
+    exp_meta: a function (config, run_index, op, msize) -> extra keys of that experiment in
+    meta.json (see write_run; ``op_info`` gives bytes_per_call and msgs_per_call of the new ops)."""
     root = Path(root)
     configs = configs or {"A": 1.0, "B": 1.03}
     rng = np.random.default_rng(seed)
@@ -101,7 +126,8 @@ def make_campaign(root, configs: dict[str, float] | None = None, runs: int = 10,
             ms_col = np.repeat(np.array([exps[j][1] for j in order], dtype=np.int64), nrep)
             rt = np.concatenate([sample_runtimes(rng, nrep, base_time(*exps[j]) * factor * run_effect, **shape)
                                  for j in order])
+            em = None if exp_meta is None else (lambda c, j: lambda o, m: exp_meta(c, j, o, m))(cfg, i)
             write_run(root, f"{cfg}-{i:03d}", cfg, i, op_col, ms_col, rt, nprocs=nprocs,
-                      meta=(meta or {}).get(cfg), con=con)
+                      meta=(meta or {}).get(cfg), con=con, exp_meta=em)
     con.close()
     return root

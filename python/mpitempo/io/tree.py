@@ -135,12 +135,12 @@ def check_preset(spec: str) -> str:
 
 def load_toml(path: Path) -> dict:
     """A TOML tree description -> {"name", "tree", "tree_map", "tree_hosts", "down_order", "nodes"}."""
+    from mpitempo.io.safeload import load_toml_text
+
     try:
-        d = tomllib.loads(path.read_text())
+        d = tomllib.loads(load_toml_text(path, what=f"tree file '{path}'"))
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"tree file '{path}' is not valid TOML: {e}") from None
-    except OSError as e:
-        raise MtError(f"cannot read tree file '{path}': {e.strerror}") from None
     where = f" in '{path.name}'"
     bad = sorted(set(d) - TOML_KEYS)
     if bad:
@@ -240,11 +240,12 @@ def check_against_np(t: dict, np_: int, label: str) -> None:
 
 def load_run(d: Path) -> dict:
     """A run directory -> {"meta", "events": {col: array}, "links": {col: array}} (numpy arrays)."""
-    import json
 
     import numpy as np
 
-    meta = json.loads((d / "meta.json").read_text())
+    from mpitempo.io.rundir import load_meta
+
+    meta = load_meta(d / "meta.json")
 
     def read(name):
         f = d / name

@@ -7,9 +7,13 @@ size a list of (message size from which the rule holds, algorithm id, fan-in/out
 message size a rule is keyed on is the one coll_tuned computes from the call's arguments (below,
 :func:`ompi_rule_size`).
 
-MPICH: the control variables ``MPIR_CVAR_<OP>_INTRA_ALGORITHM=<name>`` in the environment. They
-select one algorithm per collective for every message size (MPICH's JSON selection files replace
-the library's whole table and could not be shown to be honoured on a single node, see docs/tune.md).
+Open MPI 6.0 also reads rules in JSON (``ompi_rules_json``, written beside the classic file from the
+format's specification; the Open MPI 5.0 this is tested with reads only the classic file).
+
+MPICH: a JSON collective selection file (``MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE``, see
+:mod:`mpitempo.io.mpich_csel`) with per-size and per-process-count rules, plus
+``MPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0`` for every tuned op so that MPICH's MPIR level (where the file is
+read) handles it; ``read``: also the single-algorithm CVARs ``MPIR_CVAR_<OP>_INTRA_ALGORITHM=<name>``.
 
 Both are described by a settings file ``tuning.env`` (KEY=VALUE lines, ``#`` comments), the environment
 that makes a job use the configuration; ``read_settings`` reads it back.
@@ -31,7 +35,11 @@ OMPI_OPS_BY_ID = {v: k for k, v in OMPI_COLL_IDS.items()}
 # ops whose rule size is msize x communicator size (mpitempo's msize is the block per rank)
 _TIMES_P = {"allgather", "alltoall", "gather", "scatter", "reduce_scatter"}
 
-RULES_FILE = {"openmpi": "ompi-coll-rules.conf", "mpich": None}
+RULES_FILE = {"openmpi": "ompi-coll-rules.conf", "mpich": "mpich-coll-selection.json",
+              "smpi": "smpi-coll-selection.txt"}
+OMPI_JSON_FILE = "ompi-coll-rules.json"
+PROVENANCE_FILE = "tune-rules.json"
+MPICH_JSON_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 SETTINGS_FILE = "tuning.env"
 
 
@@ -44,6 +52,8 @@ class Rule:
     msize: int
     algorithm: str | None
     alg_id: int | None = None
+    source: str = "measured"            # or "predicted": from the model, not from a measurement there
+    params: dict | None = None          # MPICH: the algorithm's parameters in the selection file
 
 
 def ompi_rule_size(op: str, msize: int, nprocs: int) -> int:
@@ -82,12 +92,50 @@ def ompi_rules_text(rules: list[Rule], header: str = "") -> str:
                     raise MtError(f"rule for {op} has algorithm '{r.algorithm}' without an Open MPI id")
                 if rows and rows[-1][1] == alg:
                     continue   # same algorithm as the rule below: one rule covers both
-                rows.append((start, alg, r.algorithm or "default"))
+                rows.append((start, alg, (r.algorithm or "default")
+                             + (" (PREDICTED by the model, not measured at this size)" if r.source == "predicted"
+                                else "")))
             lines.append(f"{np_}  # communicator size")
             lines.append(f"{len(rows)}  # number of message sizes")
             for start, alg, name in rows:
                 lines.append(f"{start} {alg} 0 0  # from {start} B: {name}")
     return "\n".join(lines) + "\n"
+
+
+def ompi_rules_json(rules: list[Rule]) -> dict:
+    """The same rules in Open MPI's JSON rules format (Open MPI 6.0, PR 13104): {"rule_file_version": 3,
+    "module": "tuned", "collectives": {op: [{"comm_size_min", "comm_size_max", "rules": [{"msg_size_min",
+    "msg_size_max", "alg"}]}]}}; first match wins, sizes inclusive, "inf" for no upper bound. Sizes are
+    coll_tuned's (``ompi_rule_size``). Ranges where the default was kept are left out (Open MPI then uses
+    its fixed decision). A communicator-size entry holds from its process count up to the next tuned one."""
+    by_op: dict[str, dict[int, list[Rule]]] = {}
+    for r in rules:
+        if r.op not in OMPI_COLL_IDS:
+            raise MtError(f"op '{r.op}' has no Open MPI collective id")
+        by_op.setdefault(r.op, {}).setdefault(r.nprocs, []).append(r)
+    colls = {}
+    for op in sorted(by_op, key=lambda o: OMPI_COLL_IDS[o]):
+        nps = sorted(by_op[op])
+        entries = []
+        for i, np_ in enumerate(nps):
+            rs = sorted(by_op[op][np_], key=lambda r: r.msize)
+            msg = []
+            for j, r in enumerate(rs):
+                lo = 0 if j == 0 else ompi_rule_size(op, r.msize, np_)
+                hi = ompi_rule_size(op, rs[j + 1].msize, np_) - 1 if j + 1 < len(rs) else "inf"
+                if r.algorithm is None:
+                    continue
+                if msg and msg[-1]["alg"] == r.algorithm and msg[-1]["msg_size_max"] == lo - 1:
+                    msg[-1]["msg_size_max"] = hi
+                    continue
+                msg.append({"msg_size_min": lo, "msg_size_max": hi, "alg": r.algorithm})
+            if msg:
+                entries.append({"comm_size_min": np_,
+                                "comm_size_max": nps[i + 1] - 1 if i + 1 < len(nps) else "inf", "rules": msg})
+        if entries:
+            colls[op] = entries     # Open MPI's reader takes its colltype names (reduce_scatter, not the
+                                    # schema's "reducescatter")
+    return {"rule_file_version": 3, "module": "tuned", "collectives": colls}
 
 
 def parse_ompi_rules(text: str) -> list[tuple[str, int, int, int]]:
@@ -120,25 +168,6 @@ def parse_ompi_rules(text: str) -> list[tuple[str, int, int, int]]:
     return out
 
 
-def mpich_settings(rules: list[Rule]) -> dict[str, str]:
-    """MPIR_CVAR_<OP>_INTRA_ALGORITHM per op whose rules name one non-default algorithm; MtError when an op's
-    rules change algorithm with the message size (a CVAR holds one algorithm for all sizes)."""
-    from mpitempo.runner.variants import mpich_cvar
-
-    out: dict[str, str] = {}
-    per_op: dict[str, set] = {}
-    for r in rules:
-        per_op.setdefault(r.op, set()).add(r.algorithm)
-    for op, algs in per_op.items():
-        chosen = {a for a in algs if a is not None}
-        if len(algs) > 1:
-            raise MtError(f"MPICH selects one {op} algorithm for all message sizes, but the rules name "
-                          f"{', '.join(sorted(a or 'default' for a in algs))}")
-        if chosen:
-            out[mpich_cvar(op)] = chosen.pop()
-    return out
-
-
 def settings_text(settings: dict[str, str], header: str = "") -> str:
     lines = [f"# {ln}" for ln in header.splitlines()] if header else []
     lines += [f"{k}={v}" for k, v in settings.items()]
@@ -167,31 +196,116 @@ def read_settings(path: str | Path) -> dict[str, str]:
     return out   # empty: the tuning kept the library's default everywhere
 
 
-def write_config(b, rules, target: Path) -> dict:
+def smpi_selection_text(rules: list[Rule], selector: str, header: str = "") -> str:
+    """SimGrid/SMPI's collective selection as smpirun arguments. SMPI takes one algorithm per collective
+    for a whole run (--cfg=smpi/<op>:<name>) over its selector (--cfg=smpi/coll-selector:mpich|ompi), so
+    the file gives, per process count, the arguments of the run, and says where the measured choice
+    changes with the message size (a single --cfg cannot follow it: the rules are listed; the argument
+    line then takes the algorithm chosen at the most sizes and says which sizes it gives up)."""
+    from mpitempo.runner.variants import SMPI_OP_KEYS
+
+    lines = [f"# {ln}" for ln in header.splitlines()]
+    lines.append("# SimGrid/SMPI collective selection: smpirun arguments per process count (SIMULATED platform:")
+    lines.append("# the choice holds for SimGrid's model of the platform tuned on, not for a real machine)")
+    by_np: dict[int, dict[str, list[Rule]]] = {}
+    for r in sorted(rules, key=lambda r: (r.nprocs, r.op, r.msize)):
+        by_np.setdefault(r.nprocs, {}).setdefault(r.op, []).append(r)
+    for np_ in sorted(by_np):
+        args = [f"--cfg=smpi/coll-selector:{selector}"]
+        lines.append("")
+        lines.append(f"# np = {np_}")
+        for op, lst in sorted(by_np[np_].items()):
+            for r in lst:
+                lines.append(f"#   {op} from {r.msize} B: {r.algorithm or 'default (the ' + selector + ' selector)'}"
+                             + ("  (PREDICTED by the model, not measured)" if r.source == "predicted" else ""))
+            algs = [r.algorithm for r in lst]
+            if len(set(algs)) > 1:
+                lines.append(f"#   {op}: the choice changes with the message size; one --cfg holds for every size")
+            pick = max(set(algs), key=lambda a: (algs.count(a), a is None))
+            if pick is not None:
+                args.append(f"--cfg=smpi/{SMPI_OP_KEYS[op]}:{pick}")
+        lines.append(f"np={np_}: " + " ".join(args))
+    return "\n".join(lines) + "\n"
+
+
+def write_config(b, rules, target: Path, mpich_info=None, smpi_selector: str | None = None) -> dict:
+    """Write the library's tuning files and the settings file into target, never through a link.
+    ``mpich_info``: (library tables, known algorithm keys) of :func:`mpitempo.io.mpich_csel.mpich_info`."""
+    import json
     import time
+
+    from mpitempo.io.safefs import safe_write_text
 
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     header = f"written by mpitempo tune, {stamp}, for {b.mpiexec_version or b.flavour}"
     chosen = [r for r in rules if r.algorithm is not None]
     config_file = None
-    if b.flavour == "openmpi":
-        settings = {}
+    extra_files: dict[str, str] = {}
+    predicted = [r for r in rules if r.source == "predicted"]
+    settings: dict[str, str] = {}
+    if b.flavour == "smpi":
+        path = target / RULES_FILE["smpi"]
+        safe_write_text(path, smpi_selection_text(rules, smpi_selector or "mpich", header), target)
+        config_file = str(path.resolve())
+    elif b.flavour == "openmpi":
         if chosen:
             ops_tuned = {r.op for r in chosen}
-            path = (target / RULES_FILE["openmpi"]).resolve()
-            path.write_text(ompi_rules_text([r for r in rules if r.op in ops_tuned], header))
+            mine = [r for r in rules if r.op in ops_tuned]
+            path = target / RULES_FILE["openmpi"]
+            safe_write_text(path, ompi_rules_text(mine, header), target)
+            path = path.resolve()
             config_file = str(path)
+            jpath = target / OMPI_JSON_FILE
+            safe_write_text(jpath, json.dumps(ompi_rules_json(mine), indent=2) + "\n", target)
+            extra_files["ompi_json"] = str(jpath.resolve())
             settings = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                         "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
     else:
-        settings = mpich_settings(rules)
-    sfile = (target / SETTINGS_FILE).resolve()
+        from mpitempo.io import mpich_csel
+        from mpitempo.runner.variants import mpich_device_cvar
+
+        if chosen:
+            if mpich_info is None:
+                raise MtError("writing MPICH's selection file needs the library's own table")
+            tables, known = mpich_info
+            per_op: dict[str, dict[int, list]] = {}
+            for r in sorted(rules, key=lambda r: (r.op, r.nprocs, r.msize)):
+                if r.op not in {c.op for c in chosen}:
+                    continue
+                if r.algorithm is None:
+                    raise MtError(f"MPICH rule for {r.op} np={r.nprocs} from {r.msize} B names no algorithm: "
+                                  "an op tuned at MPICH's MPIR level needs an MPIR algorithm at every size")
+                per_op.setdefault(r.op, {}).setdefault(r.nprocs, []).append((r.msize, r.algorithm, r.params))
+            tree = mpich_csel.selection_tree(tables["mpir"], per_op, known)
+            path = target / RULES_FILE["mpich"]
+            safe_write_text(path, json.dumps(tree, indent=1) + "\n", target)
+            config_file = str(path.resolve())
+            settings = {MPICH_JSON_CVAR: config_file}
+            for op in sorted(per_op):
+                settings[mpich_device_cvar(op)] = "0"
+    prov = {"written": stamp, "library": b.mpiexec_version or b.flavour, "config_file": config_file,
+            "rules": [{"op": r.op, "nprocs": r.nprocs, "from_msize": r.msize, "algorithm": r.algorithm or "default",
+                       "source": r.source} for r in rules]}
+    if config_file or rules:
+        safe_write_text(target / PROVENANCE_FILE, json.dumps(prov, indent=1) + "\n", target)
+    sfile = target / SETTINGS_FILE
     note = header + "\nthe environment that makes MPI jobs use the tuned algorithms (KEY=VALUE)"
-    if not settings:
+    if b.flavour == "smpi":
+        note += (f"\nSIMULATED platform (SimGrid/SMPI): SMPI reads no environment; its settings are smpirun "
+                 f"arguments, per process count in {RULES_FILE['smpi']}")
+    elif not settings:
         note += "\nnothing to set: no algorithm was significantly faster than the library's default"
-    sfile.write_text(settings_text(settings, note))
+    for r in predicted:
+        note += (f"\nPREDICTED rule (model, not measured at that size): {r.op} np={r.nprocs} from {r.msize} B: "
+                 f"{r.algorithm or 'default'}")
+    if b.flavour == "mpich" and settings:
+        note += ("\nMPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0 makes these ops reach MPICH's MPIR level, where the "
+                 "selection file is read")
+    safe_write_text(sfile, settings_text(settings, note), target)
+    sfile = sfile.resolve()
     return {"library": b.flavour, "library_version": b.mpiexec_version, "config_file": config_file,
-            "settings": settings, "settings_file": str(sfile)}
+            "settings": settings, "settings_file": str(sfile), "files": extra_files,
+            "predicted_rules": len(predicted)}
 
 
 def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[str, int], list]:
@@ -203,6 +317,33 @@ def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[s
     if b.flavour == "mpich":
         if any(k.startswith("OMPI_MCA_") for k in settings):
             raise MtError(f"{where} holds Open MPI settings, but the library is MPICH")
+        jf = settings.get(MPICH_JSON_CVAR)
+        if jf:
+            import json
+
+            from mpitempo.io import mpich_csel
+            from mpitempo.runner.variants import mpich_device_cvar
+
+            jp = Path(jf)
+            if not jp.is_file():
+                raise MtError(f"{where}: the selection file '{jf}' does not exist")
+            try:
+                tree = json.loads(jp.read_text(errors="replace"))
+            except ValueError as e:
+                raise MtError(f"{where}: '{jf}' is not JSON ({e}); MPICH would ignore or abort on it") from None
+            lib = mpich_csel.find_libmpi(b)
+            known = mpich_csel.library_algorithms(lib) if lib else None
+            if known is not None and not known:
+                known = None
+            mpich_csel.validate(tree, known, f"{where}: '{jf}'")
+            if lib:
+                base = mpich_csel.library_tables(lib).get("mpir", {})
+                missing = sorted(k for k in base if k not in tree)
+                if missing:
+                    raise MtError(f"{where}: '{jf}' does not cover {missing[0]} (MPICH aborts at the first such "
+                                  "call: the file replaces the library's whole table)")
+            sel[("__mpich_tree__", 0)] = [tree, {op for op in TUNABLE_OPS
+                                                 if settings.get(mpich_device_cvar(op)) in ("0", "false", "no")}]
         for op in TUNABLE_OPS:
             v = settings.get(mpich_cvar(op))
             if v is None:
@@ -242,7 +383,14 @@ def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[s
 def selected(sel, op: str, msize: int, nprocs: int, flavour: str) -> str:
     if flavour == "mpich":
         rules = sel.get((op, 0))
-        return rules[0][1] if rules else "default"
+        if rules:
+            return rules[0][1]
+        tj = sel.get(("__mpich_tree__", 0))
+        if tj and op in tj[1]:
+            from mpitempo.io import mpich_csel
+
+            return mpich_csel.short_name(op, mpich_csel.select(tj[0], op, msize, nprocs)) or "default"
+        return "default"
     cands = [c for (o, c) in sel if o == op and c <= nprocs]
     if not cands:
         return "default"

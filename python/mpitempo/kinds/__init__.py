@@ -13,6 +13,7 @@ _MODULES = {
     "tune": "mpitempo.kinds.tune",
     "logp": "mpitempo.kinds.logp",
     "barrier": "mpitempo.kinds.barrier",
+    "trace": "mpitempo.kinds.trace",
 }
 NAMES = tuple(_MODULES)
 

@@ -81,7 +81,11 @@ class Kind:
         anything is created or launched; raises MtError with a one-line reason."""
 
     def complete(self, rundir: Path) -> bool:
-        return (rundir / "meta.json").exists() and all((rundir / f).exists() for f in self.data_files)
+        """meta.json and the data files are there, and the runner did not record the attempt as
+        failed: an mpirun killed after the core wrote its files (a timeout in MPI_Finalize, a rank
+        that crashed at exit) is never counted complete by resume nor used by the readers."""
+        return ((rundir / "meta.json").exists() and all((rundir / f).exists() for f in self.data_files)
+                and not (rundir / "failed.json").exists())
 
     def status(self, returncode: int | None, complete: bool) -> str | None:
         """A kind-specific status for a finished mpirun (None: the runner's own)."""

@@ -24,7 +24,7 @@ class BenchKind(Kind):
         if key == "msizes":
             from mpitempo.io.sizes import parse_sizes
 
-            return parse_sizes(value)
+            return parse_sizes(value, label or key)
         return super().normalise(key, value, where, label)
 
     def check(self, campaign, build, configs=None) -> None:
@@ -36,6 +36,16 @@ class BenchKind(Kind):
         cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
         return (f"SELECT filename, op, msize, nprocs, scheme, exp, rep, runtime_s, valid, local_max_s "
                 f"FROM read_csv({sql_list(f for f, _ in files)}, header=true, columns={{{cols}}}, filename=true)")
+
+    columnar = True   # analysis reads a Parquet copy of measurements.csv (io.columnar)
+
+    def csv_select(self, path) -> str:
+        """The columns of the common measurement table (without filename) from one measurements.csv,
+        in the order of the columnar copy: by op, msize, nprocs, valid, runtime_s (analysis.perrun)."""
+        cols = ", ".join(f"'{k}': '{v}'" for k, v in CSV_COLUMNS.items())
+        return (f"SELECT op, msize, nprocs, scheme, exp, rep, runtime_s, valid, local_max_s "
+                f"FROM read_csv({sql_list([str(path)])}, header=true, columns={{{cols}}}) "
+                f"ORDER BY op, msize, nprocs, valid, runtime_s, exp, rep")
 
     def status(self, returncode, complete):
         # complete, but some experiment had too few valid measurements

@@ -35,11 +35,15 @@ def parse_waits(text) -> list[float]:
     return sorted(set(out))
 
 
-def check_args(binary: str, args: list[str]) -> dict:
-    """The core's dry run of its option parser: the normalised options, or its one-line error."""
-    r = subprocess.run([binary, "--check-args", *args], capture_output=True, text=True, timeout=60)
+def check_args(binary: str, args: list[str], build=None) -> dict:
+    """The core's dry run of its option parser: the normalised options, or its one-line error. With
+    the build, a core that cannot run on its own (SMPI) runs the way it can (build.direct_argv)."""
+    from mpitempo.build import core_error_line, direct_argv
+
+    argv = direct_argv(build, binary) if build is not None else [binary]
+    r = subprocess.run([*argv, "--check-args", *args], capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
-        msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "invalid arguments"
+        msg = core_error_line(r.stderr) or "invalid arguments"
         raise MtError(msg.split(": error: ", 1)[-1])
     try:
         return json.loads(r.stdout)
@@ -56,20 +60,20 @@ class ClocksKind(Kind):
 
     def check(self, campaign, build, configs=None) -> None:
         for cfg in configs if configs is not None else campaign.configs:
-            check_args(build.binary(self.executable), campaign.core_args(cfg))
+            check_args(build.binary(self.executable), campaign.core_args(cfg), build)
 
 
 def load_rows(run_dirs: list[Path]) -> list[dict]:
     """The clocks.json rows of complete runs, with run_id and config added."""
     rows = []
     for d in run_dirs:
-        try:
-            doc = json.loads((d / "clocks.json").read_text())
-            meta = json.loads((d / "meta.json").read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise MtError(f"cannot read the clock results of run '{d.name}': {e}") from None
-        if not isinstance(doc, list):
-            raise MtError(f"'{d / 'clocks.json'}' is not a JSON array")
+        from mpitempo.io.rundir import load_meta
+        from mpitempo.io.safeload import load_json
+
+        doc = load_json(d / "clocks.json")
+        meta = load_meta(d / "meta.json")
+        if not isinstance(doc, list) or not all(isinstance(r, dict) for r in doc):
+            raise MtError(f"'{d / 'clocks.json'}' is not a JSON array of objects")
         for r in doc:
             rows.append(dict(r, run_id=d.name, config=str(meta.get("config", "default"))))
     return rows

@@ -8,7 +8,6 @@ quantity, rep, value_s). See docs/barrier.md.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mpitempo.errors import MtError
@@ -19,7 +18,7 @@ from mpitempo.kinds.clocks import check_args
 class LogpKind(Kind):
     def check(self, campaign, build, configs=None) -> None:
         for cfg in configs if configs is not None else campaign.configs:
-            check_args(build.binary(self.executable), campaign.core_args(cfg))
+            check_args(build.binary(self.executable), campaign.core_args(cfg), build)
 
     def meas_sql(self, files):
         """Every timing as a row of the common measurement table, so that summary, compare and
@@ -47,10 +46,9 @@ def load_logp(run_dirs: list[Path]) -> list[dict]:
     """The `logp` object of every complete run, with run_id and nprocs."""
     out = []
     for d in run_dirs:
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise MtError(f"cannot read the LogP results of run '{d.name}': {e}") from None
+        from mpitempo.io.rundir import load_meta
+
+        meta = load_meta(d / "meta.json")
         lp = meta.get("logp")
         if not isinstance(lp, dict):
             raise MtError(f"run '{d.name}' has no 'logp' object in meta.json")

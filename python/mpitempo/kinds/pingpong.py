@@ -15,10 +15,10 @@ from mpitempo.errors import MtError
 from mpitempo.kinds.base import Kind, sql_list, sql_str
 
 
-def parse_sizes0(spec) -> list[int]:
+def parse_sizes0(spec, label: str = "msizes") -> list[int]:
     """Sizes with 0 allowed (latency is defined on 0-byte messages): "0",
-    "0-4M" (0, 1, 2, 4, ... 4M) and everything parse_sizes accepts."""
-    from mpitempo.io.sizes import parse_sizes
+    "0-4M" (0, 1, 2, 4, ... 4M) and everything parse_sizes accepts; a size listed twice is refused."""
+    from mpitempo.io.sizes import parse_sizes, refuse_duplicates
 
     items = spec if isinstance(spec, list) else str(spec).split(",")
     out: list[int] = []
@@ -30,11 +30,11 @@ def parse_sizes0(spec) -> list[int]:
             out.append(0)
         elif s.startswith("0-"):
             out.append(0)
-            hi = parse_sizes(s[2:])[0]
-            out += parse_sizes(f"1-{hi}")
+            hi = parse_sizes(s[2:], None)[0]
+            out += parse_sizes(f"1-{hi}", None)
         else:
-            out += parse_sizes(s)
-    return out
+            out += parse_sizes(s, None)
+    return refuse_duplicates(out, spec, label)
 
 
 def parse_npp_list(spec) -> list[int]:
@@ -56,7 +56,7 @@ def parse_npp_list(spec) -> list[int]:
 class PingpongKind(Kind):
     def normalise(self, key, value, where="", label=None):
         if key == "msizes":
-            return parse_sizes0(value)
+            return parse_sizes0(value, label or key)
         if key == "npp_sweep":
             return parse_npp_list(value)
         return super().normalise(key, value, where, label)

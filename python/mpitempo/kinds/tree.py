@@ -20,14 +20,16 @@ from mpitempo.kinds.base import Kind, sql_list, sql_str
 class TreeKind(Kind):
     def check(self, campaign, build, configs=None) -> None:
         """The core's own checks of every configuration at every job size (--check-args, no MPI)."""
-        exe = build.binary(self.executable)
+        from mpitempo.build import core_error_line, direct_argv
+
+        exe = direct_argv(build, build.binary(self.executable))   # an SMPI core runs under smpirun
         for cfg in configs if configs is not None else campaign.configs:
             args = campaign.core_args(cfg)
             for np_ in campaign.np:
-                r = subprocess.run([exe, "--check-args", "--expect-np", str(np_)] + args, capture_output=True,
+                r = subprocess.run(exe + ["--check-args", "--expect-np", str(np_)] + args, capture_output=True,
                                    text=True, timeout=60)
                 if r.returncode != 0:
-                    msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+                    msg = core_error_line(r.stderr) if r.stderr.strip() else f"exit {r.returncode}"
                     msg = msg.split(": error: ", 1)[-1]
                     raise MtError(f"configuration '{cfg.name}': {msg}")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from mpitempo.analysis.flags import flag_cell
+from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import console, print_fitted, us
 
 
@@ -20,11 +21,12 @@ def print_study(doc: dict) -> None:
     probs = lp.get("run_problems") or []
     if probs:
         con.print(f"[bold]warning:[/bold] {len(probs)} of {lp['mpiruns']} LogP mpirun(s) failed the sanity checks "
-                  f"on their own (first, {escape(str(probs[0]['run_id']))}: {escape(probs[0]['problem'])}); the medians over all "
+                  f"on their own (first, {escape(safe(probs[0]['run_id']))}: {escape(safe(probs[0]['problem']))}); the medians over all "
                   "mpiruns pass them within the spread over mpiruns (L is about 0 in shared memory)",
                   markup=True, highlight=False)
     cols = [("algorithm", "left"), ("P", "right"), ("runs", "right"), ("median [µs]", "right"),
-            ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"), ("", "left")]
+            ("95% CI [µs]", "right"), ("predicted [µs]", "right"), ("measured/predicted", "right"),
+            ("ext. model [µs]", "right"), ("measured/ext.", "right"), ("", "left")]
     rows = []
     for r in doc["results"]:
         ci = (f"{us(r['ci_lo_s'])} - {us(r['ci_hi_s'])}" if r["ci_lo_s"] is not None
@@ -33,9 +35,30 @@ def print_study(doc: dict) -> None:
         flag = ", ".join((["OVERSUBSCRIBED: correctness only"] if r["oversubscribed"] else [])
                          + ([flag_cell(other)] if other else []))
         rows.append([r["algorithm"], str(r["nprocs"]), str(r["mpiruns"]), us(r["median_s"]), ci,
-                     us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-", flag])
+                     us(r["predicted_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-",
+                     us(r.get("predicted_ext_s")), f"{r['ratio_ext']:.2f}" if r.get("ratio_ext") else "-", flag])
     print_fitted("barrier runtime (Round-Time, medians over mpiruns) vs LogP prediction", cols, rows,
-                 keep=("algorithm", "median [µs]"), drop_order=("runs", "95% CI [µs]"), wrap=("",), con=con)
+                 keep=("algorithm", "median [µs]"), drop_order=("runs", "95% CI [µs]", "predicted [µs]",
+                                                               "ext. model [µs]"), wrap=("",), con=con)
+    mx = doc.get("model_ext") or {}
+    con.print("ext. model: each algorithm's message schedule on LogP"
+              + (f", L per pair from the platform's {mx['routes']} routes ({us(mx['link_lat_s'])} µs per link)"
+                 if mx.get("routes") else ", one L for every pair" + (f" ({mx['routes_note']})" if mx.get("routes_note")
+                                                                      else ""))
+              + (f", start cost {us(mx['start_cost_s'])} µs per cold message" if mx.get("start_cost_s") else ""),
+              highlight=False)
+    byp = doc.get("choice_by_p") or []
+    if byp:
+        cells = [[str(c["nprocs"]), c["measured_best"], us(c["measured_s"]),
+                  f"{c['predicted_best'] or '-'}" + (f" (+{c['predicted_best_loss_pct']:.0f}%)"
+                                                      if (c.get("predicted_best_loss_pct") or 0) >= 0.5 else ""),
+                  f"{c['predicted_ext_best'] or '-'}" + (f" (+{c['predicted_ext_best_loss_pct']:.0f}%)"
+                                                          if (c.get("predicted_ext_best_loss_pct") or 0) >= 0.5 else "")]
+                 for c in byp]
+        print_fitted("the choice at each P: fastest measured, and the model's pick (its measured loss)",
+                     [("P", "right"), ("fastest measured", "left"), ("median [µs]", "right"),
+                      ("formulas pick", "left"), ("ext. model pick", "left")], cells,
+                     keep=("P", "fastest measured"), drop_order=("median [µs]",), wrap=(), con=con)
     notes = [(r["algorithm"], r["nprocs"], r["note"]) for r in doc["results"] if r["note"]]
     for alg, p, note in notes:
         con.print(f"  note {alg} P={p}: {note}")
@@ -63,11 +86,12 @@ def print_study(doc: dict) -> None:
     con.print(f"closest native algorithm: {c['native']}; setting: {c['native_setting']}")
     flagged = sorted({f for r in doc["results"] for f in r.get("flags") or [] if f != "oversubscribed"})
     if flagged:
-        con.print(f"[bold]warning:[/bold] rows marked {flag_cell(flagged)} come from runs that `mpitempo summary` "
-                  "flags (see its warnings for the runs and likely causes; docs/methods.md)")
+        con.print(f"[bold]warning:[/bold] rows marked {escape(safe(flag_cell(flagged)))} come from runs that "
+                  "`mpitempo summary` flags (see its warnings for the runs and likely causes; docs/methods.md)",
+                  markup=True)
     if any(r["oversubscribed"] for r in doc["results"]):
         con.print("[bold]warning:[/bold] rows marked OVERSUBSCRIBED ran more ranks than cores: their times "
-                  "are not performance numbers")
+                  "are not performance numbers", markup=True)
 
 
 def plot_runtime(doc: dict, path: str) -> None:

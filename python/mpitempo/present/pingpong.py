@@ -64,7 +64,10 @@ def header(a: dict) -> list[str]:
     npp = "estimated per message size (section 3.3)" if p.get("npp") is None else str(p["npp"])
     if p.get("npp_sweep"):
         npp = "sweep " + ",".join(str(x) for x in p["npp_sweep"])
-    return ["PROGRAM PARAMETERS", "",
+    from mpitempo.present.simulated import line
+
+    sim = [line(a["simulated"]), ""] if a.get("simulated") else []
+    return sim + ["PROGRAM PARAMETERS", "",
             f"  Number of MPI processes used = {a['nprocs']}",
             "  Ping pongs are between processors of rank source and dest where",
             f"    source = {a['source']}", f"    dest   = {a['dest']}", "",

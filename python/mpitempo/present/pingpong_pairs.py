@@ -9,7 +9,8 @@ from mpitempo.errors import MtError
 
 
 def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, timeout_s: float, outdir,
-              quiet: bool, as_json: bool, cut_coef: float, plot_path: str | None) -> dict:
+              quiet: bool, as_json: bool, cut_coef: float, plot_path: str | None,
+              platform_args: dict | None = None) -> dict:
     from mpitempo.analysis import pingpong as analysis
     from mpitempo.analysis.pingpong_pairs import config_name, matrix, parse_pairs
     from mpitempo.io import pingpong as data
@@ -21,7 +22,8 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
         raise MtError(f"cannot write the plot '{plot_path}': its directory does not exist")
     spec = {"config": [{"name": config_name(a, b), "source": a, "dest": b} for a, b in chosen]}
     c = build_campaign(spec, dict(params, np=np, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
-                                  timeout_s=timeout_s, name="pingpong-pairs"), kind="pingpong")
+                                  timeout_s=timeout_s, name="pingpong-pairs", **(platform_args or {})),
+                       kind="pingpong")
     check_campaign(c)
     with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
         analysed, hosts = [], None
@@ -32,7 +34,10 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
             hosts = hosts or [str(r.get("host", "")) for r in sorted(run.meta.get("ranks", []),
                                                                        key=lambda r: r.get("rank", 0))]
             over = bool((run.meta.get("launch") or {}).get("launcher", {}).get("oversubscribed"))
-        res = {"nprocs": np, "pairs": [f"{a}-{b}" for a, b in chosen], "mpiruns": mpiruns, "hosts": hosts,
+        from mpitempo.present.simulated import of_dirs
+
+        sim = of_dirs(complete)
+        res = {**({"simulated": sim} if sim else {}), "nprocs": np, "pairs": [f"{a}-{b}" for a, b in chosen], "mpiruns": mpiruns, "hosts": hosts,
                "oversubscribed": over, "matrix": {str(m): v for m, v in matrix(analysed, np).items()}}
         if plot_path or outdir:
             from mpitempo.present.plots import png
@@ -41,7 +46,8 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
             m0 = next(iter(res["matrix"]))
             target = Path(plot_path) if plot_path else Path(out) / "latency-matrix.png"
             title = (f"one-way latency, {m0} B, median of {mpiruns} mpirun(s) per pair"
-                     + (" [OVERSUBSCRIBED: correctness only]" if over else ""))
+                     + (" [OVERSUBSCRIBED: correctness only]" if over else "")
+                     + (" [SIMULATED platform]" if sim else ""))
             target.write_bytes(png(heatmap(res["matrix"][m0]["latency_s"], title,
                                            hosts if hosts and len(set(hosts)) > 1 else None)))
             res["plot"] = str(target)
@@ -50,6 +56,10 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
 
         print_json(res)
         return res
+    if res.get("simulated"):
+        from mpitempo.present.simulated import line
+
+        click.echo(line(res["simulated"]))
     for m, v in res["matrix"].items():
         click.echo(f"one-way latency [µs], {m} B, {np} ranks (median over {mpiruns} mpirun(s) of the filtered "
                    f"run medians; - = not measured)")

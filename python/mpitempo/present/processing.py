@@ -75,14 +75,16 @@ def print_processing(roots, names: list[str], filt, as_json: bool = False, plot:
 
 
 def _oversubscribed(roots) -> int:
-    import json
 
     n = 0
     for root in roots:
         for m in Path(root).glob("runs/*/meta.json"):
+            from mpitempo.errors import MtError
+            from mpitempo.io.rundir import load_meta
+
             try:
-                n += bool((json.loads(m.read_text()).get("scheme") or {}).get("oversubscribed"))
-            except (OSError, ValueError):
+                n += bool((load_meta(m).get("scheme") or {}).get("oversubscribed"))
+            except MtError:
                 pass
     return n
 

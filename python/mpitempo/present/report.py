@@ -17,7 +17,8 @@ from mpitempo.stats.diagnostics import mpirun_factor
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.summary import counts_from_per_run, per_run_table
-from mpitempo.analysis.flags import flag_cell, flag_notes
+from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_notes
+from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.present.headlines import op_headlines
 
 CSS = """
@@ -27,12 +28,25 @@ table{border-collapse:collapse;font-size:.85em;margin:.6em 0} th,td{border:1px s
 th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .note{color:#555;font-size:.9em} .sig{color:#0a7d00;font-weight:bold} img{width:100%;height:auto;margin:.4em 0;display:block}
 .headline{font-size:1.05em;margin:.3em 0} .scroll{overflow-x:auto}
-.muted{color:#888} .warn{color:#a00;font-size:.9em} .flag{color:#a00}
+.muted{color:#888} .warn{color:#a00;font-size:.9em} .flag{color:#a00;font-weight:bold} .flag-mixed{color:#a60}
 """
 
 
+def _flag_html(flags) -> str:
+    """The flags cell, most severe first: those that make a run wrong in bold red, those of mixed
+    machine states or noise in amber (analysis.flags.FLAG_SEVERITY)."""
+    fl = by_severity(flags)
+    if not fl:
+        return "-"
+    return ",".join(f"<span class='{'flag' if FLAG_SEVERITY.get(f) == 'wrong' else 'flag-mixed'}' "
+                    f"title='{esc(FLAG_SEVERITY.get(f, ''))}'>{esc(flag_cell([f]))}</span>" for f in fl)
+
+
 def esc(x) -> str:
-    return html.escape("" if x is None else str(x))
+    """HTML-escaped, control characters shown escaped (present.safe_text; HTML does not allow them)."""
+    from mpitempo.present.safe_text import safe_block
+
+    return html.escape(safe_block("" if x is None else str(x)))
 
 
 def us(x) -> str:
@@ -60,6 +74,10 @@ def factors_html(data) -> str:
     res = data.con.execute("SELECT " + ", ".join(f"list(DISTINCT CAST({c} AS VARCHAR))" for c in cols)
                            + ", count(*), min(start_time), max(start_time) FROM runs").fetchone()
     rows = [[esc(c), esc(", ".join(sorted(v)) or "-")] for c, v in zip(cols, res[:len(cols)])]
+    warm = sorted({str((m.get("scheme") or {}).get("warmup")) for m in data.metas.values()
+                   if isinstance(m, dict) and isinstance(m.get("scheme"), dict) and "warmup" in m["scheme"]})
+    if warm:
+        rows.append(["warmup", esc(", ".join(warm))])
     rows.append(["mpiruns", str(res[len(cols)])])
     rows.append(["first / last start", esc(f"{res[len(cols) + 1]} / {res[len(cols) + 2]}")])
     return _table(["factor", "values"], rows, numeric_from=99)
@@ -84,7 +102,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     parts.append("<h2>Factors</h2>" + factors_html(data))
 
     many = len(data.labels) > 1
-    hs = (["campaign"] if many else []) + ["config", "op", "msize [B]", "nprocs", "runs", "median [µs]",
+    hs = (["campaign"] if many else []) + ["config", "op", "msize [B]", "nprocs", "runs", "warm-up", "median [µs]",
                                             "95% CI [µs]", "mean [µs]", "min [µs]", "max [µs]", "spread", "outliers",
                                             "flags"]
     trs = []
@@ -94,9 +112,9 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                 else f"<span class='muted'>need &ge; {ci.get('need_runs', 6)} runs</span>")
         trs.append(([esc(r["campaign"])] if many else []) + [
             esc(r["config"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0), r["nprocs"], r["runs"],
-            us(r["median_s"]), cell, us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
+            esc(warmup_cell(r.get("warmup"))), us(r["median_s"]), cell, us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
             f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-", r["outliers"],
-            f"<span class='flag'>{esc(flag_cell(r.get('flags')))}</span>"])
+            _flag_html(r.get("flags"))])
     parts.append("<h2>Summary</h2>" + _table(hs, trs, numeric_from=4 if many else 3)
                  + "<p class='note'>Statistics over the per-mpirun medians; CI: distribution-free 95% interval of "
                  "the median (order statistics).</p>"
@@ -159,6 +177,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
         s["hi"].append(hi if hi is not None else r["median_s"])
     for op, series in by_op.items():
         parts.append(_img(plots.png(plots.runtime_vs_size(op, series)), f"runtime vs size, {op}"))
+    parts += derived_sections(rows, many)
     parts.append("<h2>Per-mpirun medians per size</h2>")
     base = cmp.base if cmp else None
     for op in by_op:
@@ -216,6 +235,41 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+
+
+def derived_sections(rows: list[dict], many: bool) -> list[str]:
+    """Bandwidth vs size per bandwidth op and overlap vs size per overlap op (analysis.derived),
+    only when the data has such ops."""
+    from mpitempo.present import plots
+
+    out: list[str] = []
+    for key, title, fig, unit in (("bandwidth_MBps", "Bandwidth vs message size", plots.bandwidth_vs_size, "MB/s"),
+                                  ("overlap_pct", "Overlap vs message size", plots.overlap_vs_size, "%")):
+        by_op: dict[str, dict] = {}
+        for r in rows:
+            v = r.get(key) or {}
+            if v.get("median") is None:
+                continue
+            name = r["config"] if not many else f"{r['campaign']}/{r['config']}"
+            s = by_op.setdefault(r["op"], {}).setdefault(name, {"msize": [], "median": [], "lo": [], "hi": []})
+            band_ci = key == "bandwidth_MBps" and v.get("lo") is not None
+            s["msize"].append(r["msize"])
+            s["median"].append(v["median"])
+            s["lo"].append(v["lo"] if band_ci else v["min"])
+            s["hi"].append(v["hi"] if band_ci else v["max"])
+        if not by_op:
+            continue
+        out.append(f"<h2>{esc(title)}</h2>")
+        if key == "bandwidth_MBps":
+            out.append("<p class='note'>Per mpirun: bytes per call / the run's median time (MB/s = 1e6 B/s); "
+                       "line: median over the runs; band: 95% CI of that median (min..max below 6 runs).</p>")
+        else:
+            out.append("<p class='note'>Per mpirun: max(0, 100 &times; (1 - (t_overall - t_compute) / t_pure)) "
+                       "(OSU's definition); line: median over the runs; band: min..max. Rows flagged "
+                       "compute-off (compute_miscalibrated) are not to be trusted.</p>")
+        for op, series in by_op.items():
+            out.append(_img(plots.png(fig(op, series)), f"{key.split('_')[0]} vs size, {op}"))
+    return out
 
 
 def _diagnostics(data, fv, camp, cfg, op, m, many: bool, clt: bool, seed: int) -> list[str]:

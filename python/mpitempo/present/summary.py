@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
+from rich.markup import escape
+
+from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
 from mpitempo.stats.outliers import Filter, outlier_line
+from mpitempo.analysis.warmup import warmup_cell
 
 
 def _ci_cell(r) -> str:
@@ -30,6 +34,7 @@ def _summary_columns(many: bool) -> list[tuple]:
          ("msize", "right", lambda r: format_size(r["msize"]) if r["msize"] else "-", lambda r: str(r["msize"])),
          ("nprocs", "right", lambda r: str(r["nprocs"]), lambda r: str(r["nprocs"])),
          ("runs", "right", lambda r: str(r["runs"]), lambda r: str(r["runs"])),
+         ("warm-up", "right", lambda r: warmup_cell(r.get("warmup")), lambda r: warmup_cell(r.get("warmup"))),
          ("median [µs]", "right", lambda r: us(r["median_s"]), lambda r: _num(r["median_s"])),
          ("95% CI [µs]", "right", _ci_cell,
           lambda r: "" if (r.get("median_ci") or {}).get("lo_s") is None
@@ -66,6 +71,13 @@ def _per_run_columns(many: bool) -> list[tuple]:
     return ([("campaign", "left", lambda r: r["campaign"], lambda r: r["campaign"])] if many else []) + c
 
 
+def _any_simulated(data) -> bool:
+    """Did any run of the opened campaigns run on a simulated platform (analysis.flags.simulation_of)?"""
+    from mpitempo.analysis.flags import campaign_metas, simulation_of
+
+    return any(simulation_of(m) for runs in campaign_metas(data).values() for m in runs.values())
+
+
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
                   roots=None, fmt: str = "table") -> list[dict]:
     from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
@@ -100,12 +112,14 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         print(plain_table(heads, [[c[3](r) for c in cols] for r in rows], "csv"), end="")
         return rows
     # units before the path: a long path wraps the title at the table's width, and the units stay on line one
-    title = "mpitempo summary" + (" per mpirun" if per_run else "") + f" (times in µs) of {src}"
+    simulated = any("simulated" in (r.get("flags") or []) for r in rows) or (per_run and _any_simulated(data))
+    title = ("mpitempo summary" + (" per mpirun" if per_run else "") + (" — SIMULATED platform" if simulated else "")
+             + f" (times in µs) of {src}")
     header, cells, const = compact([(h.replace(" [µs]", ""), j) for h, j in heads],
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
     if fmt != "markdown":
         header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
-                                                      "max"), width=con.width)
+                                                      "max", "warm-up"), width=con.width)
         if left_out:
             const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
     if fmt == "markdown":
@@ -123,7 +137,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         col.min_width = max([len(r[i]) for r in cells] + [len(header[i][0]) if header[i][1] == "left" else 1])
         col.no_wrap = True
     for row in cells:
-        t.add_row(*row)
+        t.add_row(*[escape(safe(v)) for v in row])
     if per_run:
         t.caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
     else:
@@ -132,6 +146,10 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
                      "flags: see the warnings below and docs/methods.md")
     t.caption_justify = "left"
     con.print(t)
+    if not per_run:
+        from mpitempo.present.derived import print_derived
+
+        print_derived(rows, con, many)
     notes = [outlier_line(counts["outliers"], counts["measurements"],
                           *((counts["mild"], counts["severe"]) if filt.kind == "tukey" else ()))
              + f" ({filt.describe()})"]
@@ -163,7 +181,14 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
 
 
 def _summary_without_measurements(root, as_json: bool) -> list[dict]:
-    """Campaigns whose kind has no measurement table (clocks): the kind's own summary."""
+    """Campaigns whose kind has no measurement table (clocks, trace): the kind's own summary."""
+    from mpitempo import kinds
+
+    if kinds.of_campaign(root).name == "trace":   # each run and the wait states over the mpiruns
+        from mpitempo.tracer import show_campaign
+
+        show_campaign(root, None, None, as_json)
+        return []
     from mpitempo.analysis.clocks import summarise
     from mpitempo.io.rundir import find_runs
     from mpitempo.kinds.clocks import load_rows

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mpitempo.present.safe_text import SafeConsole, safe, safe_block
+
 
 WIDTH = 100
 
@@ -21,8 +23,8 @@ def console(fit: bool = True) -> Console:
     text wrapped in its column). ``fit=False``: 200 columns when stdout is not a terminal, for
     output that must not wrap."""
     if fit:
-        return Console(highlight=False, width=min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH)
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+        return SafeConsole(highlight=False, width=min(WIDTH, Console().width) if sys.stdout.isatty() else WIDTH)
+    return SafeConsole(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def wrap_line(text: str, width: int = WIDTH, indent: int = 2) -> str:
@@ -78,6 +80,8 @@ def print_fitted(title: str, columns: list[tuple[str, str]], rows: list[list[str
     (and a line says which), the columns in ``wrap`` wrap their text, every other column keeps its
     cells on one line. Returns the lines printed above the table."""
     con = con or console()
+    rows = [[safe(v) for v in r] for r in rows]   # widths are those of what is shown
+    columns = [(safe(h), j) for h, j in columns]
     const: list[str] = []
     if compact_rows:
         columns, rows, const = compact(columns, rows, keep=keep)
@@ -100,7 +104,7 @@ def print_fitted(title: str, columns: list[tuple[str, str]], rows: list[list[str
     for r in rows:
         t.add_row(*[escape(str(v)) for v in r])
     if caption:
-        t.caption = caption
+        t.caption = escape(safe_block(caption))   # text, never markup: it may quote names from files
         t.caption_justify = "left"
     con.print(t)
     return above
@@ -162,8 +166,8 @@ def us(x) -> str:
 
 def table(title: str, columns: list[tuple[str, str]]) -> Table:
     """columns: (header, justify)"""
-    t = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
+    t = Table(title=escape(safe(title)), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
               collapse_padding=True, pad_edge=False)
     for name, justify in columns:
-        t.add_column(escape(name), justify=justify)  # "[ns]" is not markup
+        t.add_column(escape(safe(name)), justify=justify)  # "[ns]" is not markup
     return t

@@ -11,20 +11,32 @@ def _us(x) -> str:
     return "-" if x is None else f"{x * US:.2f}"
 
 
+def _path_table(paths: list[dict]) -> list[str]:
+    lines = [f"{'path':<16} {'arr wait [us]':>13} {'down [us]':>10} {'up [us]':>9} {'dep wait [us]':>13}"]
+    for p in paths:
+        lines.append(f"{p['path']:<16} {_us(p['arrival_wait_s']):>13} {_us(p['down_latency_s']):>10} "
+                     f"{_us(p['up_latency_s']):>9} {_us(p['departure_wait_s']):>13}")
+    return lines
+
+
 def text(runs: list[dict], res: dict) -> str:
     a = next((r for r in runs if not r["mpi"]), runs[0])
     lines = [f"allreduce tree '{res['config']}' ({res['tree']}), {res['nprocs']} ranks, {res['mpiruns']} mpirun(s), "
              f"{a['calls']} calls per run, workload {a['workload']['name']}"]
     if res["oversubscribed"]:
         lines.append("WARNING: oversubscribed (more ranks than CPUs): times are for correctness only")
+    if res.get("simulated"):
+        from mpitempo.present.simulated import line
+
+        lines.append(line(res["simulated"]))
     ov = res["overhead_pct"]
     lines.append(f"allreduce time per call (median over runs of the run medians): {_us(res['call_median_s'])} µs; "
                  f"event-collector overhead: {'not measured' if ov is None else f'{ov:+.2f}% of Gsum time'}")
+    others = (res.get("configs") or [])[1:]
     lines.append("")
-    lines.append(f"{'path':<16} {'arr wait [us]':>13} {'down [us]':>10} {'up [us]':>9} {'dep wait [us]':>13}")
-    for p in res["paths"]:
-        lines.append(f"{p['path']:<16} {_us(p['arrival_wait_s']):>13} {_us(p['down_latency_s']):>10} "
-                     f"{_us(p['up_latency_s']):>9} {_us(p['departure_wait_s']):>13}")
+    if others:
+        lines.append(f"paths of '{res['config']}' ({res['tree']}), medians over its mpiruns:")
+    lines += _path_table(res["paths"])
     imb = res["imbalance"]
     if imb:
         verdict = ("load imbalance" if imb["imbalanced"] else
@@ -33,6 +45,16 @@ def text(runs: list[dict], res: dict) -> str:
         lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {imb['culprit_host']} "
                       f"(last at the root in {100 * imb['share']:.0f}% of calls, root waited {_us(imb['evidence_s'])} "
                       f"µs on average for it; path of last arrivals {' > '.join(map(str, imb['path']))})"]
+    for h in res.get("slow_hosts") or []:
+        lines.append(f"slow host: {h['host']} (ranks {','.join(map(str, h['ranks']))}) works {_us(h['work_s'])} µs "
+                     f"between calls, {h['ratio']:.1f}x the hosts' median {_us(h['hosts_median_s'])} µs")
+    for ln in res.get("slow_links") or []:
+        where = (f"; the link of host {ln['suspect_host']} (every link of that host between hosts is slow)"
+                 if ln.get("suspect_host") and ln["between_hosts"] else "")
+        lines.append(f"slow link: {ln['child']}>{ln['parent']} ({ln['child_host']} -> {ln['parent_host']}) two-way "
+                     f"{_us(ln['two_way_s'])} µs, {ln['ratio']:.1f}x the median of the links "
+                     f"{'between hosts' if ln['between_hosts'] else 'within a host'} ({_us(ln['class_median_s'])} µs)"
+                     + where)
     if res.get("nodes"):
         lines += ["", "tree nodes (run 1): per contributor last arrivals / mean arrival wait / mean departure wait [us]"]
         for nd in res["nodes"]:
@@ -52,6 +74,10 @@ def text(runs: list[dict], res: dict) -> str:
         for s in res["subtrees"]:
             lines.append(f"{s['root']:<10} {len(s['ranks']):>6} {_us(s['down_latency_s']):>10} {_us(s['up_latency_s']):>9} "
                          f"{_us(s['departure_wait_s']):>13}  {s['host'] or '(several)'}")
+    for c in others:
+        lines += ["", f"paths of '{c['config']}' ({c['tree']}), {c['mpiruns']} mpirun(s), allreduce time per call "
+                      f"{_us(c['call_median_s'])} µs, medians over its mpiruns:"]
+        lines += _path_table(c["paths"])
     if res.get("comparison"):
         names = list(dict.fromkeys(r["config"] for r in runs if not r["mpi"]))
         lines += ["", f"comparison per path (time without arrival waits): A = {names[0]}, B = {names[1]}",
@@ -96,17 +122,27 @@ def section(runs: list[dict], res: dict) -> str:
     if not trees:
         return "\n".join(parts)
     a = trees[0]
-    parts.append(_img(png(plots.timemap(a["timemaps"], a["groups"],
-                                        f"timemap of '{a['config']}' ({a['spec']}), run {a['run_index']}: mean time "
-                                        "per stage without arrival waits")), "timemap"))
     names = list(dict.fromkeys(r["config"] for r in trees))
+    for name in names:     # every configuration's timemap, in the order given
+        r = next(x for x in trees if x["config"] == name)
+        parts.append(_img(png(plots.timemap(r["timemaps"], r["groups"],
+                                            f"timemap of '{r['config']}' ({r['spec']}), run {r['run_index']}: mean "
+                                            "time per stage without arrival waits")), f"timemap of {escape(name)}"))
     if len(names) >= 2:
+        from mpitempo.analysis.tree import most_changed_path
+
         b = next(r for r in trees if r["config"] == names[1])
-        rep = (a["imbalance"] or {}).get("culprit_rank", a["groups"][0]["representative_rank"] if a["groups"] else 0)
-        rep = a["groups"][0]["representative_rank"] if a["groups"] else rep
+        row = most_changed_path(res.get("comparison") or [])
+        if row is not None:
+            rep = int(row["path"])
+            why = (f"the path whose time changed most: {_us(row['a_s'])} -> {_us(row['b_s'])} µs"
+                   + (f" ({row['delta_pct']:+.1f}%)" if row.get("delta_pct") is not None else ""))
+        else:
+            rep = a["groups"][0]["representative_rank"] if a["groups"] else 0
+            why = "representative of the slowest group"
         parts.append(_img(png(plots.comparison_timemap(a["timemaps"][rep], b["timemaps"][rep], names[0], names[1],
-                                                       f"rank {rep} (representative of the slowest group): "
-                                                       f"{names[0]} vs {names[1]}")), "comparison timemap"))
+                                                       f"rank {rep} ({why}): {names[0]} vs {names[1]}")),
+                          "comparison timemap"))
     series = {}
     for name in names:
         r = next(x for x in trees if x["config"] == name)
@@ -124,7 +160,9 @@ def write_html(runs: list[dict], res: dict, out: Path) -> Path:
     doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>mpitempo tree</title>"
            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}pre{font-size:12px}</style></head><body>"
            + section(runs, res) + "</body></html>\n")
-    out.write_text(doc, encoding="utf-8")
+    from mpitempo.io.safefs import safe_write_text
+
+    safe_write_text(out, doc, out.parent)   # never through a link planted in the output directory
     return out
 
 
@@ -139,7 +177,7 @@ def report_section(root) -> str:
     from mpitempo.io.rundir import find_runs
 
     complete, _, _ = find_runs(root)
-    runs = [analysis.analyse_run(d) for d in complete]
+    runs = analysis.in_config_order([analysis.analyse_run(d) for d in complete], analysis.campaign_order(root))
     if not runs:
         return ""
     names = [c for c in dict.fromkeys(r["config"] for r in runs) if not next(x for x in runs if x["config"] == c)["mpi"]]

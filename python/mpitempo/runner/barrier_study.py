@@ -10,6 +10,7 @@ kept, missing and failed ones run again, and a campaign.toml that differs is ref
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -71,35 +72,59 @@ class Study:
     logp: Campaign
     resume: bool          # continue each campaign whose campaign.toml is in out (the others start)
     notes: list[str]
+    yes: bool = False     # consent to the stored commands (runner.resume.consent)
 
 
 def create(out: Path, bc: Campaign, lc: Campaign, notes: list[str]) -> Study:
     """A new study directory with its record (the campaigns are created when they run)."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise MtError(f"directory '{out}' already exists; choose a new -o or continue a study there with "
-                      f"mpitempo barrier --resume {out}")
+    exists = f"directory '{out}' already exists; choose a new -o or continue a study there with " \
+             f"mpitempo barrier --resume {out}"
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
+        raise MtError(exists)
     rec = {"format_version": FORMAT_VERSION, "tool": "mpitempo barrier", "logp_dir": LOGP_DIR,
            "barrier_campaign": bc.to_toml(), "logp_campaign": lc.to_toml(), "notes": notes}
+    from mpitempo.io.safefs import safe_write_text
+
+    created = False
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        tmp = out / f".{STUDY_FILE}.tmp"
-        tmp.write_text(json.dumps(rec, indent=1) + "\n")
-        tmp.replace(out / STUDY_FILE)
+        if str(out.parent) not in ("", ".") and not out.parent.is_dir():
+            out.parent.mkdir(parents=True)
+        try:
+            os.mkdir(out)   # one mkdir: of two studies started on one new directory, one gets it
+            created = True
+        except FileExistsError:
+            pass   # an empty directory made for us; the campaign's exclusive lock decides who owns it
+        fd = os.open(out / STUDY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        os.close(fd)
+        safe_write_text(out / STUDY_FILE, json.dumps(rec, indent=1) + "\n", out)
+    except FileExistsError:
+        raise MtError(exists) from None
     except OSError as e:
-        shutil.rmtree(out, ignore_errors=True)
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
         raise MtError(f"cannot create the study directory '{out}': {e.strerror}") from None
     return Study(out, bc, lc, False, notes)
 
 
 def load(out: Path) -> Study:
     """The study in out, to resume; one-line errors for anything that is not a barrier study."""
+    from mpitempo.io.safefs import campaign_entries_check, safe_read_text
+    from mpitempo.runner.resume import RUNNER_FILES
+
     if not out.is_dir():
         raise MtError(f"cannot resume '{out}': no such directory")
+    campaign_entries_check(out, (*RUNNER_FILES, STUDY_FILE, LOGP_DIR, "barrier.json", "barrier.png", "arity.png"))
+    if (out / LOGP_DIR).is_dir():
+        campaign_entries_check(out / LOGP_DIR, RUNNER_FILES)
     rec = None
     if (out / STUDY_FILE).exists():
+        from mpitempo.io.safeload import load_json
+
         try:
-            rec = json.loads((out / STUDY_FILE).read_text())
-        except (OSError, ValueError) as e:
+            from mpitempo.io.safeload import MAX_JSON_BYTES, loads_json
+
+            rec = loads_json(safe_read_text(out / STUDY_FILE, out, MAX_JSON_BYTES).encode(), STUDY_FILE)
+        except (OSError, ValueError, MtError) as e:
             raise MtError(f"cannot resume '{out}': its {STUDY_FILE} is unreadable ({e})") from None
         if not isinstance(rec, dict) or rec.get("tool") != "mpitempo barrier":
             raise MtError(f"cannot resume '{out}': its {STUDY_FILE} is not the record of a barrier study")
@@ -154,7 +179,7 @@ def run(study: Study, quiet: bool, keep: bool) -> tuple[list[Path], list[Path]]:
     found = []
     for c, d, resume, present in steps:
         counts = execute(c, d, resume=resume, quiet=quiet, given="its campaign.toml as this mpitempo reads it",
-                         present=present)
+                         present=present, yes=study.yes)
         hint = (f"; completed runs are kept in {out} (continue with: mpitempo barrier --resume {out})" if keep
                 else " (without -o the study's directory is removed: give -o DIR to keep and resume it)")
         if counts.get("interrupted"):

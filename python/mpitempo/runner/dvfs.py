@@ -42,6 +42,12 @@ def check_governor(name: str) -> list[Path]:
     return files
 
 
+def _write_record(record: Path, info: dict) -> None:
+    from mpitempo.io.safefs import safe_write_text
+
+    safe_write_text(record, json.dumps(info, indent=2) + "\n", record.parent)
+
+
 @contextmanager
 def fixed_governor(name: str | None, record: Path | None = None):
     """Set governor `name` on every CPU, restore the previous governors at exit. None: no change.
@@ -57,7 +63,7 @@ def fixed_governor(name: str | None, record: Path | None = None):
             f.write_text(name + "\n")
         info["after_set"] = {str(f): f.read_text().strip() for f in files}
         if record and record.parent.exists():
-            record.write_text(json.dumps(info, indent=2) + "\n")
+            _write_record(record, info)
         yield info
     finally:
         errors = []
@@ -68,6 +74,6 @@ def fixed_governor(name: str | None, record: Path | None = None):
                 errors.append(f"{f}: {e.strerror}")
         info["restored"] = not errors
         if record and record.parent.exists():
-            record.write_text(json.dumps(info, indent=2) + "\n")
+            _write_record(record, info)
         if errors:
             raise MtError("could not restore the cpufreq governors: " + "; ".join(errors))

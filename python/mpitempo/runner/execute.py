@@ -10,13 +10,13 @@ missing.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import tempfile
 import random
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -27,9 +27,11 @@ from mpitempo.build import Build, ensure_build
 from mpitempo.io.campaign import Campaign
 from mpitempo.errors import MtError
 from mpitempo.io import params as ptable
+from mpitempo.io import safefs
+from mpitempo.runner import watchdog
 from mpitempo.runner.launch import make_launch
 from mpitempo.runner.progress import Progress
-from mpitempo.runner.reason import failure_reason
+from mpitempo.runner.reason import disk_full, failure_reason, with_disk_full
 
 
 @dataclass
@@ -65,57 +67,44 @@ def _log(msg: str) -> None:
 
 
 def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False,
-            given: str = "the campaign given", present: tuple[str, ...] = ()) -> dict:
+            given: str = "the campaign given", present: tuple[str, ...] = (), yes: bool = False,
+            typed: frozenset = frozenset()) -> dict:
     """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs.
     Everything is checked before the directory is created; the directory is locked while the
     campaign runs; SIGTERM and SIGHUP stop it as Ctrl-C does (counts["interrupted"]). A new
-    campaign may go into an existing directory that holds nothing but the entries named in
-    `present` (a tool's own record written first, e.g. barrier-study.json)."""
+    campaign directory is created with one mkdir (two runs on the same new directory: one of them
+    gets it, the other an error, and neither touches the other's files); a new campaign may go into
+    an existing directory only when it holds nothing but the entries named in `present` (a tool's
+    own record written first, e.g. barrier-study.json) and no other campaign has claimed it.
+    A resume first checks the directory (no links where the runner writes), the specification
+    (runner.resume.check_spec) and asks consent for stored commands (runner.resume.consent; `yes`
+    gives it, `typed` names the keys given on this command line)."""
+    from mpitempo.runner import resume as rs
     from mpitempo.runner.lock import builds_in_use, campaign_lock, signals_interrupt
 
     kind = c.kind_obj
+    outdir = Path(outdir)
+    if resume:
+        check_resume_dir(outdir)
+        rs.check_spec(outdir, c, given)
+        rs.consent(c, outdir, yes, typed)
     builds = check_campaign(c)
 
     runs_dir = outdir / "runs"
     with contextlib.ExitStack() as stack:
         if resume:
-            spec_path = outdir / "campaign.toml"
-            if not spec_path.exists():
-                raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
-            try:
-                have = spec_path.read_text(errors="replace")
-            except OSError as e:
-                raise MtError(f"cannot read '{spec_path}': {e.strerror}") from None
-            if _spec_lines(have) != _spec_lines(c.to_toml()):   # comments and blank lines do not count
-                raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} "
-                              f"({_first_difference(_normalised(have, c.kind), c.to_toml())}); "
-                              "resume without changing the campaign")
             stack.enter_context(campaign_lock(outdir))
+            check_resume_dir(outdir)   # again, now that no other mpitempo runs in it
+            if safefs.check_not_link(outdir / rs.SPEC_RECORD, outdir, want="file") is None:
+                rs.write_record(outdir, c)   # a campaign older than the record: checked above, recorded now
         else:
-            if outdir.is_dir() and all(e.name in present for e in outdir.iterdir()):
-                pass   # an empty directory made for us is fine
-            else:
-                try:
-                    outdir.mkdir(parents=True, exist_ok=False)
-                except FileExistsError:
-                    raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
-                except OSError as e:
-                    raise MtError(f"cannot create the campaign directory '{outdir}': {e.strerror}") from None
-            try:
-                stack.enter_context(campaign_lock(outdir))
-                (outdir / "campaign.toml").write_text(c.to_toml())
-                runs_dir.mkdir(exist_ok=True)
-            except (OSError, MtError) as e:   # a full or read-only file system: nothing half-written is left
-                stack.close()
-                shutil.rmtree(outdir, ignore_errors=True)
-                why = e.strerror if isinstance(e, OSError) else str(e)
-                raise MtError(f"cannot write the campaign directory '{outdir}': {why}") from None
-        runs_dir.mkdir(exist_ok=True)
+            _create(c, outdir, present, stack)
+        safefs.safe_mkdir(runs_dir, outdir)
 
         planned = plan(c)
         order_path = outdir / "order.json"
-        if not order_path.exists():
-            order_path.write_text(json.dumps([r.run_id for r in planned], indent=1) + "\n")
+        if safefs.check_not_link(order_path, outdir, want="file") is None:
+            safefs.safe_write_text(order_path, json.dumps([r.run_id for r in planned], indent=1) + "\n", outdir)
         base_seed = c.seed if c.seed is not None else random.SystemRandom().randrange(2**62)
         todo = [r for r in planned if not _done(kind, runs_dir / r.run_id)]
         counts = {"ok": 0, "failed": 0, "skipped": len(planned) - len(todo), "total": len(planned)}
@@ -133,7 +122,8 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         except OSError as e:   # the runner's own files (launch.json, stderr.log, runlog.jsonl, failed.json)
             # never raised while an mpirun runs: every run either completed (its meta.json is there) or is rerun
             where = f" ({e.filename})" if e.filename else ""
-            raise MtError(f"cannot write into the campaign directory '{outdir}': {e.strerror or e}{where}; "
+            why = disk_full(outdir) if e.errno == errno.ENOSPC else (e.strerror or e)
+            raise MtError(f"cannot write into the campaign directory '{outdir}': {why}{where}; "
                           f"{counts['ok']} run(s) completed now and {counts['skipped']} before are kept; "
                           f"continue with: mpitempo run --resume {outdir}") from None
         finally:
@@ -142,33 +132,116 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     return counts
 
 
-def _spec_lines(text: str) -> list[str]:
-    return [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+def check_resume_dir(outdir: Path) -> None:
+    """A campaign directory to resume: a directory whose campaign.toml, runner files, runs/ and
+    run directories are no links (nor FIFOs, devices, hard-linked files): refused in one line."""
+    from mpitempo.runner.resume import RUNNER_FILES
+
+    if not outdir.is_dir():
+        raise MtError(f"cannot resume '{outdir}': no such directory")
+    if not (outdir / "campaign.toml").exists() and not (outdir / "campaign.toml").is_symlink():
+        raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)")
+    safefs.campaign_entries_check(outdir, RUNNER_FILES)
 
 
-def _normalised(text: str, kind: str) -> str:
-    """A campaign.toml as this mpitempo writes it (every key, canonical values), so that the first
-    difference named is one of values, not of layout; the text itself when it does not parse."""
+def campaign_toml_text(outdir: Path) -> str:
+    """The text of DIR/campaign.toml, read without following a link."""
+    path = outdir / "campaign.toml"
+    try:
+        return safefs.safe_read_text(path, outdir, limit=16 << 20)
+    except FileNotFoundError:
+        raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)") from None
+    except OSError as e:
+        raise MtError(f"cannot read '{path}': {e.strerror}") from None
+
+
+def read_campaign_toml(outdir: Path) -> dict:
+    """DIR/campaign.toml as a dict, read without following a link."""
+    import tomllib
+
+    path = outdir / "campaign.toml"
+    text = campaign_toml_text(outdir)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise MtError(f"campaign file '{path}' is not valid TOML: {e}") from None
+
+
+def _create(c: Campaign, outdir: Path, present: tuple[str, ...], stack: contextlib.ExitStack) -> None:
+    """Create the new campaign directory (one os.mkdir: no check-then-create) or claim an existing
+    one holding only `present`, lock it, write campaign.toml and spec.json. On failure, what this
+    call created is removed, and nothing else."""
+    from mpitempo.runner.lock import campaign_lock
+    from mpitempo.runner.resume import write_record
+
+    created = False
+    try:
+        if str(outdir.parent) not in ("", "."):
+            try:
+                outdir.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:   # a file where a parent directory should be
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+        os.mkdir(outdir)
+        created = True
+    except FileExistsError:
+        if not present or outdir.is_symlink() or not outdir.is_dir() or \
+                not all(e.name in present for e in outdir.iterdir()):
+            raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
+    except OSError as e:
+        why = disk_full(outdir) if e.errno == errno.ENOSPC else e.strerror
+        raise MtError(f"cannot create the campaign directory '{outdir}': {why}") from None
+    try:
+        # the lock file is created exclusively: of two processes given this directory, one claims it
+        stack.enter_context(campaign_lock(outdir, exclusive_create=True))
+    except FileExistsError:
+        # another campaign claimed this directory first: its files are not ours to remove
+        raise MtError(f"campaign directory '{outdir}' already exists (another mpitempo claimed it first); "
+                      "choose a new -o or use --resume") from None
+    except MtError:
+        if created:
+            shutil.rmtree(outdir, ignore_errors=True)
+        raise
+    except OSError as e:   # e.g. no room for the lock file: nothing of ours is left
+        if created:
+            shutil.rmtree(outdir, ignore_errors=True)
+        why = disk_full(outdir) if e.errno == errno.ENOSPC else e.strerror
+        raise MtError(f"cannot create the campaign directory '{outdir}': {why}") from None
+    made = [".mpitempo.lock"]
+    try:
+        safefs.safe_write_text(outdir / "campaign.toml", c.to_toml(), outdir)
+        made.append("campaign.toml")
+        write_record(outdir, c)
+        made.append("spec.json")
+        safefs.safe_mkdir(outdir / "runs", outdir, exist_ok=False)
+        made.append("runs")
+    except (OSError, MtError) as e:   # a full or read-only file system: nothing half-written is left
+        stack.close()
+        if created:
+            shutil.rmtree(outdir, ignore_errors=True)
+        else:
+            for name in reversed(made):
+                with contextlib.suppress(OSError):
+                    (os.rmdir if name == "runs" else os.unlink)(outdir / name)
+        why = (disk_full(outdir) if getattr(e, "errno", None) == errno.ENOSPC else
+               e.strerror if isinstance(e, OSError) else str(e))
+        raise MtError(f"cannot write the campaign directory '{outdir}': {why}") from None
+
+
+def _normalised_campaign(text: str, kind: str, path: Path) -> Campaign:
+    """The campaign a campaign.toml describes (every key, canonical values): differences are then
+    ones of values, never of layout."""
     import tomllib
 
     from mpitempo.io.campaign import build_campaign
 
     try:
         spec = tomllib.loads(text)
-        return build_campaign(spec, kind=None if "kind" in spec else kind).to_toml()
-    except (tomllib.TOMLDecodeError, MtError):
-        return text
-
-
-def _first_difference(a: str, b: str) -> str:
-    la, lb = _spec_lines(a), _spec_lines(b)
-    for x, y in zip(la, lb):
-        if x != y:
-            return f"'{x}' there, '{y}' now"
-    if len(la) != len(lb):
-        extra = la[len(lb)] if len(la) > len(lb) else lb[len(la)]
-        return f"'{extra}' only {'there' if len(la) > len(lb) else 'now'}"
-    return "whitespace"
+    except tomllib.TOMLDecodeError as e:
+        raise MtError(f"cannot resume: '{path}' is not valid TOML: {e}") from None
+    try:
+        return build_campaign(spec, kind=None if "kind" in spec else kind)
+    except MtError as e:
+        raise MtError(f"cannot resume: '{path}': {e}") from None
 
 
 def _done(kind, d: Path) -> bool:
@@ -194,7 +267,11 @@ def start_check(c: Campaign, builds: dict[str, Build], planned: list, outdir: Pa
     combos = sorted({(r.config, r.np) for r in planned})
     for cfg_name, np in combos:
         cfg = next(x for x in c.configs if x.name == cfg_name)
-        launch = make_launch(builds[cfg_name], np, ["true"], cfg.launcher, cfg.env)
+        launch = make_launch(builds[cfg_name], np, ["true"], cfg.launcher, cfg.env, **cfg.platform_args)
+        if launch.simulation:   # simulated time: the state of this host does not enter the results
+            entries.append({"config": cfg_name, "np": np, "findings": [], "simulated": True})
+            out[(cfg_name, np)] = []
+            continue
         found = syscheck.system_check(np, launch.binding, launch.oversubscribed)
         entries.append({"config": cfg_name, "np": np, "findings": found})
         out[(cfg_name, np)] = [syscheck.line(f) for f in syscheck.warnings_of(found)]
@@ -205,13 +282,13 @@ def start_check(c: Campaign, builds: dict[str, Build], planned: list, outdir: Pa
             warned.add(text)
     path = outdir / "system-check.json"
     try:
-        hist = json.loads(path.read_text()) if path.exists() else []
-    except ValueError:
+        hist = json.loads(safefs.safe_read_text(path, outdir))
+    except (FileNotFoundError, ValueError):
+        hist = []
+    if not isinstance(hist, list):
         hist = []
     hist.append({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "checks": entries})
-    tmp = outdir / ".system-check.json.tmp"
-    tmp.write_text(json.dumps(hist, indent=1) + "\n")
-    tmp.replace(path)
+    safefs.safe_write_text(path, json.dumps(hist, indent=1) + "\n", outdir)
     return out
 
 
@@ -220,7 +297,7 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     anything is created; returns the builds by configuration name."""
     builds: dict[str, Build] = {}
     for cfg in c.configs:
-        builds[cfg.name] = ensure_build(cfg.mpicc, cflags=cfg.cflags)
+        builds[cfg.name] = ensure_build(cfg.build_mpicc, cflags=cfg.cflags)
         c.kind_obj.check(c, builds[cfg.name], [cfg])
     from mpitempo.runner.preflight import preflight
 
@@ -230,13 +307,17 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
 
 def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress, sys_warnings=None) -> bool:
     takes_seed = "seed" in ptable.for_app(kind.app)
+    own_command = getattr(kind, "command", None)   # a kind that launches something else than a core binary
+    root = runs_dir.parent   # every write below root: never through a link (io.safefs)
     for r in todo:
         rdir = runs_dir / r.run_id
-        rdir.mkdir(exist_ok=True)
+        safefs.safe_mkdir(rdir, root)
+        for entry in rdir.iterdir():
+            safefs.check_not_link(entry, root)
         failed = rdir / "failed.json"
         if failed.exists():  # keep the record of earlier attempts
             n = len(list(rdir.glob("failed-attempt-*.json"))) + 1
-            failed.rename(rdir / f"failed-attempt-{n}.json")
+            safefs.safe_rename(failed, rdir / f"failed-attempt-{n}.json", root)
         for stale in rdir.glob(".*.tmp"):
             stale.unlink()
         # results of an attempt that did not complete (e.g. meta.json failed on a full
@@ -245,25 +326,32 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         if leftovers:
             n = len(list(rdir.glob("incomplete-attempt-*"))) + 1
             keep = rdir / f"incomplete-attempt-{n}"
-            keep.mkdir()
+            safefs.safe_mkdir(keep, root, exist_ok=False)
             for f in leftovers:
-                (rdir / f).rename(keep / f)
+                safefs.safe_rename(rdir / f, keep / f, root)
         cfg = next(x for x in c.configs if x.name == r.config)
         b = builds[cfg.name]
         seed = (base_seed + 7919 * planned.index(r)) % (2**62)
-        cmd = [b.binary(kind.executable), "--outdir", str(rdir), "--config", cfg.name, "--run-index",
-               str(r.run_index), *c.core_args(cfg), *(["--seed", str(seed)] if takes_seed else []),
-               "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json")]
+        if own_command:
+            cmd = own_command(c, cfg, b, rdir, r)
+        else:
+            cmd = [b.binary(kind.executable), "--outdir", str(rdir), "--config", cfg.name, "--run-index",
+                   str(r.run_index), *c.core_args(cfg), *(["--seed", str(seed)] if takes_seed else []),
+                   "--expect-np", str(r.np), "--launch-json", str(rdir / "launch.json")]
+        if kind.executable in TIMER_STUDY_EXECUTABLES:
+            # the timer study once per campaign: the core reuses it while its key (hosts, boot,
+            # binding, timer, clock source, executable) matches, else measures and rewrites it
+            cmd += ["--timer-cache", str(root / TIMER_CACHE_FILE)]
         # the bench core reports each experiment on stderr ([k/n] op size): progress inside the mpirun
         watch = kind.executable == "mpitempo-bench" and progress.wants_inside()
-        if not watch:
+        if not watch and not own_command:
             cmd.append("--quiet")
-        launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding)
+        launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
                 "position_in_campaign": planned.index(r),
                 "system_warnings": (sys_warnings or {}).get((cfg.name, r.np), [])}
-        (rdir / "launch.json").write_text(json.dumps(info, indent=2) + "\n")
+        safefs.safe_write_text(rdir / "launch.json", json.dumps(info, indent=2) + "\n", root)
         env = dict(os.environ)
         env.update(launch.env)
         t0 = time.monotonic()
@@ -271,15 +359,17 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         status, rc, err_tail, reason = _run_one(launch.argv, env, c.timeout_s, rdir,
                                                 progress.inside if watch else None)
         dt = time.monotonic() - t0
+        if hasattr(kind, "after_run"):   # a kind whose program writes no meta.json writes it now
+            kind.after_run(c, cfg, b, rdir, info, status, time.time() - dt, dt)
         complete = kind.complete(rdir)
         if status == "ok" and not complete:
             status = "incomplete"
         if status == "failed":
             status = kind.status(rc, complete) or status
-        with open(runs_dir.parent / "runlog.jsonl", "a") as log:  # one line per attempt, for timing studies
-            log.write(json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
-                                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
-                                  "duration_s": round(dt, 6)}) + "\n")
+        safefs.safe_append(root / "runlog.jsonl",   # one line per attempt, for timing studies
+                           json.dumps({"run_id": r.run_id, "status": status, "returncode": rc,
+                                       "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - dt)),
+                                       "duration_s": round(dt, 6)}) + "\n", root)
         if status == "ok":
             counts["ok"] += 1
             progress.finish(r.run_id, True, dt)
@@ -297,9 +387,7 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
                 reason = failure_reason(err_tail, status, rc)
             rec = {"run_id": r.run_id, "status": status, "returncode": rc, "duration_s": dt,
                    "reason": reason, "argv": launch.argv, "stderr_tail": err_tail}
-            tmp = rdir / ".failed.json.tmp"
-            tmp.write_text(json.dumps(rec, indent=2) + "\n")
-            tmp.replace(failed)
+            safefs.safe_write_text(failed, json.dumps(rec, indent=2) + "\n", root)
             progress.finish(r.run_id, False, dt, f"{status}: {reason}")
             if status == "interrupted":
                 return next((ln.split("interrupted by ", 1)[1].split(";")[0] for ln in err_tail.splitlines()
@@ -309,6 +397,10 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
 
 # kind statuses (Kind.status) of an mpirun that completed with a problem: counted as complete and
 # named in counts[status]; (the marker of the core's stderr line that says it, the progress text before it)
+# executables whose mpiruns study the timer (src/core/run/run.c) and take --timer-cache
+TIMER_STUDY_EXECUTABLES = ("mpitempo-bench", "mpitempo-clocks", "mpitempo-tree")
+TIMER_CACHE_FILE = "timer-study.txt"
+
 COMPLETE_WITH_PROBLEM = {
     "few_valid": ("valid", "completed with too few valid measurements: "),
     "insane": ("sanity check failed", "completed; "),   # a LogP pair failed its checks (meta.json sanity_problem)
@@ -323,9 +415,8 @@ def _watch(errf, pos: int, seen: dict, on_progress) -> int:
     ('[k/n] op msize B: median ... (v/m valid)') to on_progress(done, total, op, msize, measurements)."""
     try:
         errf.flush()
-        with open(errf.name, "rb") as f:
-            f.seek(pos)
-            chunk = f.read()
+        fd = errf.fileno()
+        chunk = os.pread(fd, max(0, os.fstat(fd).st_size - pos), pos)
     except OSError:
         return pos
     end = chunk.rfind(b"\n") + 1
@@ -337,12 +428,14 @@ def _watch(errf, pos: int, seen: dict, on_progress) -> int:
 
 def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
              on_progress=None) -> tuple[str, int | None, str]:
-    """Run one mpirun in its own process group; returns (status, returncode, stderr tail).
+    """Run one mpirun under a watchdog (runner.watchdog), in its own session; returns (status,
+    returncode, stderr tail, reason).
     ``on_progress`` receives the core's per-experiment progress while the mpirun runs."""
-    errf = open(rdir / "stderr.log", "w+")
-    outf = open(rdir / "stdout.log", "w+")   # the core writes nothing there; MPICH's mpiexec its banners
+    root = rdir.parent.parent
+    errf = safefs.safe_open(rdir / "stderr.log", "w+", root)
+    outf = safefs.safe_open(rdir / "stdout.log", "w+", root)   # the core writes nothing there; MPICH's mpiexec its banners
     try:
-        p = subprocess.Popen(argv, stdout=outf, stderr=errf, env=env, start_new_session=True)
+        p = watchdog.popen(argv, stdout=outf, stderr=errf, env=env)   # no process of it outlives mpitempo
     except OSError as e:
         errf.close()
         outf.close()
@@ -363,6 +456,7 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
                     if time.monotonic() >= t_end:
                         raise
                     pos = _watch(errf, pos, seen, on_progress)
+        watchdog.finish(p)
         if rc != 0:
             status = "failed" if rc > 0 else "killed"
     except subprocess.TimeoutExpired:
@@ -385,91 +479,18 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
     if status == "interrupted":
         text += f"\nmpitempo: interrupted by {signame}; the mpirun's process group was killed"
     tail = "\n".join(text.splitlines()[-20:])
-    return status, rc, tail, (failure_reason(text + "\n" + out_text, status, rc) if status != "ok" else "")
-
-
-def _descendants(pid: int) -> set[int]:
-    """Every process below pid (from /proc). MPI launchers put their proxies and ranks into new
-    sessions (MPICH's hydra_pmi_proxy, each rank), out of reach of the mpirun's process group."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return set()
-    for e in entries:
-        if not e.isdigit():
-            continue
-        try:
-            with open(f"/proc/{e}/stat", "rb") as f:
-                stat = f.read().decode("ascii", "replace")
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(e))
-    out, todo = set(), [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
-
-
-def _signal_all(p: subprocess.Popen, procs: set[int], sig) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(p.pid, sig)
-    for pid in procs:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
+    if status == "ok":
+        return status, rc, tail, ""
+    reason = failure_reason(text + "\n" + out_text, status, rc)
+    return status, rc, tail, with_disk_full(reason, text + "\n" + out_text, rdir.parent.parent, rc)
 
 
 def _kill_group(p: subprocess.Popen) -> None:
-    """SIGTERM the mpirun's process group and every process below it (the launcher forwards it to
-    the ranks), then SIGKILL whatever is left after 3 s: no proxy, no rank survives."""
-    procs = _descendants(p.pid)
-    shm = _shm_files(procs)
-    _signal_all(p, procs, signal.SIGTERM)
-    deadline = time.monotonic() + 3
-    try:
-        while time.monotonic() < deadline:
-            procs |= _descendants(p.pid)
-            if p.poll() is not None and not any(_alive(x) for x in procs):
-                return
-            time.sleep(0.05)
-        procs |= _descendants(p.pid)
-        _signal_all(p, procs, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            p.wait(timeout=5)
-    finally:
-        # shared memory of the killed ranks (MPICH's /dev/shm/mpich_shm_*): a rank killed before
-        # MPI_Finalize never removes it; only files these processes had mapped are removed
-        if not any(_alive(x) for x in procs):
-            for f in shm:
-                with contextlib.suppress(OSError):
-                    os.unlink(f)
-
-
-def _shm_files(pids) -> set[str]:
-    """The /dev/shm files mapped by these processes."""
-    out = set()
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/maps") as f:
-                for ln in f:
-                    parts = ln.split(None, 5)
-                    if len(parts) == 6 and parts[5].startswith("/dev/shm/") and not parts[5].rstrip().endswith("(deleted)"):
-                        out.add(parts[5].rstrip())
-        except OSError:
-            continue
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
+    """Stop a job started with runner.watchdog.popen: its watchdog sends SIGTERM to the launcher and
+    every process below it (the launcher forwards it to the ranks), SIGKILL to whatever is left after
+    3 s, and removes the job's /dev/shm files (MPICH's mpich_shm_*, which a rank killed before
+    MPI_Finalize never removes) once every process of the job is gone."""
+    watchdog.stop(p)
 
 
 def first_failure(outdir: Path) -> str:

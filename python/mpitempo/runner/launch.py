@@ -9,6 +9,7 @@ spinning (those runs are for correctness, not timing).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass, field
@@ -31,10 +32,14 @@ class Launch:
     binding: str                   # what was asked for: "core", "none" or "custom"
     oversubscribed: bool
     notes: list[str] = field(default_factory=list)
+    simulation: dict | None = None  # a simulated platform (SimGrid/SMPI): what docs/simulation.md lists
 
     def to_json(self) -> dict:
-        return {"argv": self.argv, "env_added": self.env, "template": self.template,
-                "binding_requested": self.binding, "oversubscribed": self.oversubscribed, "notes": self.notes}
+        d = {"argv": self.argv, "env_added": self.env, "template": self.template,
+             "binding_requested": self.binding, "oversubscribed": self.oversubscribed, "notes": self.notes}
+        if self.simulation is not None:
+            d["simulation"] = self.simulation
+        return d
 
 
 def ncores() -> int:
@@ -77,6 +82,52 @@ def flavour_env(build: Build, oversubscribed: bool) -> dict[str, str]:
     return env
 
 
+# SimGrid/SMPI (docs/simulation.md): smpirun on a platform file with a hostfile that fills each host's
+# cores in turn. The core's own computation between MPI calls is not simulated (it would be host CPU
+# time scaled by a benchmark of the host, i.e. noise of this machine): the times are those of the
+# platform's network and of SMPI's MPI implementation. SimGrid's start-up chatter is silenced.
+# MPI_Test and MPI_Iprobe sleep 10 ns of simulated time per call (SimGrid's default, 100 us growing
+# with every failed call, would put milliseconds into every polling loop of the core).
+# Messages up to 64 KiB go eagerly, without waiting for the receiver (smpi/async-small-thresh; SimGrid's
+# default 0 starts every transfer only when the receive is posted, so a train of small messages costs one
+# latency each and MPI_Iprobe sees a message as soon as it is sent: LogP's g and o_r would be L).
+SMPI_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/test:1e-8", "--cfg=smpi/iprobe:1e-8",
+            "--cfg=smpi/grow-injected-times:no", "--cfg=smpi/async-small-thresh:65536")
+SMPI_LOG = ("--log=root.thres:warning", "--log=smpi_config.thres:error")
+SMPI_TEMPLATE = ("{mpiexec} -platform {platform} -hostfile {hostfile} -np {np} "
+                 + " ".join(SMPI_CFG + SMPI_LOG) + " {cmd}")
+# A configuration's own SMPI settings (e.g. the collective algorithms of a tune or imbalance variant:
+# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in this variable of
+# the configuration's environment, passed to smpirun as --cfg=KEY:VALUE before the program.
+SMPI_CFG_ENV = "MPITEMPO_SMPI_CFG"
+_SMPI_CFG_ITEM = re.compile(r"^smpi/[a-z0-9_-]+:[A-Za-z0-9_.+-]+$")
+
+
+def smpi_cfg_items(env: dict | None) -> list[str]:
+    """The --cfg=... arguments of a configuration's MPITEMPO_SMPI_CFG; MtError names a malformed item."""
+    out = []
+    for item in str((env or {}).get(SMPI_CFG_ENV, "")).split():
+        if not _SMPI_CFG_ITEM.match(item):
+            raise MtError(f"invalid {SMPI_CFG_ENV} item '{item}': expected smpi/KEY:VALUE (e.g. smpi/allreduce:rdb)")
+        out.append("--cfg=" + item)
+    return out
+
+
+def simulation_record(build: Build, plat, template: str) -> dict:
+    """meta.json's launch.launcher.simulation: the platform (path, digest, size), SimGrid's version,
+    the network model and the SMPI settings the template passes."""
+    import re
+
+    from mpitempo.io.platform import simgrid_version
+
+    m = re.search(r"SimGrid version ([0-9][0-9.]*)", build.mpiexec_version or "")
+    cfg = [t for t in shlex.split(template) if t.startswith("--cfg=")]
+    model = next((t.split(":", 1)[1] for t in cfg if t.startswith("--cfg=network/model:")), plat.network_model)
+    return {"simulated": True, "simulator": "SimGrid/SMPI",
+            "simgrid_version": m.group(1) if m else simgrid_version(build.mpiexec), **plat.to_json(),
+            "network_model": model, "cfg": cfg}
+
+
 # Launcher names that expand to a template for this MPI flavour.
 NAMED = ("mpiexec", "srun")
 
@@ -94,10 +145,52 @@ def argv_is_srun(template: str | None) -> bool:
 
 
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
-                extra_env: dict[str, str] | None = None, binding: str = "core") -> Launch:
+                extra_env: dict[str, str] | None = None, binding: str = "core",
+                platform: str | None = None, platform_oversubscribe: bool = False,
+                platform_ppn: int | None = None) -> Launch:
     if np < 1:
         raise MtError(f"invalid number of ranks {np}: must be >= 1")
     notes = []
+    plat = None
+    if build.flavour == "smpi" or platform:
+        from mpitempo.io.platform import check_np, hostfile, read_platform
+
+        if build.flavour != "smpi":
+            raise MtError(f"--platform needs a core built with SimGrid's smpicc (--mpicc smpicc); this core is "
+                          f"built with {build.mpicc or build.bindir} ({build.flavour})")
+        if not platform:
+            raise MtError("this core is built with SimGrid's smpicc: it runs on a simulated platform only; "
+                          "give --platform FILE.xml (e.g. platforms/cluster64-fast.xml)")
+        plat = read_platform(platform)
+        check_np(plat, np, platform_oversubscribe, platform_ppn)
+        if template in (None, "mpiexec"):
+            template = SMPI_TEMPLATE
+        elif template == "srun":
+            raise MtError("--launcher srun cannot start a simulated platform: smpirun runs every rank in one process")
+        elif "{platform}" not in template:
+            raise MtError(f"invalid --launcher '{template}' for a simulated platform: it must contain {{platform}} "
+                          "(and usually {hostfile}), e.g. \"smpirun -platform {platform} -hostfile {hostfile} "
+                          "-np {np} {cmd}\"")
+        if "{cmd}" not in template:
+            raise MtError(f"invalid --launcher '{template}': it must contain the placeholder {{cmd}}")
+        notes.append(f"simulated platform {plat.path} ({plat.nhosts} hosts, {plat.ncores} cores): "
+                     "times are SimGrid's model, not a measurement of hardware")
+        own = smpi_cfg_items(extra_env)
+        if own and "{cmd}" in template:
+            template = template.replace("{cmd}", " ".join(own) + " {cmd}", 1)
+        try:
+            text = (template.replace("{mpiexec}", shlex.quote(build.mpiexec)).replace("{np}", str(np))
+                    .replace("{platform}", shlex.quote(plat.path))
+                    .replace("{hostfile}", shlex.quote(str(hostfile(plat, platform_ppn))))
+                    .replace("{cmd}", " ".join(shlex.quote(c) for c in cmd)))
+            argv = shlex.split(text)
+        except ValueError as e:
+            raise MtError(f"invalid --launcher '{template}': {e}") from None
+        if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
+            raise MtError(f"launcher '{argv[0]}' not found (from template '{template}')")
+        return Launch(argv=argv, env=dict(extra_env or {}), template=template, binding="simulated",
+                      oversubscribed=False, notes=notes,
+                      simulation=dict(simulation_record(build, plat, template), ranks_per_host=platform_ppn))
     if template == "mpiexec":
         template = None
     elif template == "srun":

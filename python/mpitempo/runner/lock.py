@@ -8,13 +8,14 @@
 * ``builds_in_use(builds)``: shared locks on the cache directories of the cores a
   campaign runs; `build --force` takes the exclusive lock and refuses while a
   campaign uses that core (mpitempo.build.ensure_build).
-* ``signals_interrupt()``: SIGTERM and SIGHUP act like Ctrl-C: the runner kills the
-  mpirun's process group, records the run as interrupted and prints the resume
-  command.
+* ``signals_interrupt()``: SIGTERM and SIGHUP act like Ctrl-C: the runner stops the
+  mpirun (its watchdog kills every process of it, runner.watchdog), records the run as
+  interrupted and prints the resume command.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -43,13 +44,31 @@ def _describe(text: str) -> str:
 
 
 @contextlib.contextmanager
-def campaign_lock(outdir: Path):
+def campaign_lock(outdir: Path, exclusive_create: bool = False):
+    """Hold DIR/.mpitempo.lock exclusively. The lock file is never opened through a link (nor as a
+    FIFO, device or hard-linked file: io.safefs); with exclusive_create it must not exist yet
+    (FileExistsError otherwise): the claim of a new campaign directory."""
+    from mpitempo.io import safefs
+
     path = Path(outdir) / LOCK_NAME
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    if exclusive_create:
+        flags |= os.O_EXCL
+    else:
+        safefs.check_not_link(path, outdir, want="file")
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        if exclusive_create:
+            raise
+        raise MtError(f"cannot lock the campaign directory '{outdir}': {LOCK_NAME} appeared while it was opened") \
+            from None
     except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENXIO):
+            safefs.check_not_link(path, outdir, want="file")
         raise MtError(f"cannot lock the campaign directory '{outdir}': {e.strerror}") from None
     try:
+        safefs.check_open_file(path, fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -27,15 +27,19 @@ from mpitempo.io.params import parse_duration
 _INNER_SCHEMES = ("loop", "barrier_loop")
 
 
-def core_dry_run(binary: str, args: list[str], where: str = "") -> dict:
-    """The core's ``--check-args``: its normalised options and plan as JSON, or its one-line error."""
+def core_dry_run(binary: str, args: list[str], where: str = "", build=None) -> dict:
+    """The core's ``--check-args``: its normalised options and plan as JSON, or its one-line error.
+    With the build, a core that cannot run on its own (SMPI) is run the way it can (build.direct_argv)."""
+    from mpitempo.build import core_error_line, direct_argv
+
+    argv = direct_argv(build, binary) if build is not None else [binary]
     try:
-        r = subprocess.run([binary, "--check-args", *args], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([*argv, "--check-args", *args], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise MtError(f"cannot run the core's dry run '{binary} --check-args': {e}") from None
     if r.returncode != 0:
-        lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-        msg = lines[-1].split(": error: ", 1)[-1] if lines else f"exit code {r.returncode}"
+        line = core_error_line(r.stderr)
+        msg = line.split(": error: ", 1)[-1] if line else f"exit code {r.returncode}"
         raise MtError(msg + where)
     try:
         doc = json.loads(r.stdout)
@@ -67,18 +71,74 @@ def min_seconds(plan: dict) -> tuple[float, str]:
             d = max(parse_duration(x.strip(), "--delay") for x in str(opts["delay"]).split(",") if x.strip())
         except MtError:
             d = 0.0
-        calls = nrep * (int(opts.get("inner") or 1) if scheme in _INNER_SCHEMES else 1) + int(opts.get("warmup") or 0)
+        warm = opts.get("warmup") or 0
+        warm = WARMUP_AUTO_CAP if warm == "auto" else int(warm)   # auto: at most the cap
+        calls = nrep * (int(opts.get("inner") or 1) if scheme in _INNER_SCHEMES else 1) + warm
         if scheme != "roundtime":
             total += ndelay * calls * d
             parts.append(f"{ndelay} delay experiment(s) x {calls} calls of {d:g} s")
     return total, " + ".join(parts)
 
 
-def check_launcher(build, np: int, template: str | None, env: dict, where: str = "") -> None:
+# --warmup auto stops at this many calls at the latest (MT_WARMUP_CAP, src/core/scheme/scheme.h)
+WARMUP_AUTO_CAP = 2000
+PLACEHOLDERS = ("np", "cmd", "mpiexec")
+SIM_PLACEHOLDERS = ("platform", "hostfile")   # a simulated platform's smpirun template (runner.launch)
+# The default launcher starts every rank on this host (outside a Slurm allocation or a host file):
+# more than this many ranks per core is refused (a template or srun is the explicit way to more).
+MAX_RANKS_PER_CORE = 64
+# A timeout below this is warned about (not refused: no honest lower bound of an MPI job's start-up
+# exists; a 2-rank job here takes 0.2-0.5 s): starting and finishing an MPI job takes up to this long.
+MIN_SENSIBLE_TIMEOUT_S = 1.0
+
+
+def check_template(template: str | None, np: int, where: str = "", simulated: bool = False) -> None:
+    """Before anything is created: placeholders of a launcher template are {np}, {cmd} and
+    {mpiexec} ({nprocs} would reach the shell as text), and the default launcher does not start
+    more ranks than this host can hold."""
+    import re
+
+    from mpitempo.runner.launch import ncores
+
+    if template and template not in ("mpiexec", "srun"):
+        for name in re.findall(r"(?<!\$)\{([^{}\s]*)\}", template):
+            if name not in PLACEHOLDERS + (SIM_PLACEHOLDERS if simulated else ()):
+                raise MtError(f"invalid --launcher '{template}'{where}: unknown placeholder {{{name}}} "
+                              "(allowed: {np}, {cmd}, {mpiexec}"
+                              + (", {platform}, {hostfile})" if simulated else ")"))
+    elif template != "srun" and not simulated and not _spread_over_hosts():
+        cap = MAX_RANKS_PER_CORE * ncores()
+        if np > cap:
+            raise MtError(f"-n {np}{where} would start {np} ranks on this host ({ncores()} cores; the default "
+                          f"launcher starts at most {cap} here): use --launcher srun, or a launcher template with "
+                          "a host file, to spread them over hosts")
+
+
+def _spread_over_hosts() -> bool:
+    """mpiexec here would place ranks on other hosts too: inside a Slurm or PBS allocation, or with a
+    host file named in the environment of MPICH's Hydra or Open MPI."""
+    return any(os.environ.get(v) for v in ("SLURM_JOB_ID", "PBS_NODEFILE", "LSB_HOSTS", "HYDRA_HOST_FILE",
+                                            "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile"))
+
+
+def warn_short_timeout(timeout_s: float, label: str = "timeout_s") -> None:
+    if timeout_s < MIN_SENSIBLE_TIMEOUT_S:
+        import sys
+
+        print(f"mpitempo: warning: {label} {timeout_s:g} s leaves little room: starting and finishing an MPI "
+              f"job alone takes up to about {MIN_SENSIBLE_TIMEOUT_S:g} s; an mpirun killed by the timeout is "
+              "recorded as failed and never counted", file=sys.stderr)
+
+
+def check_launcher(build, np: int, template: str | None, env: dict, where: str = "",
+                   platform: str | None = None, platform_oversubscribe: bool = False,
+                   platform_ppn: int | None = None) -> None:
     """The launcher as the runner will expand it; a Slurm launcher needs a Slurm that answers."""
     from mpitempo.runner.launch import argv_is_srun, make_launch, srun_template
 
-    launch = make_launch(build, np, ["mpitempo-core"], template, env)
+    check_template(template, np, where, simulated=bool(platform))
+    launch = make_launch(build, np, ["mpitempo-core"], template, env, platform=platform,
+                         platform_oversubscribe=platform_oversubscribe, platform_ppn=platform_ppn)
     tmpl = srun_template(build, np) if template == "srun" else template
     if tmpl and argv_is_srun(tmpl) and not os.environ.get("SLURM_JOB_ID"):
         sinfo = shutil.which("sinfo")
@@ -95,20 +155,31 @@ def check_launcher(build, np: int, template: str | None, env: dict, where: str =
 def preflight(c, builds: dict) -> None:
     """Refuse the campaign (MtError, one line) before anything is created; see the module text."""
     kind = c.kind_obj
+    for cfg in c.configs:   # the launchers first: they need no build
+        for np in c.np:
+            check_template(cfg.launcher, np, f" (config '{cfg.name}')" if len(c.configs) > 1 else "",
+                           simulated=bool(cfg.platform))
     for cfg in c.configs:
         b = builds[cfg.name]
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
+        if b.flavour == "smpi" and c.params_for(cfg).get("timer") == "rdtscp":
+            raise MtError(f"timer 'rdtscp'{where} is refused under SimGrid/SMPI: it counts the host CPU's cycles, "
+                          "not simulated time (SMPI replaces clock_gettime and gettimeofday only); use 'monotonic'")
         for np in c.np:
             # --outdir as the runner passes it (options such as --timestamps need one; the dry run
             # writes nothing)
+            if not kind.executable:   # not a core binary (trace: the user's application; checked by the kind)
+                check_launcher(b, np, cfg.launcher, cfg.env, where, **cfg.platform_args)
+                continue
             plan = core_dry_run(b.binary(kind.executable),
-                                [*c.core_args(cfg), "--expect-np", str(np), "--outdir", "."], where)
-            check_launcher(b, np, cfg.launcher, cfg.env, where)
+                                [*c.core_args(cfg), "--expect-np", str(np), "--outdir", "."], where, build=b)
+            check_launcher(b, np, cfg.launcher, cfg.env, where, **cfg.platform_args)
             if kind.executable == "mpitempo-bench":
                 secs, what = min_seconds(plan)
                 if secs > c.timeout_s:
                     raise MtError(f"one mpirun{where} needs at least {secs:g} s ({what}), more than the timeout of "
                                   f"{c.timeout_s:g} s; shorten the plan or raise --timeout/timeout_s")
+    warn_short_timeout(c.timeout_s)
 
 
 def split_args(text: str, what: str) -> list[str]:

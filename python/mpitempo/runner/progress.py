@@ -4,6 +4,10 @@ from __future__ import annotations
 import sys
 import time
 
+from rich.markup import escape
+
+from mpitempo.present.safe_text import SafeConsole, safe
+
 
 class Progress:
     """runs done / total, current run and config, elapsed, estimated remaining."""
@@ -17,12 +21,11 @@ class Progress:
         self._current = ""
         self._last_inside = time.monotonic()
         if self.live and not quiet:
-            from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
             self._bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                      TextColumn("runs"), TimeElapsedColumn(), TextColumn("left"),
-                                     TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+                                     TimeRemainingColumn(), console=SafeConsole(stderr=True), transient=False)
             self._task = self._bar.add_task("starting", total=total, completed=already)
             self._bar.start()
 
@@ -35,7 +38,7 @@ class Progress:
     def start(self, run_id: str, config: str, np: int) -> None:
         if self.quiet:
             return
-        self._current = f"{run_id} (config {config}, {np} ranks)"
+        self._current = escape(safe(f"{run_id} (config {config}, {np} ranks)"))   # shown as markup
         self._last_inside = time.monotonic()
         if self._bar:
             self._bar.update(self._task, description=self._current)
@@ -55,7 +58,7 @@ class Progress:
         text = (f"{done}/{total} experiments, last {op} {format_size(msize) if msize else '-'}, "
                 f"{measurements:,} measurements")
         if self._bar:
-            self._bar.update(self._task, description=f"{self._current} {text}")
+            self._bar.update(self._task, description=f"{self._current} {escape(safe(text))}")
             return
         now = time.monotonic()
         if now - self._last_inside >= 10.0 and done < total:
@@ -72,7 +75,7 @@ class Progress:
         if self._bar:
             self._bar.update(self._task, completed=self.done)
             if not ok:
-                self._bar.console.print(f"[red]run {run_id} {message}[/red]")
+                self._bar.console.print(f"[red]{escape(safe(f'run {run_id} {message}'))}[/red]", markup=True)
             return
         el = time.monotonic() - self.t0
         eta = self._eta()

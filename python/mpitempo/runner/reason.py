@@ -7,6 +7,8 @@ functions: tested with recorded stderr of MPICH, Open MPI and Slurm (tests/py/te
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 import signal
 
@@ -60,6 +62,41 @@ def _join(parts: list[str]) -> str:
 
 def _cut(s: str) -> str:
     return s if len(s) <= MAX_LEN else s[: MAX_LEN - 1] + "…"
+
+
+ENOSPC_TEXT = os.strerror(errno.ENOSPC)   # "No space left on device", as the core and the launcher print it
+LOW_SPACE = 1 << 20   # a failed mpirun that printed nothing, on a disk with less free: the disk was full
+
+
+def free_bytes(path) -> int | None:
+    """Bytes available to this user on the file system of path (or of its nearest existing parent)."""
+    p = os.path.abspath(os.fspath(path))
+    while True:
+        try:
+            st = os.statvfs(p)
+            return st.f_bavail * st.f_frsize
+        except OSError:
+            if os.path.dirname(p) == p:
+                return None
+            p = os.path.dirname(p)
+
+
+def disk_full(path) -> str:
+    """'the disk of 'DIR' is full (N bytes free)': how a write that failed with ENOSPC is named."""
+    n = free_bytes(path)
+    return f"the disk of '{path}' is full" + (f" ({n} bytes free)" if n is not None else "")
+
+
+def with_disk_full(reason: str, output: str, path, returncode: int | None) -> str:
+    """The reason of a failed mpirun, naming a full disk: when the output reports ENOSPC, or when the
+    launcher printed nothing (its stderr.log could not be written) and the disk has less than 1 MiB free."""
+    if ENOSPC_TEXT in output:
+        return _cut(f"{disk_full(path)}: {reason}")
+    n = free_bytes(path)
+    if not output.strip() and n is not None and n < LOW_SPACE:
+        return _cut(f"{disk_full(path)}: the launcher exited with code {returncode} and what it printed "
+                    "could not be written")
+    return reason
 
 
 def failure_reason(stderr: str, status: str, returncode: int | None) -> str:

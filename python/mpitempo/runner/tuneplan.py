@@ -137,6 +137,7 @@ def probe_overhead(build, np_: int, launcher: str | None, env: dict | None = Non
     import tempfile
     import time
 
+    from mpitempo.runner import watchdog
     from mpitempo.runner.launch import make_launch
 
     with tempfile.TemporaryDirectory(prefix="mpitempo-probe-") as d:
@@ -145,7 +146,7 @@ def probe_overhead(build, np_: int, launcher: str | None, env: dict | None = Non
         launch = make_launch(build, np_, cmd, launcher, env or {})
         t0 = time.monotonic()
         try:
-            r = subprocess.run(launch.argv, capture_output=True, env=dict(os.environ, **launch.env), timeout=120)
+            r = watchdog.run(launch.argv, capture_output=True, env=dict(os.environ, **launch.env), timeout=120)
         except (OSError, subprocess.TimeoutExpired):
             return None
         return time.monotonic() - t0 if r.returncode == 0 else None

@@ -45,10 +45,14 @@ def parse_ompi_info(text: str, op: str) -> list[str]:
     return [name for _, name in parse_ompi_info_ids(text, op)]
 
 
-def discover(build: Build, op: str, np: int) -> list[Variant]:
+def discover(build: Build, op: str, np: int, smpi_selector: str = "mpich") -> list[Variant]:
     """The library's own algorithm variants of op, plus its default selection."""
     bindir = Path(build.mpiexec).parent
-    if build.flavour == "mpich":
+    if build.flavour == "smpi":
+        names = smpi_algorithms(build, op)
+        out = [Variant("default", smpi_env(smpi_selector))] + [Variant(n, smpi_env(smpi_selector, op, n))
+                                                                for n in names]
+    elif build.flavour == "mpich":
         tool = bindir / "mpivars"
         if not tool.exists():
             raise MtError(f"cannot list MPICH's {op} algorithms: no mpivars next to {build.mpiexec}; "
@@ -202,9 +206,72 @@ def ompi_env(op: str, alg_id: int) -> dict[str, str]:
     return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", f"OMPI_MCA_coll_tuned_{op}_algorithm": str(alg_id)}
 
 
+def mpich_device_cvar(op: str) -> str:
+    return f"MPIR_CVAR_{op.upper()}_DEVICE_COLLECTIVE"
+
+
 def mpich_env(op: str, name: str) -> dict[str, str]:
-    # an algorithm that cannot run with these arguments is an error, not a silent fallback to the default
-    return {mpich_cvar(op): name, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    # an algorithm that cannot run with these arguments is an error, not a silent fallback to the default;
+    # MPIR_CVAR_<OP>_DEVICE_COLLECTIVE=0 makes MPI_<Op> reach MPICH's MPIR level, where the algorithm
+    # CVAR is read: with the device collectives on (MPICH's default), ch4 runs its own shared-memory
+    # algorithm on a single node and the CVAR has no effect (measured with the MPICH 5.0.2 wheel: bcast
+    # and allreduce times identical for every forced algorithm)
+    return {mpich_cvar(op): name, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error", mpich_device_cvar(op): "0"}
+
+
+# SimGrid/SMPI (docs/simulation.md): SMPI implements MPI itself, with copies of the collective algorithms
+# of MPICH, Open MPI, MVAPICH2 and Intel MPI and their selection logic. smpi/coll-selector:mpich|ompi makes
+# SMPI choose every collective's algorithm as that library does (the "default" measured); smpi/<op>:<name>
+# forces one algorithm of one collective for the whole run. The list of names comes from SMPI itself: an
+# unknown name (help) makes smpirun stop with "Valid algorithms: ...". Selector names in that list
+# (default, automatic, mpich, ompi, mvapich2, impi) choose an algorithm rather than being one.
+SMPI_SELECTORS = ("mpich", "ompi")
+SMPI_NOT_ALGORITHMS = {"default", "automatic", "mpich", "ompi", "mvapich2", "impi"}
+SMPI_OP_KEYS = {"barrier": "barrier", "bcast": "bcast", "reduce": "reduce", "allreduce": "allreduce",
+                "allgather": "allgather", "alltoall": "alltoall", "reduce_scatter": "reduce_scatter",
+                "gather": "gather", "scatter": "scatter"}
+
+
+def smpi_env(selector: str, op: str | None = None, name: str | None = None) -> dict[str, str]:
+    """The configuration environment that runs SMPI with a selector, and with one op's algorithm forced
+    (runner/launch.py turns MPITEMPO_SMPI_CFG into smpirun --cfg= arguments)."""
+    from mpitempo.runner.launch import SMPI_CFG_ENV
+
+    if selector not in SMPI_SELECTORS:
+        raise MtError(f"invalid SMPI selector '{selector}' (allowed: {', '.join(SMPI_SELECTORS)})")
+    items = [f"smpi/coll-selector:{selector}"]
+    if op is not None:
+        items.append(f"smpi/{SMPI_OP_KEYS[op]}:{name}")
+    return {SMPI_CFG_ENV: " ".join(items)}
+
+
+def parse_smpi_algorithms(text: str) -> list[str]:
+    """Algorithm names of SMPI's "Collective 'OP' has no algorithm 'help'! Valid algorithms: a, b, c." line."""
+    import re as _re
+
+    m = _re.search(r"Valid algorithms:\s*([^\n]*)", text)
+    if not m:
+        return []
+    names = [n.strip().rstrip(".") for n in m.group(1).split(",")]
+    return [n for n in names if n and n not in SMPI_NOT_ALGORITHMS]
+
+
+def smpi_algorithms(build: Build, op: str) -> list[str]:
+    """SMPI's algorithms of op, asked from smpirun itself (one rank on a one-host platform)."""
+    from mpitempo.build import direct_argv
+
+    if op not in SMPI_OP_KEYS:
+        raise MtError(f"SMPI has no algorithm selection for '{op}' (allowed: {', '.join(SMPI_OP_KEYS)})")
+    argv = direct_argv(build, build.binary())
+    argv = argv[:-1] + [f"--cfg=smpi/{SMPI_OP_KEYS[op]}:help", "--log=root.thres:critical", argv[-1], "--list"]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MtError(f"cannot list SMPI's {op} algorithms with {argv[0]}: {e}") from None
+    names = parse_smpi_algorithms(r.stdout + r.stderr)
+    if not names:
+        raise MtError(f"SMPI ({build.mpiexec}) listed no {op} algorithms (smpirun --cfg=smpi/{op}:help)")
+    return names
 
 
 def _tool_text(argv: list[str]) -> str | None:
@@ -215,7 +282,7 @@ def _tool_text(argv: list[str]) -> str | None:
     return r.stdout if r.returncode == 0 else None
 
 
-def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalogue:
+def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True, smpi_selector: str = "mpich") -> Catalogue:
     """The library's selectable algorithms of ``ops`` (discovered from the installed library, else the
     fallback table). Raises MtError for a library without algorithm selection."""
     bindir = Path(build.mpiexec).parent
@@ -246,6 +313,10 @@ def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalog
                     continue    # only for two processes
                 out.append(Algorithm(op, name, i, ompi_env(op, i)))
             algs[op] = out
+    elif build.flavour == "smpi":
+        source = "smpirun --cfg=smpi/<op>:help"
+        for op in ops:
+            algs[op] = [Algorithm(op, n, None, smpi_env(smpi_selector, op, n)) for n in smpi_algorithms(build, op)]
     elif build.flavour == "mpich":
         text = _tool_text([str(bindir / "mpivars")]) if use_tool and (bindir / "mpivars").exists() else None
         source = "mpivars" if text else "fallback table"
@@ -262,7 +333,8 @@ def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True) -> Catalog
     for op in ops:
         if not algs.get(op):
             raise MtError(f"the {build.flavour} library lists no selectable algorithms for {op}")
-    return Catalogue(build.flavour, build.mpiexec_version, source, algs, notes)
+    flavour = f"smpi-{smpi_selector}" if build.flavour == "smpi" else build.flavour
+    return Catalogue(flavour, build.mpiexec_version, source, algs, notes)
 
 
 def restrict(cat: Catalogue, spec: str | None) -> Catalogue:

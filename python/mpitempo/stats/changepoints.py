@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 MIN_REL_SHIFT = 0.10    # levels closer than 10% are one level
-Z_MIN = 8.0             # the shift in standard errors of the difference of the two means
+Z_MIN = 16.0            # the shift in standard errors of the difference of the two means (docs/methods.md, "Flag rates")
 MIN_SEG = 50            # measurements per segment
 MAX_SEGMENTS = 6
 

@@ -223,11 +223,13 @@ NATIVE_CLOSEST = {
                    "OMPI_MCA_coll_tuned_barrier_algorithm=6"),
     "bst": ("Open MPI tree barrier (algorithm 6)", "OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
             "OMPI_MCA_coll_tuned_barrier_algorithm=6"),
-    "butterfly": ("MPICH recursive exchange barrier (recexch)", "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=recexch"),
+    "butterfly": ("MPICH recursive exchange barrier (recexch)", "MPIR_CVAR_BARRIER_DEVICE_COLLECTIVE=0 "
+                  "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=recexch"),
     "pairwise": ("Open MPI recursive doubling barrier (algorithm 3)", "OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
                  "OMPI_MCA_coll_tuned_barrier_algorithm=3"),
     "dissemination": ("MPICH k-dissemination barrier (k=2) / Open MPI Bruck barrier (algorithm 4)",
-                      "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination MPIR_CVAR_BARRIER_DISSEM_KVAL=2 "
+                      "MPIR_CVAR_BARRIER_DEVICE_COLLECTIVE=0 MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination "
+                      "MPIR_CVAR_BARRIER_DISSEM_KVAL=2 "
                       "(MPICH); OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_barrier_algorithm=4 "
                       "(Open MPI)"),
     NATIVE: ("the library's default MPI_Barrier", "none (the default)"),

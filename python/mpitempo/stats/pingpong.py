@@ -100,6 +100,9 @@ def histogram(values, bins: int = 40, upper: float | None = None, weights=None) 
     if hi <= lo:
         hi = lo + (abs(lo) * 1e-9 or 1e-12)
     inside = v <= hi if upper is None else v < hi
+    # values a few ulps apart: numpy cannot cut so narrow a range into finite bins; widen the range
+    # (not the selection above) to a relative 1e-9
+    hi = max(hi, lo + (abs(lo) * 1e-9 or 1e-12))
     counts, edges = np.histogram(v[inside], bins=bins, range=(lo, hi), weights=None if w is None else w[inside])
     over = float(np.sum(w[~inside])) if w is not None else int(np.count_nonzero(~inside))
     counts = counts.astype(int).tolist() if w is None else [int(round(c)) for c in counts]

@@ -19,8 +19,8 @@ from collections import defaultdict
 
 import numpy as np
 
-COLL_KINDS = ("coll_all2all", "coll_one2all", "coll_all2one", "coll")
-SEND_KINDS = ("send", "isend", "sendrecv")
+COLL_KINDS = ("coll_all2all", "coll_one2all", "coll_all2one", "coll", "icoll")
+SEND_KINDS = ("send", "isend", "sendrecv", "start_send")
 RECV_KINDS = ("recv", "irecv_done", "sendrecv")
 CLOCKS = {"raw": ("t_enter_raw_s", "t_exit_raw_s"), "global": ("t_enter_s", "t_exit_s")}
 
@@ -32,11 +32,12 @@ def _times(ev: dict, clock: str) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(ev[a], dtype=float), np.asarray(ev[b], dtype=float)
 
 
-def match_messages(ev: dict) -> list[tuple[int, int]]:
+def match_messages(ev: dict, from_end: bool = False) -> list[tuple[int, int]]:
     """(send row, receive row) pairs: per (source, destination, tag, communicator), the k-th send
     (in the order the sender posted them) matches the k-th receive (in the order the receiver
     posted them), MPI's non-overtaking rule. Unmatched sends or receives (a partner outside the
-    kept events) are left out."""
+    kept events) are left out. from_end: pair the last send with the last receive (a trace whose
+    buffers wrapped keeps the end of the run, cut at a different point on each rank)."""
     rank, kind, peer, peer2 = ev["rank"], ev["kind"], ev["peer"], ev["peer2"]
     tag, rtag, comm, seq = ev["tag"], ev["recv_tag"], ev["comm"], ev["seq"]
     t_post = np.asarray(ev["t_enter_raw_s"], dtype=float)
@@ -57,7 +58,10 @@ def match_messages(ev: dict) -> list[tuple[int, int]]:
             continue
         s = sorted(s, key=lambda i: (seq[i], t_post[i]))
         r = sorted(r, key=lambda i: (t_post[i], seq[i]))
-        pairs.extend(zip(s, r))
+        if from_end:
+            pairs.extend(zip(reversed(s), reversed(r)))
+        else:
+            pairs.extend(zip(s, r))
     return pairs
 
 
@@ -98,7 +102,7 @@ def count_violations(ev: dict, clock: str, from_end: bool = False) -> dict:
     """Clock-condition violations on one clock: messages received before they were sent, and
     collective exits before an entry they depend on (module docstring)."""
     t0, t1 = _times(ev, clock)
-    pairs = match_messages(ev)
+    pairs = match_messages(ev, from_end)
     p2p = sum(1 for s, r in pairs if t1[r] < t0[s])
     coll = 0
     inst = complete_instances(ev, collective_instances(ev, from_end))

@@ -270,3 +270,77 @@ def compare_paths(a_rows: list[dict], b_rows: list[dict], key: str = "no_wait_s"
             out.append({"path": str(r["rank"]), "a_path": r["path"], "b_path": b[r["rank"]]["path"], "a_s": a_s,
                         "b_s": b_s, "delta_pct": 100.0 * (b_s - a_s) / a_s if a_s else None})
     return out
+
+
+# -- injected faults: a slow host and a slow link (docs/tree.md, "Slow hosts and slow links") ------------
+
+SLOW_FACTOR = 2.0        # a host's work or a link's two-way latency this many times its class's median ...
+SLOW_FLOOR_S = 1e-6      # ... and at least this much above it, is called slow
+
+
+def slow_hosts(ev: dict, hosts) -> list[dict]:
+    """Hosts whose ranks work longer between calls than the hosts' median: per host, the median over
+    its ranks of outside_work (mean time between leaving one call and entering the next); a host is
+    slow when that is >= SLOW_FACTOR x the median over hosts and >= SLOW_FLOOR_S above it. With the
+    same work on every rank (mpitempo-tree --work, or an application's), a slower processor shows here;
+    a rank delayed alone (--imbalance) shows only when it is alone on its host. Slowest first."""
+    if hosts is None or ev["enter"].shape[0] < 2:
+        return []
+    work = outside_work(ev)
+    names = list(dict.fromkeys(hosts))
+    if len(names) < 3:              # a median of two hosts cannot tell which one is off
+        return []
+    per = {h: float(np.median([work[r] for r in range(len(hosts)) if hosts[r] == h])) for h in names}
+    med = float(np.median(list(per.values())))
+    out = [{"host": h, "work_s": w, "hosts_median_s": med, "ratio": (w / med) if med > 0 else None,
+            "ranks": [r for r in range(len(hosts)) if hosts[r] == h]}
+           for h, w in per.items() if w >= SLOW_FACTOR * med and w - med >= SLOW_FLOOR_S]
+    return sorted(out, key=lambda x: -x["work_s"])
+
+
+def slow_links(parent, ev: dict, hosts) -> list[dict]:
+    """Tree links whose two-way latency (t4 - t1) - (t3 - t2), independent of clock offsets, is
+    >= SLOW_FACTOR x the median of the links of their class (between hosts, or within a host) and
+    >= SLOW_FLOOR_S above it; classes of at least 3 links. Only calls where the child sent after its
+    parent had entered the call count: a parent still working when the message came records its arrival
+    only when it looks (t2 too late), which would put the parent's work into the link. A link between
+    hosts is attributed to the host whose every measured link between hosts is slow (``suspect_host``:
+    its own network link rather than the other end's; None when both or neither qualify). Slowest first."""
+    if hosts is None:
+        return []
+    cls: dict[bool, list[dict]] = {}
+    for c in range(len(parent)):
+        p = parent[c]
+        if p < 0:
+            continue
+        ok = ev["up"][:, c] >= ev["enter"][:, p]
+        if not ok.any():
+            continue
+        two = ((ev["down"][:, c] - ev["up"][:, c]) - (ev["dep"][:, c] - ev["arr"][:, c]))[ok]
+        cls.setdefault(hosts[c] != hosts[p], []).append({"child": c, "two_way_s": float(np.median(two)),
+                                                         "calls": int(ok.sum())})
+    slow, measured = [], []
+    for inter, lst in cls.items():
+        measured += [(ln["child"], parent[ln["child"]], inter) for ln in lst]
+        if len(lst) < 3:
+            continue
+        med = float(np.median([ln["two_way_s"] for ln in lst]))
+        for ln in lst:
+            if ln["two_way_s"] >= SLOW_FACTOR * med and ln["two_way_s"] - med >= SLOW_FLOOR_S:
+                c = ln["child"]
+                slow.append({"child": c, "parent": parent[c], "child_host": hosts[c], "parent_host": hosts[parent[c]],
+                             "between_hosts": inter, "two_way_s": ln["two_way_s"], "class_median_s": med,
+                             "ratio": ln["two_way_s"] / med if med > 0 else None, "calls": ln["calls"]})
+    slow_set = {(s["child"], s["parent"]) for s in slow}
+    inter_links = [(c, p) for c, p, inter in measured if inter]
+    for s in slow:
+        if not s["between_hosts"]:
+            s["suspect_host"] = s["child_host"]
+            continue
+        cands = []
+        for h in (s["child_host"], s["parent_host"]):
+            mine = [lk for lk in inter_links if hosts[lk[0]] == h or hosts[lk[1]] == h]
+            if mine and all(lk in slow_set for lk in mine):
+                cands.append(h)
+        s["suspect_host"] = cands[0] if len(cands) == 1 else None
+    return sorted(slow, key=lambda x: -x["two_way_s"])

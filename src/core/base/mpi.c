@@ -3,6 +3,7 @@
 #include "base/mt_common.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 static const char *prog_name = "mpitempo";
 
@@ -33,4 +34,21 @@ int mt_agree(MPI_Comm comm, int rc, char *err)
     mt_check_mpi(MPI_Bcast(err, MT_ERRLEN, MPI_CHAR, first, comm), "MPI_Bcast");
     mt_check_mpi(MPI_Bcast(&code, 1, MPI_INT, first, comm), "MPI_Bcast");
     return code;
+}
+
+void mt_host_name(char *buf, size_t len)
+{
+    if (!buf || len == 0) return;
+    snprintf(buf, len, "unknown");
+#ifdef MT_SMPI
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int n = 0;
+    if (MPI_Get_processor_name(name, &n) == MPI_SUCCESS && n > 0) {
+        name[n < MPI_MAX_PROCESSOR_NAME ? n : MPI_MAX_PROCESSOR_NAME] = '\0';
+        snprintf(buf, len, "%s", name);
+    }
+#else
+    if (gethostname(buf, len - 1) != 0) snprintf(buf, len, "unknown");
+    buf[len - 1] = '\0';
+#endif
 }

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define MT_VERSION "0.1.0"
-#define MT_ERRLEN 512
+#define MT_ERRLEN 2048
 
 /* Return codes of the core: 0 is success, everything else is an error whose
  * text has been written into the caller's error buffer. */
@@ -65,5 +65,17 @@ uint64_t mt_rng_next(mt_rng_t *r);
 uint64_t mt_rng_below(mt_rng_t *r, uint64_t n);
 /* Fisher-Yates shuffle of an int array */
 void mt_shuffle_int(mt_rng_t *r, int *a, int n);
+
+/* Under SimGrid/SMPI (MT_SMPI) sleep s seconds of simulated time (nanosleep is simulated there and
+ * costs one simulation step), so that a busy wait on the clock skips its wait at once instead of
+ * advancing simulated time by smpi/wtime per read (millions of host-microsecond reads); a no-op
+ * elsewhere. Busy waits call it with a little less than what is left, then spin the rest. */
+void mt_sim_skip(double s);
+
+/* Under SimGrid/SMPI (MT_SMPI) charge `flops` floating-point operations to the calling rank's
+ * simulated host (smpi_execute_flops: flops / the host's core speed of simulated time), so that
+ * computation the simulation does not time (smpi/simulate-computation:no) still costs what the
+ * platform says and a slower host is slower; a no-op elsewhere. */
+void mt_sim_flops(double flops);
 
 #endif

@@ -4,6 +4,7 @@
 #define MT_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 /* The executable's name for messages; set once by the run driver (default "mpitempo"). */
 void mt_set_prog(const char *prog);
@@ -16,5 +17,16 @@ void mt_check_mpi(int rc, const char *what);
  * rc == MT_OK; otherwise every rank gets the code and the message (err, of
  * MT_ERRLEN bytes) of the lowest failing rank. Collective. */
 int mt_agree(MPI_Comm comm, int rc, char *err);
+
+/* 1 in a core built for SimGrid/SMPI (smpicc, CMake MPITEMPO_SMPI): times are simulated. */
+#ifdef MT_SMPI
+#define MT_SIMULATED 1
+#else
+#define MT_SIMULATED 0
+#endif
+
+/* This rank's host name: gethostname(), or under SMPI the simulated host (MPI_Get_processor_name),
+ * since every simulated rank runs in the one host process. Always NUL-terminated. */
+void mt_host_name(char *buf, size_t len);
 
 #endif

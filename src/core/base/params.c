@@ -17,7 +17,7 @@ const int mt_nparam_defs = (int)(sizeof mt_param_defs / sizeof mt_param_defs[0])
 
 const char *mt_ptype_name(mt_ptype_t t)
 {
-    static const char *const names[] = {"INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST"};
+    static const char *const names[] = {"INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
@@ -52,6 +52,14 @@ static int parse_value(mt_pval_t *v, const char *text, char *err)
     int rc = MT_OK;
     switch (d->type) {
     case MT_T_INT: rc = mt_parse_int(text, flag, int_bound(d->min), int_bound(d->max), &v->i, err); break;
+    case MT_T_INT_AUTO:
+        if (text && !strcmp(text, "auto")) {
+            v->i = MT_P_AUTO;
+        } else if (mt_parse_int(text, flag, int_bound(d->min), int_bound(d->max), &v->i, err) != MT_OK) {
+            rc = mt_fail(err, MT_EINVAL, "invalid %s '%s': expected an integer in [%lld, %lld] or auto", flag,
+                         text ? text : "", int_bound(d->min), int_bound(d->max));
+        }
+        break;
     case MT_T_FLOAT: rc = mt_parse_double(text, flag, &v->d, err); break;
     case MT_T_DURATION: rc = mt_parse_duration_as(text, flag, &v->d, err); break;
     case MT_T_SIZE: {
@@ -147,7 +155,7 @@ int mt_params_check_bounds(const mt_params_t *p, char *err)
 #define T(x) (1u << MT_T_##x)
 int mt_p_set(const mt_params_t *p, int id) { return get(p, id, ~0u)->set; }
 int mt_p_given(const mt_params_t *p, int id) { return get(p, id, ~0u)->given; }
-long long mt_p_int(const mt_params_t *p, int id) { return get(p, id, T(INT))->i; }
+long long mt_p_int(const mt_params_t *p, int id) { return get(p, id, T(INT) | T(INT_AUTO))->i; }
 double mt_p_num(const mt_params_t *p, int id) { return get(p, id, T(FLOAT) | T(DURATION))->d; }
 int64_t mt_p_size(const mt_params_t *p, int id) { return (int64_t)get(p, id, T(SIZE))->i; }
 int mt_p_bool(const mt_params_t *p, int id) { return (int)get(p, id, T(BOOL))->i; }
@@ -172,7 +180,7 @@ void mt_params_write_list(mt_json_t *j, unsigned app)
         if (d->def[0]) mt_json_str(j, d->def);
         else mt_json_null(j);
         mt_json_kstr(j, "unit", d->unit);
-        if (d->type == MT_T_INT || d->type == MT_T_SIZE) { /* exact, even 2^63 - 1 */
+        if (d->type == MT_T_INT || d->type == MT_T_INT_AUTO || d->type == MT_T_SIZE) { /* exact, even 2^63 - 1 */
             mt_json_kint(j, "min", int_bound(d->min));
             mt_json_kint(j, "max", int_bound(d->max));
         } else {
@@ -195,7 +203,8 @@ void mt_params_write_values(mt_json_t *j, const mt_params_t *p)
         mt_json_key(j, d->name);
         if (d->type == MT_T_BOOL) mt_json_bool(j, (int)v->i);
         else if (!v->set) mt_json_null(j);
-        else if (d->type == MT_T_INT || d->type == MT_T_SIZE) mt_json_int(j, v->i);
+        else if (d->type == MT_T_INT_AUTO && v->i == MT_P_AUTO) mt_json_str(j, "auto");
+        else if (d->type == MT_T_INT || d->type == MT_T_INT_AUTO || d->type == MT_T_SIZE) mt_json_int(j, v->i);
         else if (d->type == MT_T_FLOAT || d->type == MT_T_DURATION) mt_json_num(j, v->d);
         else mt_json_str(j, v->raw);
     }

@@ -15,7 +15,9 @@
 
 enum { MT_APP_BENCH = 1, MT_APP_CLOCKS = 2, MT_APP_PINGPONG = 4, MT_APP_LOGP = 8, MT_APP_TREE = 16 };
 
-typedef enum { MT_T_INT, MT_T_FLOAT, MT_T_STR, MT_T_BOOL, MT_T_DURATION, MT_T_SIZE, MT_T_LIST } mt_ptype_t;
+/* INT_AUTO: an INT that also takes the word "auto" (mt_p_int then returns MT_P_AUTO) */
+typedef enum { MT_T_INT, MT_T_FLOAT, MT_T_STR, MT_T_BOOL, MT_T_DURATION, MT_T_SIZE, MT_T_LIST, MT_T_INT_AUTO } mt_ptype_t;
+#define MT_P_AUTO (-1LL)
 
 typedef struct mt_param_def {
     int id;            /* MTP_<name> */
@@ -66,7 +68,7 @@ int mt_params_check_bounds(const mt_params_t *p, char *err);
  * does not have is a programming error (abort). */
 int mt_p_set(const mt_params_t *p, int id);
 int mt_p_given(const mt_params_t *p, int id);
-long long mt_p_int(const mt_params_t *p, int id);
+long long mt_p_int(const mt_params_t *p, int id);   /* INT, INT_AUTO (MT_P_AUTO for "auto") */
 double mt_p_num(const mt_params_t *p, int id);   /* FLOAT, DURATION (s) */
 int64_t mt_p_size(const mt_params_t *p, int id);
 int mt_p_bool(const mt_params_t *p, int id);

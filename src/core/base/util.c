@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef MT_SMPI
+#include <smpi/smpi.h>
+#endif
 
 int mt_fail(char *err, int code, const char *fmt, ...)
 {
@@ -290,4 +294,27 @@ double mt_median_valid(const double *v, const int *valid, int n)
     }
     free(c);
     return med;
+}
+
+void mt_sim_flops(double flops)
+{
+#ifdef MT_SMPI
+    if (flops > 0) smpi_execute_flops(flops);
+#else
+    (void)flops;
+#endif
+}
+
+void mt_sim_skip(double s)
+{
+#ifdef MT_SMPI
+    s -= 20e-9; /* a couple of clock reads (smpi/wtime) left for the spin */
+    if (!(s > 0)) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+#else
+    (void)s;
+#endif
 }

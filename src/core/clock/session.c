@@ -81,6 +81,11 @@ int mt_gclock_finish(mt_gclock_t *g, char *err)
     if (g->rank == 0 && !(g->slopes = calloc((size_t)g->size, sizeof(int))))
         mt_check_mpi(MPI_ERR_NO_MEM, "slope decisions");
     mt_sync_gather_slopes(g->comm, &g->res, g->slopes);
+    /* the adaptive fit window of every rank's (last) model: fit points, the interval reached, how it ended */
+    double mine[3] = {g->res.st.fit_points, g->res.st.fit_ci_ppm, g->res.st.fit_stop};
+    if (g->rank == 0 && !(g->fits = calloc(3 * (size_t)g->size, sizeof(double))))
+        mt_check_mpi(MPI_ERR_NO_MEM, "fit windows");
+    mt_check_mpi(MPI_Gather(mine, 3, MPI_DOUBLE, g->fits, 3, MPI_DOUBLE, 0, g->comm), "MPI_Gather");
     g->finished = 1;
     return MT_OK;
 }
@@ -104,6 +109,22 @@ void mt_gclock_write_meta(const mt_gclock_t *g, mt_json_t *j, int defaulted, dou
         mt_json_kint(j, "rtt_preempted_ranks", g->rtt_preempted_ranks);
         mt_json_knum(j, "rtt_spread_max_s", g->rtt_spread_max_s);
         if (g->slopes) mt_sync_write_slopes(j, g->slopes, g->size);
+        if (g->fits) {
+            /* per rank, null for ranks without a linear model of their own (the reference, ClockPropSync) */
+            static const char *const keys[] = {"fit_points_per_rank", "fit_ci_ppm_per_rank", "fit_stop_per_rank"};
+            for (int k = 0; k < 3; k++) {
+                mt_json_key(j, keys[k]);
+                mt_json_arr_begin(j);
+                for (int r = 0; r < g->size; r++) {
+                    const double *f = g->fits + 3 * (size_t)r;
+                    if (!g->slopes || g->slopes[r] == MT_SLOPE_NONE) mt_json_null(j);
+                    else if (k == 0) mt_json_int(j, (int64_t)f[0]);
+                    else if (k == 1) mt_json_num(j, f[1]);
+                    else mt_json_str(j, f[2] == MT_STOP_CI ? "ci" : f[2] == MT_STOP_MAX ? "window" : "fixed");
+                }
+                mt_json_arr_end(j);
+            }
+        }
     } else {
         mt_json_kstr(j, "note", "local timer only; runtimes are max over ranks of local runtimes");
     }
@@ -115,6 +136,8 @@ void mt_gclock_free(mt_gclock_t *g)
     mt_check_free(&g->chk1);
     free(g->simall);
     free(g->slopes);
+    free(g->fits);
+    g->fits = NULL;
     g->simall = NULL;
     g->slopes = NULL;
 }

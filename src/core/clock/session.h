@@ -25,6 +25,7 @@ typedef struct mt_gclock {
     int rtt_preempted_ranks;   /* rank 0: ranks whose Mean-RTT-Offset measurements saw preempted round trips */
     double rtt_spread_max_s;   /* rank 0: the largest spread of those measurements (s) */
     int *slopes;             /* rank 0: slope decision of every rank (after mt_gclock_finish) */
+    double *fits;            /* rank 0: fit points, slope interval reached (ppm), how the window ended, per rank */
     int synced, finished;
 } mt_gclock_t;
 

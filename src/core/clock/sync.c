@@ -38,7 +38,7 @@ void mt_sync_names(char *buf, size_t len)
 static const struct { const char *name; unsigned bit; } keys[] = {
     {"fitpts", MT_P_FITPTS}, {"pp", MT_P_PP},         {"offset", MT_P_OFFSET}, {"recompute", MT_P_RECOMPUTE},
     {"window", MT_P_WINDOW}, {"slope", MT_P_SLOPE},   {"z", MT_P_Z},           {"tol", MT_P_TOL}, {"fit", MT_P_FIT},
-    {"rtt", MT_P_RTT},
+    {"rtt", MT_P_RTT}, {"ci", MT_P_CI},
 };
 #define NKEYS ((int)(sizeof(keys) / sizeof(keys[0])))
 
@@ -158,6 +158,12 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
             else if (!strcmp(v, "mean")) p->rtt = MT_RTT_MEAN;
             else return mt_fail(err, MT_EINVAL, "invalid rtt '%s' in '%s': expected median or mean", v, whole);
             break;
+        case MT_P_CI:
+            if (!parse_num(v, &d) || d < 0 || d > 1e6)
+                return mt_fail(err, MT_EINVAL, "invalid ci '%s' in '%s': expected ppm in [0, 1e6] (0: the whole window)",
+                               v, whole);
+            p->ci_ppm = d;
+            break;
         case MT_P_TOL:
             if (!parse_num(v, &d) || d < 0)
                 return mt_fail(err, MT_EINVAL, "invalid tol '%s' in '%s': expected seconds >= 0", v, whole);
@@ -171,11 +177,12 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         return mt_fail(err, MT_EINVAL, "rtt= in '%s' applies to offset=meanrtt only", whole);
     if (p->fit == MT_FIT_PAPER) {
         if (((*given & MT_P_SLOPE) && p->slope != MT_SLOPE_FIT) || ((*given & MT_P_WINDOW) && p->window_s != 0) ||
-            ((*given & MT_P_RTT) && p->rtt != MT_RTT_MEAN))
-            return mt_fail(err, MT_EINVAL, "fit=paper in '%s' sets slope=fit, window=0 and rtt=mean itself: give no "
-                           "other slope, window or rtt with it", whole);
+            ((*given & MT_P_RTT) && p->rtt != MT_RTT_MEAN) || ((*given & MT_P_CI) && p->ci_ppm != 0))
+            return mt_fail(err, MT_EINVAL, "fit=paper in '%s' sets slope=fit, window=0 and rtt=mean itself (and ci=0): "
+                           "give no other slope, window, rtt or ci with it", whole);
         p->slope = MT_SLOPE_FIT;
         p->window_s = 0;
+        p->ci_ppm = 0;
         p->rtt = MT_RTT_MEAN; /* Mean-RTT-Offset as Algorithm 8 specifies it */
     }
     return MT_OK;
@@ -304,6 +311,7 @@ static void fmt_flat(const mt_sync_alg_t *a, const mt_sync_params_t *p, char *bu
         ADD("slope=%s", p->slope == MT_SLOPE_AUTO ? "auto" : p->slope == MT_SLOPE_FIT ? "fit" : "zero");
     if (a->keys & MT_P_Z) ADD("z=%g", p->z);
     if (a->keys & MT_P_FIT) ADD("fit=%s", p->fit == MT_FIT_PAPER ? "paper" : p->fit == MT_FIT_OLS ? "ols" : "ts");
+    if (a->keys & MT_P_CI) ADD("ci=%g", p->ci_ppm);
     if (a->keys & MT_P_TOL) ADD("tol=%g", p->tol_s);
 #undef ADD
 }

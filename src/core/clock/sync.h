@@ -23,7 +23,20 @@ enum { MT_SLOPE_NONE = -1, MT_SLOPE_DROPPED = 0, MT_SLOPE_KEPT = 1 };
 /* parameter keys an algorithm accepts (bit mask) */
 enum { MT_P_FITPTS = 1, MT_P_PP = 2, MT_P_OFFSET = 4, MT_P_RECOMPUTE = 8, MT_P_WINDOW = 16, MT_P_SLOPE = 32,
        MT_P_Z = 64, MT_P_TOL = 128, MT_P_FIT = 256,
-       MT_P_RTT = 512 /* accepted wherever MT_P_OFFSET is, with offset=meanrtt only */ };
+       MT_P_RTT = 512 /* accepted wherever MT_P_OFFSET is, with offset=meanrtt only */,
+       MT_P_CI = 1024 };
+
+/* how the fit window of a linear model ended (mt_sync_stats_t.fit_stop) */
+enum { MT_STOP_FIXED = 0, /* the whole window (ci=0, slope=fit/zero, fit=paper) */
+       MT_STOP_CI = 1,    /* adaptive: the slope's interval z * SE reached ci */
+       MT_STOP_MAX = 2 }; /* adaptive: the window's end came first */
+/* adaptive fit window (ci > 0, slope=auto): the stopping rule is looked at
+ * once the fit points span at least this fraction of window (and >= 8 points) */
+#define MT_ADAPT_MIN_FRAC 0.4
+#define MT_ADAPT_MIN_PTS 8
+/* a slope kept in one adaptive window (no confirming second window) must be at
+ * least this many times ci (10 x 0.1 ppm = 1 ppm); smaller ones are confirmed */
+#define MT_ADAPT_KEEP_CI 10
 
 /* how the slope is fitted */
 /* MT_FIT_PAPER: LEARN_CLOCK_MODEL exactly as Hunold and Carpen-Amarie 2018 (Alg. 2) specify it:
@@ -41,6 +54,8 @@ typedef struct mt_sync_params {
     double tol_s;                  /* prop: tolerance of the same-time-source check */
     int fit;                       /* MT_FIT_TS (RTT filter + Theil-Sen, default) or MT_FIT_OLS (Alg. 2) */
     int rtt;                       /* offset=meanrtt: MT_RTT_MEDIAN (default) or MT_RTT_MEAN (fit=paper) */
+    double ci_ppm;                 /* slope=auto: end the fit window once z * SE(slope) <= ci_ppm (ppm);
+                                    * 0: always the whole window (docs/clocks.md, adaptive fit window) */
 } mt_sync_params_t;
 
 /* What one rank did during a sync (reported per rank by mpitempo-clocks). */
@@ -59,6 +74,9 @@ typedef struct mt_sync_stats {
     int rtt_preempted;   /* ... of them whose spread exceeded MT_MEANRTT_TOL_S: preempted round trips */
     double spread_sum_s; /* the sum of their spreads */
     double spread_max_s; /* the largest spread */
+    int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
+    double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
+    int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
 } mt_sync_stats_t;
 
 /* One sync call on one communicator. */

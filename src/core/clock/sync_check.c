@@ -52,6 +52,7 @@ static void wait_until(const mt_clock_t *g, double target, int busy)
     for (;;) {
         double left = target - mt_clock_now(g);
         if (left <= 0) return;
+        mt_sim_skip(left);
         if (!busy && left > 2e-3) {
             struct timespec ts = {0, 0};
             double s = left - 1e-3;

@@ -115,6 +115,9 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
         a->fit_window_s = b->fit_window_s;
         a->fit_dropped = b->fit_dropped;
         a->slope_windows = b->slope_windows;
+        a->fit_points = b->fit_points;
+        a->fit_ci_ppm = b->fit_ci_ppm;
+        a->fit_stop = b->fit_stop;
     }
 }
 

@@ -27,5 +27,5 @@ static int hoefler_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out,
 const mt_sync_alg_t mt_sync_hoefler = {
     "hoefler", "NBCBench (Hoefler et al.): offset-only, pushed down a binomial tree (O(log p), no drift model)",
     MT_P_PP | MT_P_OFFSET,
-    {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN},
+    {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
     hoefler_sync, NULL};

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #define TAG_CONFIRM 711
+#define TAG_MORE 712
 
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
 {
@@ -133,8 +134,15 @@ static int fit_line(int ts, const double *x, const double *y, int n, double *tmp
 /* mt_fit_decide, returning for slope=auto how clear the decision was:
  * FIT_KEEP, FIT_UNSURE (|slope| > z/2 SE but not kept), FIT_DROP */
 enum { FIT_DROP = 0, FIT_UNSURE = 1, FIT_KEEP = 2 };
+/* halves_ok (may be NULL): 1 when the two halves of the points in use (in
+ * time order) agree on the slope: both with the sign of the whole fit, and
+ * their difference within z times its standard error or within 2 ci (a
+ * difference that small does not matter at the target precision). A step in
+ * the offsets (the machine's load changed) gives a large slope in one half
+ * and none in the other; a real drift gives the same slope in both.
+ * st->fit_ci_ppm: the interval's half-width z * max(SE, |s1 - s2| / 4). */
 static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
-                        mt_model_t *lm, mt_sync_stats_t *st, double *slope_out)
+                        mt_model_t *lm, mt_sync_stats_t *st, double *slope_out, int *halves_ok)
 {
     int cls;
     int ts = p->fit == MT_FIT_TS;
@@ -181,7 +189,23 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
     else keep = f.slope_se > 0 && fabs(f.slope) > p->z * f.slope_se &&
                 mt_theil_sen_ci(xx, yy, m, p->z, &lo, &hi, NULL) == MT_OK && (lo > 0 || hi < 0) && f.slope >= lo &&
                 f.slope <= hi;
+    /* the halves of the points in use (time order): their slopes agree, and
+     * their difference estimates the slope's error where the offsets wander
+     * (correlated noise, which the OLS standard error does not see): for
+     * independent noise |s1 - s2| / 4 is about SE(slope) of all points */
+    double se_ci = ok ? f.slope_se : 0;
+    int hok = 0, h = m / 2;
+    mt_fit_t f1, f2;
+    if (ok && h >= 4 && fit_line(ts, xx, yy, h, tmp, &f1) == MT_OK &&
+        fit_line(ts, xx + h, yy + h, m - h, tmp, &f2) == MT_OK) {
+        double d = fabs(f1.slope - f2.slope), se = sqrt(f1.slope_se * f1.slope_se + f2.slope_se * f2.slope_se);
+        hok = f1.slope * f.slope > 0 && f2.slope * f.slope > 0 && (d <= p->z * se || d <= 2e-6 * p->ci_ppm);
+        if (d / 4 > se_ci) se_ci = d / 4;
+    }
+    if (halves_ok) *halves_ok = hok;
     if (st) {
+        st->fit_points = m;
+        st->fit_ci_ppm = p->z * se_ci * 1e6;
         st->fit_slope = ok ? f.slope : 0;
         st->fit_slope_se = ok ? f.slope_se : 0;
         st->fit_window_s = m > 0 ? xx[m - 1] - xx[0] : 0;
@@ -207,7 +231,7 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
 void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
                    mt_model_t *lm, mt_sync_stats_t *st)
 {
-    fit_decide_x(p, x, y, rtt, n, lm, st, NULL);
+    fit_decide_x(p, x, y, rtt, n, lm, st, NULL, NULL);
 }
 
 /* wait between fit points: busy by default (a sleeping CPU answers the next
@@ -216,6 +240,7 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
 static void wait_s(const mt_clock_t *clk, double target, int lazy)
 {
     if (!lazy) {
+        mt_sim_skip(target - mt_clock_now(clk));
         while (mt_clock_now(clk) < target) {
         }
         return;
@@ -229,15 +254,16 @@ static void wait_s(const mt_clock_t *clk, double target, int lazy)
     }
 }
 
-/* one window of n fit points on the client, spread over the window */
-static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, int n, double *x, double *y,
-                           double *rtt)
+/* fit points i0 .. i1-1 of a window that started at t1 on the client: point
+ * i is taken at t1 + window * i / (fitpts - 1) */
+static void measure_points(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, int i0, int i1, double t1,
+                           double *x, double *y, double *rtt)
 {
     const mt_sync_params_t *p = e->p;
     mt_offset_res_t o;
     const char *tr = getenv("MPITEMPO_CLOCK_TRACE");
-    double t1 = mt_clock_now(clk);
-    for (int i = 0; i < n; i++) {
+    int n = p->fitpts;
+    for (int i = i0; i < i1; i++) {
         if (i > 0 && p->window_s > 0) wait_s(clk, t1 + p->window_s * i / (n - 1), e->pp.lazy);
         mt_sync_measure(e, clk, ref, client, &o);
         x[i] = o.timestamp;
@@ -247,6 +273,32 @@ static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int
             fprintf(stderr, "trace learn ref=%d client=%d i=%d t=%.9f off=%.9e rtt=%.9e\n", ref, client, i, o.timestamp,
                     o.offset, o.rtt_min);
     }
+}
+
+/* one whole window of n fit points on the client, spread over the window */
+static void measure_window(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, int n, double *x, double *y,
+                           double *rtt)
+{
+    measure_points(e, clk, ref, client, 0, n, mt_clock_now(clk), x, y, rtt);
+}
+
+/* adaptive fit window: the first point after which the stopping rule is
+ * looked at; fitpts when the window is fixed (ci=0, slope=fit/zero,
+ * fit=paper, window=0, or too few points to stop early) */
+static int adaptive_min(const mt_sync_params_t *p)
+{
+    int n = p->fitpts;
+    if (!(p->ci_ppm > 0) || p->slope != MT_SLOPE_AUTO || p->fit == MT_FIT_PAPER || !(p->window_s > 0)) return n;
+    int k = (int)ceil(MT_ADAPT_MIN_FRAC * (n - 1)) + 1;
+    if (k < MT_ADAPT_MIN_PTS) k = MT_ADAPT_MIN_PTS;
+    return k < n ? k : n;
+}
+
+/* adaptive fit window: at most this many points (twice the window's span) */
+static int adaptive_max(const mt_sync_params_t *p)
+{
+    int n = p->fitpts;
+    return adaptive_min(p) < n ? 2 * n - 1 : n;
 }
 
 void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm)
@@ -259,7 +311,14 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
     if (e->pp.rank == ref) {
         e->st->learn_ref++;
         int first = p->fit == MT_FIT_PAPER; /* fit=paper: no warm-up */
-        for (int i = first; i <= n; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + n */
+        int nmin = adaptive_min(p), nmax = adaptive_max(p);
+        for (int i = first; i <= nmin; i++) mt_sync_measure(e, clk, ref, client, &o); /* warm-up + nmin */
+        for (int i = nmin; i < nmax; i++) { /* adaptive: one flag from the client before each further point */
+            double more = 0;
+            mt_pp_recv_lazy(&e->pp, &more, 1, client, TAG_MORE);
+            if (more == 0) break;
+            mt_sync_measure(e, clk, ref, client, &o);
+        }
         if (p->slope == MT_SLOPE_AUTO) /* one more window per nonzero flag of the client */
             for (int w = 0; w < 2; w++) {
                 double again = 0;
@@ -270,7 +329,8 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
     } else if (e->pp.rank == client) {
         e->st->learn_client++;
-        size_t cap = 3 * (size_t)n + 1; /* up to three windows + the recompute point */
+        /* the first window (adaptive: up to twice as long), two more + the recompute point */
+        size_t cap = (size_t)adaptive_max(p) + 2 * (size_t)n + 1;
         double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
         double *y = x + cap, *rtt = y + cap;
@@ -278,10 +338,36 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
          * (it may still serve another client) and runs on cold caches; it
          * is not a fit point, and the window starts when it is done */
         if (p->fit != MT_FIT_PAPER) mt_sync_measure(e, clk, ref, client, &o);
-        int ntot = n;
-        measure_window(e, clk, ref, client, n, x, y, rtt);
+        int n1 = n, ntot, cls, halves = 0;
         double s1 = 0, s2 = 0;
-        int cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1);
+        int nmin = adaptive_min(p), nmax = adaptive_max(p);
+        e->st->fit_stop = MT_STOP_FIXED;
+        if (nmin < n) {
+            /* adaptive fit window: after each point from nmin on, fit; stop
+             * when the slope's interval z * SE is within ci, else tell the
+             * reference that one more point follows */
+            double t1 = mt_clock_now(clk);
+            measure_points(e, clk, ref, client, 0, nmin, t1, x, y, rtt);
+            for (n1 = nmin;; n1++) {
+                cls = fit_decide_x(p, x, y, rtt, n1, lm, e->st, &s1, &halves);
+                int reached = e->st->fit_slope_se > 0 && e->st->fit_ci_ppm <= p->ci_ppm;
+                if (reached || n1 == nmax) {
+                    e->st->fit_stop = reached ? MT_STOP_CI : MT_STOP_MAX;
+                    if (n1 < nmax) {
+                        double more = 0;
+                        mt_pp_send(&e->pp, &more, 1, ref, TAG_MORE);
+                    }
+                    break;
+                }
+                double more = 1;
+                mt_pp_send(&e->pp, &more, 1, ref, TAG_MORE);
+                measure_points(e, clk, ref, client, n1, n1 + 1, t1, x, y, rtt);
+            }
+        } else {
+            measure_window(e, clk, ref, client, n, x, y, rtt);
+            cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1, NULL);
+        }
+        ntot = n1;
         if (p->slope == MT_SLOPE_AUTO) {
             /* slope=auto keeps a slope only when a second, independent
              * window confirms it: its own slope is significant with the
@@ -291,40 +377,51 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
              * window's slope was significant and the second does not
              * confirm it (a noisy window, or a step in the first), a third
              * window decides: a real drift shows again, a step does not;
-             * the model is then fitted over the first and the third. */
-            double again = cls != FIT_DROP;
+             * the model is then fitted over the first and the third.
+             * An adaptive window that reached its interval needs no second
+             * window when its slope is dropped and |slope| <= ci (an unsure
+             * slope larger than that goes to the second window), or kept
+             * with both halves agreeing (the halves stand in for the second
+             * window) and at least MT_ADAPT_KEEP_CI x ci: a small slope may
+             * be a slow wander of the offsets within the window, which only
+             * an independent window tells from a drift. */
+            int ci_reached = e->st->fit_stop == MT_STOP_CI;
+            int done = nmin < n && (cls == FIT_KEEP ? ci_reached && halves && fabs(s1) >= MT_ADAPT_KEEP_CI * p->ci_ppm * 1e-6
+                                                    : cls == FIT_DROP || (ci_reached && fabs(s1) <= p->ci_ppm * 1e-6));
+            double again = !done && cls != FIT_DROP;
             mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
             if (again != 0) {
-                measure_window(e, clk, ref, client, n, x + n, y + n, rtt + n);
+                double *x2 = x + n1, *y2 = y + n1, *r2 = rtt + n1;
+                measure_window(e, clk, ref, client, n, x2, y2, r2);
                 mt_model_t m2;
                 mt_sync_stats_t st2 = *e->st;
-                int cls2 = fit_decide_x(p, x + n, y + n, rtt + n, n, &m2, &st2, &s2);
+                int cls2 = fit_decide_x(p, x2, y2, r2, n, &m2, &st2, &s2, NULL);
                 int confirmed = cls2 == FIT_KEEP && s1 * s2 > 0, ntie = 0;
                 double third = cls == FIT_KEEP && !confirmed;
                 mt_pp_send(&e->pp, &third, 1, ref, TAG_CONFIRM);
                 if (third != 0) {
-                    measure_window(e, clk, ref, client, n, x + 2 * n, y + 2 * n, rtt + 2 * n);
+                    measure_window(e, clk, ref, client, n, x2 + n, y2 + n, r2 + n);
                     double s3 = 0;
                     mt_sync_stats_t st3 = *e->st;
-                    int cls3 = fit_decide_x(p, x + 2 * n, y + 2 * n, rtt + 2 * n, n, &m2, &st3, &s3);
+                    int cls3 = fit_decide_x(p, x2 + n, y2 + n, r2 + n, n, &m2, &st3, &s3, NULL);
                     ntie = 1;
                     if (cls3 == FIT_KEEP && s1 * s3 > 0) {
                         /* the first and the third agree: window 2 is left out of the fit */
-                        memcpy(x + n, x + 2 * n, sizeof(double) * (size_t)n);
-                        memcpy(y + n, y + 2 * n, sizeof(double) * (size_t)n);
-                        memcpy(rtt + n, rtt + 2 * n, sizeof(double) * (size_t)n);
+                        memcpy(x2, x2 + n, sizeof(double) * (size_t)n);
+                        memcpy(y2, y2 + n, sizeof(double) * (size_t)n);
+                        memcpy(r2, r2 + n, sizeof(double) * (size_t)n);
                         confirmed = 1;
                     }
                 }
-                ntot = confirmed ? 2 * n : (2 + ntie) * n;
+                ntot = confirmed ? n1 + n : n1 + (1 + ntie) * n;
                 e->st->slope_windows = 2 + ntie;
                 if (confirmed) {
-                    fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL);
+                    fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL, NULL);
                 } else {
                     mt_sync_params_t pz = *p;
                     pz.slope = MT_SLOPE_ZERO;
                     double fs = e->st->fit_slope, fse = e->st->fit_slope_se;
-                    fit_decide_x(&pz, x, y, rtt, ntot, lm, e->st, NULL);
+                    fit_decide_x(&pz, x, y, rtt, ntot, lm, e->st, NULL, NULL);
                     e->st->fit_slope = fs; /* report the first window's fit */
                     e->st->fit_slope_se = fse;
                 }

@@ -83,6 +83,6 @@ static int prop_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, ch
 const mt_sync_alg_t mt_sync_prop = {
     "prop", "ClockPropSync: copy rank 0's clock model to the group (only where the group shares a time source)",
     MT_P_TOL,
-    {0, 0, NULL, 0, 0, MT_SLOPE_ZERO, 0, 1e-6, MT_FIT_TS, MT_RTT_MEDIAN},
+    {0, 0, NULL, 0, 0, MT_SLOPE_ZERO, 0, 1e-6, MT_FIT_TS, MT_RTT_MEDIAN, 0},
     prop_sync,
     "prop (ClockPropSync) can only be the last algorithm, inside a group that shares a time source"};

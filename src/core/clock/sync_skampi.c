@@ -26,5 +26,5 @@ static int skampi_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, 
 const mt_sync_alg_t mt_sync_skampi = {
     "skampi", "SKaMPI: offset-only, reference to each client in turn (O(p), no drift model)",
     MT_P_PP | MT_P_OFFSET,
-    {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN},
+    {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
     skampi_sync, NULL};

@@ -86,6 +86,7 @@ int mt_logp_sane(const mt_logp_pair_t *p, char *err)
 static void spin(const mt_timer_inst_t *t, int64_t ticks)
 {
     int64_t t0 = t->t->now();
+    mt_sim_skip((double)ticks / t->ticks_per_s);
     while (t->t->now() - t0 < ticks) {
     }
 }

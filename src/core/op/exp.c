@@ -24,6 +24,14 @@ int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out
         mt_free_list(names, nn);
         return rc;
     }
+    for (int i = 0; i < ns; i++) /* a size given twice would be measured twice and pooled */
+        for (int j = 0; j < i; j++)
+            if (sizes[i] == sizes[j]) {
+                free(sizes);
+                mt_free_list(names, nn);
+                return mt_fail(err, MT_EINVAL, "invalid --msizes '%s': %lld B is listed twice (each size once; more "
+                               "measurements with --nrep)", msizes, (long long)sizes[i]);
+            }
     mt_exp_t *e = malloc(sizeof(mt_exp_t) * (size_t)(nn * ns + 1));
     int k = 0;
     if (!e) {
@@ -39,6 +47,15 @@ int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out
         if (nprocs > 0 && nprocs < op->min_procs) {
             rc = mt_fail(err, MT_EINVAL, "op '%s' needs at least %d ranks, but the job has %d", op->name,
                          op->min_procs, nprocs);
+            goto fail;
+        }
+        if (nprocs > 0 && (op->flags & MT_OP_PAIRS) && nprocs % 2) {
+            rc = mt_fail(err, MT_EINVAL, "op '%s' pairs rank i with rank i + p/2 and needs an even number of ranks, "
+                         "but the job has %d", op->name, nprocs);
+            goto fail;
+        }
+        if (op->available && !op->available(why, sizeof why)) {
+            rc = mt_fail(err, MT_EUNSUP, "op '%s' is not available: %s", op->name, why);
             goto fail;
         }
         for (int j = 0; j < k; j++)

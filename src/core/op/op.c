@@ -13,7 +13,8 @@ extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, 
 extern const mt_op_t mt_op_bar_central, mt_op_bar_combining, mt_op_bar_fway, mt_op_bar_mcs, mt_op_bar_tournament,
     mt_op_bar_bst, mt_op_bar_butterfly, mt_op_bar_pairwise, mt_op_bar_dissemination;
 
-const mt_op_t *const mt_ops[] = {
+/* the blocking collectives, the synthetic op and our barrier algorithms */
+const mt_op_t *const mt_ops_coll[] = {
     &mt_op_barrier,   &mt_op_bcast,     &mt_op_reduce,   &mt_op_allreduce,
     &mt_op_gather,    &mt_op_gatherv,   &mt_op_scatter,  &mt_op_scatterv,
     &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv,
@@ -21,8 +22,29 @@ const mt_op_t *const mt_ops[] = {
     &mt_op_delay,
     &mt_op_bar_central, &mt_op_bar_combining, &mt_op_bar_fway, &mt_op_bar_mcs, &mt_op_bar_tournament,
     &mt_op_bar_bst, &mt_op_bar_butterfly, &mt_op_bar_pairwise, &mt_op_bar_dissemination,
+    NULL,
 };
-const int mt_nops = (int)(sizeof(mt_ops) / sizeof(mt_ops[0]));
+
+/* one line per family file */
+static const mt_op_t *const *const families[] = {
+    mt_ops_coll, mt_ops_p2p, mt_ops_nbc, mt_ops_rma, mt_ops_persist, mt_ops_neighbor,
+};
+
+int mt_op_count(void)
+{
+    int n = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const mt_op_t *const *o = families[f]; *o; o++) n++;
+    return n;
+}
+
+const mt_op_t *mt_op_at(int i)
+{
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const mt_op_t *const *o = families[f]; *o; o++)
+            if (i-- == 0) return *o;
+    return NULL;
+}
 
 const mt_dtype_t mt_dtypes[] = {
     {"byte", MPI_BYTE, MPI_UNSIGNED_CHAR, 1},
@@ -49,9 +71,10 @@ static int op_ninstances;
 
 const mt_op_t *mt_op_lookup(const char *name, char *err)
 {
-    char allowed[1024];
-    for (int i = 0; i < mt_nops; i++) {
-        const mt_op_t *op = mt_ops[i];
+    char allowed[4096];
+    int nops = mt_op_count();
+    for (int i = 0; i < nops; i++) {
+        const mt_op_t *op = mt_op_at(i);
         size_t n = strlen(op->name);
         if (!(op->flags & MT_OP_PARAM)) {
             if (strcmp(op->name, name) == 0) return op;
@@ -117,8 +140,11 @@ void mt_op_write_list(mt_json_t *j)
 {
     mt_json_key(j, "ops");
     mt_json_arr_begin(j);
-    for (int i = 0; i < mt_nops; i++) {
-        const mt_op_t *op = mt_ops[i];
+    int nops = mt_op_count();
+    for (int i = 0; i < nops; i++) {
+        const mt_op_t *op = mt_op_at(i);
+        char why[MT_ERRLEN] = "";
+        int avail = !op->available || op->available(why, sizeof why);
         mt_json_obj_begin(j);
         mt_json_kstr(j, "name", op->name);
         mt_json_kstr(j, "mpi_name", op->mpi_name);
@@ -126,6 +152,10 @@ void mt_op_write_list(mt_json_t *j)
         mt_json_kbool(j, "rooted", (op->flags & MT_OP_ROOTED) != 0);
         mt_json_kbool(j, "reduction", (op->flags & MT_OP_REDUCTION) != 0);
         mt_json_kbool(j, "sizeless", (op->flags & MT_OP_NOSIZE) != 0);
+        mt_json_kstr(j, "family", op->family ? op->family : "collective");
+        mt_json_kbool(j, "pairs", (op->flags & MT_OP_PAIRS) != 0);
+        mt_json_kbool(j, "available", avail);
+        if (!avail) mt_json_kstr(j, "unavailable_reason", why);
         if (op->flags & MT_OP_PARAM) {
             mt_json_kstr(j, "param", op->param_name);
             mt_json_kint(j, "param_min", op->param_min);
@@ -150,9 +180,11 @@ void mt_dtype_write_list(mt_json_t *j)
 void mt_op_names(char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int i = 0; i < mt_nops; i++) {
+    int nops = mt_op_count();
+    for (int i = 0; i < nops; i++) {
+        const mt_op_t *op = mt_op_at(i);
         char nm[128];
-        snprintf(nm, sizeof nm, "%s%s", mt_ops[i]->name, (mt_ops[i]->flags & MT_OP_PARAM) ? ":N" : "");
+        snprintf(nm, sizeof nm, "%s%s", op->name, (op->flags & MT_OP_PARAM) ? ":N" : "");
         mt_names_add(buf, len, nm);
     }
 }
@@ -167,15 +199,33 @@ void mt_redop_names(char *buf, size_t len)
     for (int i = 0; i < mt_nredops; i++) mt_names_add(buf, len, mt_redops[i].name);
 }
 
+/* the options at their defaults, for callers that measure ops without --bw-window etc. (logp, tree) */
+static const mt_op_opts_t default_opts = {.window = 64, .rma_sync = MT_RMA_FLUSH, .rma_win = MT_WIN_ALLOCATE,
+                                          .vcounts = MT_VCOUNTS_UNIFORM, .compute_s = -1, .topo = MT_TOPO_CART};
+
+void mt_op_args_init(mt_op_args_t *a, MPI_Comm comm, const mt_dtype_t *dt, MPI_Op redop,
+                     const struct mt_timer_inst *timer, const mt_op_opts_t *o)
+{
+    memset(a, 0, sizeof *a);
+    a->comm = comm;
+    MPI_Comm_rank(comm, &a->rank);
+    MPI_Comm_size(comm, &a->size);
+    a->dtype = dt;
+    a->redop = redop;
+    a->timer = timer;
+    a->opts = o;
+}
+
 int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
 {
     a->op = op;
+    if (!a->opts) a->opts = &default_opts;
     a->param = op->param;
     a->state = NULL;
     a->sbuf = a->rbuf = NULL;
     a->sbase = a->rbase = NULL;
     a->pool = 0;
-    a->counts = a->displs = NULL;
+    a->counts = a->displs = a->rcounts = a->rdispls = NULL;
     a->type = (op->flags & MT_OP_REDUCTION) ? a->dtype->reduce : a->dtype->move;
     if (op->flags & MT_OP_NOSIZE) {
         a->msize = 0;
@@ -194,12 +244,17 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
     int nb = op->blocks ? op->blocks(a->size) : 1;
     size_t blockbytes = (size_t)a->count * (size_t)a->dtype->size;
     a->bufbytes = blockbytes * (size_t)nb;
+    int skewed = (op->opts & MT_OPT_VCOUNTS) && a->opts->vcounts == MT_VCOUNTS_SKEWED;
+    if (skewed) /* a skewed block is up to 2 x count (+1 element of rounding) */
+        a->bufbytes = 2 * a->bufbytes + (size_t)nb * (size_t)a->dtype->size;
     size_t alloc = a->bufbytes > 0 ? a->bufbytes : 64;
     a->sbuf = malloc(alloc);
     a->rbuf = malloc(alloc);
     a->counts = malloc(sizeof(int) * (size_t)a->size);
     a->displs = malloc(sizeof(int) * (size_t)a->size);
-    if (!a->sbuf || !a->rbuf || !a->counts || !a->displs) {
+    a->rcounts = malloc(sizeof(int) * (size_t)a->size);
+    a->rdispls = malloc(sizeof(int) * (size_t)a->size);
+    if (!a->sbuf || !a->rbuf || !a->counts || !a->displs || !a->rcounts || !a->rdispls) {
         mt_op_release(a);
         return mt_fail(err, MT_ENOMEM, "cannot allocate %zu bytes of buffers for %s at %lld B", 2 * alloc,
                        op->mpi_name, (long long)msize);
@@ -208,9 +263,10 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
      * also keeps first-touch page faults out of the measurements */
     memset(a->sbuf, 1, alloc);
     memset(a->rbuf, 0, alloc);
+    mt_op_vcounts(skewed ? MT_VCOUNTS_SKEWED : MT_VCOUNTS_UNIFORM, a->count, a->size, a->counts, a->displs);
     for (int i = 0; i < a->size; i++) {
-        a->counts[i] = a->count;
-        a->displs[i] = i * a->count;
+        a->rcounts[i] = a->counts[a->rank];
+        a->rdispls[i] = i * a->counts[a->rank];
     }
     if (op->setup) {
         int rc = op->setup(a, err);
@@ -236,6 +292,8 @@ void mt_op_release(mt_op_args_t *a)
     }
     free(a->counts);
     free(a->displs);
+    free(a->rcounts);
+    free(a->rdispls);
     a->sbuf = a->rbuf = NULL;
-    a->counts = a->displs = NULL;
+    a->counts = a->displs = a->rcounts = a->rdispls = NULL;
 }

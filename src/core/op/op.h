@@ -16,7 +16,50 @@ enum {
     MT_OP_NOSIZE = 4,     /* takes no data (Barrier): message size is ignored, recorded as 0 */
     MT_OP_SYNTHETIC = 8,  /* not an MPI call (e.g. delay) */
     MT_OP_PARAM = 16,     /* a family: the name takes ":N" (e.g. barrier:combining:4), N >= param_min */
+    MT_OP_PAIRS = 32,     /* pairs of ranks (rank i with i + p/2): needs an even number of ranks */
 };
+
+/* The options of the operations (params.def), read once by mt_op_opts_read.
+ * Each is read by some ops only (mt_op_t.opts, MT_OPT_* bits): an option given
+ * on the command line that no op of the run reads is refused. */
+enum {
+    MT_OPT_WINDOW = 1,      /* --bw-window */
+    MT_OPT_RMA_SYNC = 2,    /* --rma-sync */
+    MT_OPT_RMA_WIN = 4,     /* --rma-win */
+    MT_OPT_VCOUNTS = 8,     /* --vcounts */
+    MT_OPT_IN_PLACE = 16,   /* --in-place */
+    MT_OPT_COMPUTE = 32,    /* --overlap-compute */
+    MT_OPT_TOPO = 64,       /* --neighbor-topo */
+    MT_OPT_RBUF = 128,      /* --bw-rbuf */
+};
+enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW };
+enum { MT_WIN_CREATE, MT_WIN_ALLOCATE, MT_WIN_DYNAMIC };
+enum { MT_VCOUNTS_UNIFORM, MT_VCOUNTS_SKEWED };
+enum { MT_TOPO_CART, MT_TOPO_GRAPH };
+typedef struct mt_op_opts {
+    int window;           /* messages in flight per call (bw, bibw, mbw_mr, put_bw, get_bw) */
+    int rbuf_single;      /* --bw-rbuf single: one receive buffer for the W messages of a window (as OSU) */
+    int rma_sync;         /* MT_RMA_* */
+    int rma_win;          /* MT_WIN_* */
+    int vcounts;          /* MT_VCOUNTS_* */
+    int in_place;         /* MPI_IN_PLACE where the op allows it */
+    double compute_s;     /* *_overlap ops: compute between post and wait; < 0: auto (the pure time) */
+    int topo;             /* MT_TOPO_* */
+} mt_op_opts_t;
+
+/* What one call of an op moves and, for the overlap ops, what its compute
+ * took: written per experiment to meta.json (bytes_per_call, msgs_per_call,
+ * overlap). Filled by the op's info hook after the measurements. */
+typedef struct mt_op_info {
+    double bytes;         /* bytes per call that define the op's bandwidth (0: not a bandwidth op) */
+    double msgs;          /* messages per call that define its message rate (0: none) */
+    int overlap;          /* 1: an overlap op; the keys below are set */
+    double compute_target_s;                             /* the compute asked for */
+    double compute_median_s, compute_min_s, compute_max_s; /* measured per call, over calls and ranks */
+    double pure_s;        /* the pure communication time measured for the calibration (auto) */
+    long long compute_calls; /* computes measured (all ranks) */
+    long long compute_unrecorded; /* computes not recorded (the op's record was full; all ranks) */
+} mt_op_info_t;
 
 /* A datatype choice: the type used to move data and the numeric type of the
  * same size used by reductions (MPI_BYTE cannot be reduced). */
@@ -43,12 +86,16 @@ typedef struct mt_op_args {
     int count;            /* elements per block: floor(msize / type size) */
     void *sbuf, *rbuf;    /* each of bufbytes bytes */
     size_t bufbytes;
-    int *counts, *displs; /* per-rank block counts (all = count) and displacements */
+    int *counts, *displs; /* per-rank block counts and displacements: all = count, or by --vcounts
+                           * (ops reading MT_OPT_VCOUNTS: counts[rank] is this rank's own block) */
+    int *rcounts, *rdispls; /* alltoallv-style receive side: block j from rank j has counts[rank]
+                             * elements (all = count when uniform) */
     void *sbase, *rbase;  /* cache cycling: pools that sbuf/rbuf point into (NULL otherwise) */
     size_t pool;          /* bytes of each pool */
     double delay_s;       /* synthetic op "delay": this rank's busy-wait */
     const struct mt_timer_inst *timer; /* for synthetic ops that wait */
     int param;            /* MT_OP_PARAM ops: the N of "name:N" (e.g. the arity) */
+    const mt_op_opts_t *opts; /* the op options (never NULL while measuring) */
     const struct mt_op *op; /* set by mt_op_prepare */
     void *state;          /* ops with a setup hook: their private state (e.g. a duplicated communicator) */
 } mt_op_args_t;
@@ -70,10 +117,28 @@ typedef struct mt_op {
     const char *param_name;
     int param_min;
     int param;
+    /* the family it belongs to ("collective", "p2p", "nbc", "rma", ...; --list) */
+    const char *family;
+    unsigned opts;         /* the options it reads (MT_OPT_* bits) */
+    /* optional, collective over a->comm, after the measurements and before
+     * mt_op_release: what a call moves and what the overlap compute took */
+    void (*info)(mt_op_args_t *a, mt_op_info_t *out);
+    /* optional, no MPI: refuse a combination of options before anything is
+     * launched (nprocs 0: not known yet); MT_OK or mt_fail's code */
+    int (*check)(const mt_op_opts_t *o, int nprocs, char *err);
+    /* optional: 0 with a one-line reason when this build or MPI library cannot
+     * run the op (e.g. MPI-4 persistent collectives); checked before MPI_Init */
+    int (*available)(char *why, size_t len);
 } mt_op_t;
 
-extern const mt_op_t *const mt_ops[];
-extern const int mt_nops;
+/* The families of ops: NULL-terminated arrays, one per file (op_p2p.c, ...),
+ * joined by op.c into one registry. */
+extern const mt_op_t *const mt_ops_coll[], *const mt_ops_p2p[], *const mt_ops_nbc[], *const mt_ops_rma[],
+    *const mt_ops_persist[], *const mt_ops_neighbor[];
+
+/* the registry: every op of every family */
+int mt_op_count(void);
+const mt_op_t *mt_op_at(int i);
 extern const mt_dtype_t mt_dtypes[];
 extern const int mt_ndtypes;
 extern const mt_redop_t mt_redops[];
@@ -96,6 +161,27 @@ void mt_op_names(char *buf, size_t len);
 void mt_dtype_names(char *buf, size_t len);
 void mt_redop_names(char *buf, size_t len);
 
+/* Read and check the op options of p (names of --rma-sync etc.). */
+struct mt_params;
+int mt_op_opts_read(const struct mt_params *p, mt_op_opts_t *o, char *err);
+/* Refuse an op option given on the command line that no op in ops[0..n)
+ * reads, naming the ops that do. */
+int mt_op_opts_check_used(const struct mt_params *p, const mt_op_t *const *ops, int n, char *err);
+/* meta.json "operation_params" keys of the op options read by the ops given */
+void mt_op_opts_write_meta(mt_json_t *j, const mt_op_opts_t *o, unsigned used);
+/* the per-experiment keys of an op's info (bytes_per_call, msgs_per_call, overlap) */
+void mt_op_info_write(mt_json_t *j, const mt_op_info_t *x);
+
+/* Shared by the families. Partner of rank in the pair ops (MT_OP_PAIRS): i <->
+ * i + p/2; -1 for none (odd p: the last rank). */
+int mt_op_pair_partner(int rank, int size);
+/* The first rank of the pair (the sender of uni-directional ops)? */
+int mt_op_pair_first(int rank, int size);
+/* Per-rank block counts of the vector collectives for --vcounts: uniform
+ * (count each) or skewed (block i = round((2i+1) x count / p), at least 1
+ * element; the total is within p elements of p x count). */
+void mt_op_vcounts(int pattern, int count, int p, int *counts, int *displs);
+
 /* --delay "20us" or "10us,50us": the busy-wait of the synthetic op "delay" for
  * rank (item rank mod n); every item must be a duration (op_delay.c) */
 int mt_op_delay_for_rank(const char *list, int rank, double *out, char *err);
@@ -114,6 +200,12 @@ int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out
  * Carpen-Amarie 2016, Alg. 2: a random order per mpirun). The same on every
  * rank of comm (collective). malloc'ed. */
 int *mt_exp_order(MPI_Comm comm, int n, int seeded, uint64_t *seed);
+
+/* The arguments of an op on comm (rank and size read from it), ready for
+ * mt_op_prepare: datatype dt, reduction op, timer (may be NULL: ops that wait
+ * refuse it), options o (NULL: defaults); everything else zero. */
+void mt_op_args_init(mt_op_args_t *a, MPI_Comm comm, const mt_dtype_t *dt, MPI_Op redop,
+                     const struct mt_timer_inst *timer, const mt_op_opts_t *o);
 
 /* Allocate and fill buffers for (op, msize); a->comm, rank, size, root,
  * dtype, redop must be set. Returns MT_OK or an error naming the problem

@@ -25,6 +25,10 @@ static const struct {
                                                "that depend on the job size use --expect-np"},
     [MT_OPT_VERSION] = {"version", NULL, "print the version"},
     [MT_OPT_HELP] = {"help", NULL, "this help"},
+    [MT_OPT_TIMER_CACHE] = {"timer-cache", "FILE", "reuse the timer study recorded in FILE when its key matches this "
+                                                   "job (every rank's host, boot, CPU binding, timer and reads, the "
+                                                   "clock source, the executable); else study the timer and write "
+                                                   "FILE. mpitempo run passes CAMPAIGN/timer-study.txt"},
 };
 
 enum { K_PARAM, K_SHARED, K_FLAG };
@@ -41,6 +45,7 @@ static int shared_value(mt_cli_t *cli, int opt, const char *flag, const char *va
     case MT_OPT_OUTDIR: cli->outdir = val; break;
     case MT_OPT_CONFIG: cli->config = val; break;
     case MT_OPT_LAUNCH_JSON: cli->launch_json = val; break;
+    case MT_OPT_TIMER_CACHE: cli->timer_cache = val; break;
     case MT_OPT_RUN_INDEX: return mt_parse_int(val, flag, 0, INT_MAX, &cli->run_index, err);
     case MT_OPT_EXPECT_NP: return mt_parse_int(val, flag, 1, INT_MAX, &cli->expect_np, err);
     case MT_OPT_QUIET: cli->quiet = 1; break;
@@ -166,6 +171,7 @@ static const char *metavar(const mt_param_def_t *d, int has_choices)
 {
     switch (d->type) {
     case MT_T_INT: return "N";
+    case MT_T_INT_AUTO: return "N|auto";
     case MT_T_FLOAT: return "X";
     case MT_T_DURATION: return "T";
     case MT_T_SIZE: return "SIZE";
@@ -235,5 +241,8 @@ void mt_cli_write_run(mt_json_t *j, const mt_cli_t *cli)
     if (cli->expect_np) mt_json_int(j, cli->expect_np);
     else mt_json_null(j);
     mt_json_kbool(j, "quiet", cli->quiet);
+    mt_json_key(j, "timer_cache");
+    if (cli->timer_cache) mt_json_str(j, cli->timer_cache);
+    else mt_json_null(j);
     mt_json_obj_end(j);
 }

@@ -12,13 +12,14 @@
 
 /* the shared run options */
 enum { MT_OPT_OUTDIR, MT_OPT_CONFIG, MT_OPT_RUN_INDEX, MT_OPT_LAUNCH_JSON, MT_OPT_EXPECT_NP, MT_OPT_QUIET,
-       MT_OPT_LIST, MT_OPT_CHECK_ARGS, MT_OPT_VERSION, MT_OPT_HELP, MT_NOPTS };
+       MT_OPT_LIST, MT_OPT_CHECK_ARGS, MT_OPT_VERSION, MT_OPT_HELP, MT_OPT_TIMER_CACHE, MT_NOPTS };
 
 typedef struct mt_cli {
     mt_params_t p;            /* the measurement parameters */
     const char *outdir;       /* NULL: no files */
     const char *config;       /* "default" */
     const char *launch_json;  /* NULL */
+    const char *timer_cache;  /* NULL: study the timer in every mpirun */
     long long run_index;      /* 0 */
     long long expect_np;      /* 0: no check */
     int quiet, list, check_args, version, help;

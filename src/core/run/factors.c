@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "run/factors.h"
 #include "base/mt_common.h"
+#include "base/mt_mpi.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -66,7 +67,7 @@ static double cpu_mhz(int cpu, const char **src)
 void mt_factors_rank_record(const mt_ctx_t *ctx, char *buf, size_t len)
 {
     char host[256] = "unknown", cpus[256] = "", esc[512];
-    gethostname(host, sizeof host - 1);
+    mt_host_name(host, sizeof host);
     cpu_set_t set;
     CPU_ZERO(&set);
     int ncpu_online = (int)sysconf(_SC_NPROCESSORS_ONLN);

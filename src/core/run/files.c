@@ -3,6 +3,7 @@
 #include "base/mt_common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -45,8 +46,14 @@ int mt_outfile_open(mt_outfile_t *o, const char *dir, const char *name, char *er
 {
     snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
     snprintf(o->tmp, sizeof o->tmp, "%s/.%s.%d.tmp", dir, name, (int)getpid());
-    o->f = fopen(o->tmp, "w");
-    if (!o->f) return mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", dir, strerror(errno));
+    /* created exclusively: never through a link or into a file planted under this name */
+    int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    o->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!o->f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return mt_fail(err, MT_EIO, "cannot write into --outdir '%s': %s", dir, strerror(e));
+    }
     return MT_OK;
 }
 

@@ -7,13 +7,22 @@
 #include "run/cpushare.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* the timer study's reads when the app has no --timer-reads */
 #define MT_STUDY_READS 1000000
+/* under SimGrid/SMPI a timer read is a call into the simulator (host microseconds each) that returns
+ * simulated time advanced by smpi/wtime: a few thousand reads show its resolution and cost */
+#define MT_SMPI_STUDY_READS 2000
 
 static int finish_error(mt_run_t *r, const char *err)
 {
@@ -89,6 +98,12 @@ static int has_arg(int argc, char **argv, const char *a)
  * host. Collective. */
 static int detect_oversubscribed(MPI_Comm comm)
 {
+#ifdef MT_SMPI
+    /* SimGrid/SMPI: every rank is a thread of one host process and time is simulated, so the host's
+     * CPUs do not shape any time this run reports (the launcher checks ranks against the platform) */
+    (void)comm;
+    return 0;
+#endif
     MPI_Comm node;
     int nlocal = 1, any = 0;
     mt_check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
@@ -108,6 +123,7 @@ static int lazy_waits(int oversubscribed)
     const char *sl = getenv("MPITEMPO_CLOCK_SLEEP");
     if (sl && sl[0] == '1') return 1;
     if (sl && sl[0] == '0') return 0;
+    if (MT_SIMULATED) return 1; /* SMPI: a sleep is simulated exactly and costs one step, a spin costs a step per read */
     return oversubscribed;
 }
 
@@ -123,6 +139,7 @@ static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
 
 /* Collective: the writer learns the smallest CPU share, the ranks below the
  * threshold and whether recorded affinities of ranks on one host intersect. */
+#ifndef MT_SMPI /* not run under SMPI (see mt_run_main) */
 static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
 {
     mt_ctx_t *c = &r->ctx;
@@ -133,7 +150,7 @@ static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
     } item_t;
     item_t me;
     memset(&me, 0, sizeof me);
-    gethostname(me.host, sizeof me.host - 1);
+    mt_host_name(me.host, sizeof me.host);
     me.share = cs->share;
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -170,6 +187,7 @@ static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
     free(bits);
     free(all);
 }
+#endif
 
 static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
 {
@@ -182,7 +200,8 @@ static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
     mt_json_knum(j, "min_cpu_share", r->cpu_share_min);
     mt_json_knum(j, "threshold", MT_CPUSHARE_MIN);
     mt_json_kint(j, "ranks_below_threshold", r->cpu_shared_ranks);
-    const char *why = r->ctx.oversubscribed ? "more ranks than CPUs on a host"
+    const char *why = MT_SIMULATED ? "not checked: simulated platform (SimGrid/SMPI), ranks share one host process by design"
+                      : r->ctx.oversubscribed ? "more ranks than CPUs on a host"
                       : r->cpu_shared_ranks ? "a rank got less than the threshold of CPU time in the start-up check "
                                               "(another rank or another process on its CPU)"
                                             : "";
@@ -324,6 +343,9 @@ void mt_run_write_timer(const mt_run_t *r, mt_json_t *j)
     mt_json_knum(j, "mean_read_s", r->tq.mean_read_s);
     mt_json_knum(j, "resolution_max_over_ranks_s", r->tq_res_max);
     mt_json_knum(j, "min_overhead_max_over_ranks_s", r->tq_ov_max);
+    /* --timer-cache: the study was made by an earlier mpirun of the campaign with the same key */
+    mt_json_kbool(j, "study_cached", r->tq_cached);
+    if (r->tq_cached) mt_json_kstr(j, "study_from", r->tq_from);
     mt_json_obj_end(j);
 }
 
@@ -343,8 +365,142 @@ static int commit_results(mt_run_t *r, char *err)
     return rc;
 }
 
+/* ---- --timer-cache: the timer study once per campaign ----
+ * The study (resolution, minimum overhead, mean cost per read) depends on the
+ * timer, the CPU each rank runs on, the kernel's clock source and the code
+ * that reads the timer. The key hashes exactly these: every rank's host name,
+ * boot id, CPU binding, timer name and number of reads, plus the clock source,
+ * the job size and the executable (path, size, modification time). A file
+ * whose key differs is measured over and rewritten. meta.json's timer section
+ * says which study it holds (study_cached, study_from). */
+#define TC_MAGIC "mpitempo-timer-study 1"
+#define TC_RECLEN 512
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (!fgets(buf, (int)len, f)) buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void timer_cache_key(mt_run_t *r, long long reads, char *key)
+{
+    mt_ctx_t *c = &r->ctx;
+    char rec[TC_RECLEN], host[256] = "", boot[64], cpus[160] = "";
+    gethostname(host, sizeof host - 1);
+    read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        size_t o = 0;
+        for (int k = 0; k < CPU_SETSIZE && o + 8 < sizeof cpus; k++)
+            if (CPU_ISSET(k, &set)) o += (size_t)snprintf(cpus + o, sizeof cpus - o, "%d,", k);
+    }
+    memset(rec, 0, sizeof rec);
+    snprintf(rec, sizeof rec, "%s|%s|%s|%s|%lld", host, boot, cpus, c->timer.t->name, reads);
+    char *all = NULL;
+    if (c->rank == 0 && !(all = malloc((size_t)c->size * TC_RECLEN))) mt_check_mpi(MPI_ERR_NO_MEM, "timer cache key");
+    mt_check_mpi(MPI_Gather(rec, TC_RECLEN, MPI_CHAR, all, TC_RECLEN, MPI_CHAR, 0, c->comm), "MPI_Gather");
+    if (c->rank != 0) return;
+    uint64_t h = 1469598103934665603ULL;
+    h = fnv1a(h, all, (size_t)c->size * TC_RECLEN);
+    free(all);
+    char extra[PATH_MAX + 256], src[128], exe[PATH_MAX] = "";
+    read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", src, sizeof src);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) exe[n] = '\0';
+    struct stat sb;
+    memset(&sb, 0, sizeof sb);
+    stat(exe, &sb);
+    snprintf(extra, sizeof extra, "%s|%d|%s|%lld|%lld", src, c->size, exe, (long long)sb.st_size,
+             (long long)sb.st_mtime);
+    h = fnv1a(h, extra, strlen(extra));
+    snprintf(key, 17, "%016llx", (unsigned long long)h);
+}
+
+/* rank 0: 1 and r->tq etc. filled when the file holds a study with this key */
+static int timer_cache_read(mt_run_t *r, const char *key)
+{
+    int fd = open(r->cli.timer_cache, O_RDONLY | O_NOFOLLOW);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    char magic[64] = "", k[32] = "", from[1024] = "";
+    long long nreads = 0;
+    double v[5];
+    int ok = fscanf(f, "%63[^\n]\nkey %31s\nvalues %lld %lg %lg %lg %lg %lg\nfrom %1023[^\n]", magic, k, &nreads,
+                    &v[0], &v[1], &v[2], &v[3], &v[4], from) == 9 &&
+             !strcmp(magic, TC_MAGIC) && !strcmp(k, key);
+    fclose(f);
+    if (!ok) return 0;
+    r->tq.nreads = nreads;
+    r->tq.res_s = v[0];
+    r->tq.min_ov_s = v[1];
+    r->tq.mean_read_s = v[2];
+    r->tq_res_max = v[3];
+    r->tq_ov_max = v[4];
+    r->tq_cached = 1;
+    snprintf(r->tq_from, sizeof r->tq_from, "%s", from);
+    return 1;
+}
+
+/* rank 0: write the study (a temporary file renamed into place; on any error
+ * nothing is left and the next mpirun studies the timer again) */
+static void timer_cache_write(mt_run_t *r, const char *key)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.%d.tmp", r->cli.timer_cache, (int)getpid()) >= (int)sizeof tmp) return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return;
+    }
+    int bad = fprintf(f, "%s\nkey %s\nvalues %lld %.17g %.17g %.17g %.17g %.17g\nfrom %s run %lld %s\n", TC_MAGIC, key,
+                      (long long)r->tq.nreads, r->tq.res_s, r->tq.min_ov_s, r->tq.mean_read_s, r->tq_res_max,
+                      r->tq_ov_max, r->cli.config, r->cli.run_index, r->start_iso) < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, r->cli.timer_cache) != 0) unlink(tmp);
+}
+
+/* MPITEMPO_PHASES=1: rank 0 (or every process before MPI_Init) prints
+ * "mpitempo-phase NAME T" to stderr, T = CLOCK_MONOTONIC seconds, at each
+ * start-up and tear-down step, so that bench/launch_phases.py can tell where
+ * the time of an mpirun goes. No effect otherwise. */
+static int phases_on = -1;
+static void phase(const char *name, int rank)
+{
+    if (phases_on < 0) {
+        const char *v = getenv("MPITEMPO_PHASES");
+        phases_on = v && v[0] == '1';
+    }
+    if (!phases_on || rank != 0) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    fprintf(stderr, "mpitempo-phase %s %.6f\n", name, (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+}
+
 int mt_run_main(const mt_app_t *app, int argc, char **argv)
 {
+    phase("main", 0);
     mt_run_t r;
     memset(&r, 0, sizeof r);
     r.app = app;
@@ -365,6 +521,11 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
         print_list(app);
         return 0;
     }
+    if (rc == MT_OK && r.cli.timer_cache && (!app->timer_study || !r.cli.timer_cache[0]))
+        rc = mt_fail(err, MT_EINVAL, !app->timer_study ? "--timer-cache: %s runs no timer study (allowed with "
+                                                          "mpitempo-bench, mpitempo-clocks, mpitempo-tree)"
+                                                        : "--timer-cache needs a file name",
+                     app->prog);
     if (r.cli.check_args || (rc != MT_OK && has_arg(argc, argv, "--check-args"))) return check_args(&r, rc, err);
 
     mt_check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
@@ -372,6 +533,7 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     c->comm = MPI_COMM_WORLD;
     c->skew_rank = -1;
     mt_check_mpi(MPI_Comm_rank(c->comm, &c->rank), "MPI_Comm_rank");
+    phase("mpi_init", c->rank);
     mt_check_mpi(MPI_Comm_size(c->comm, &c->size), "MPI_Comm_size");
     if (rc != MT_OK) return finish_error(&r, err);
     if (app->early) {
@@ -401,6 +563,7 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
         rc = MT_EIO;
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
 
+    phase("validate", c->rank);
     /* the timer: every rank opens and calibrates its own */
     rc = mt_timer_open(mt_p_str(&r.cli.p, MTP_timer), &c->timer, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
@@ -415,20 +578,40 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     }
     c->oversubscribed = detect_oversubscribed(c->comm);
     c->lazy = lazy_waits(c->oversubscribed);
+    phase("timer_open", c->rank);
     /* the timer's quality for meta.json, on every rank at once (they all run the same loop) */
     if (app->timer_study && (r.cli.outdir || app->meta_on_stdout)) {
         long long reads = mt_param_def(MTP_timer_reads, app->id) ? mt_p_int(&r.cli.p, MTP_timer_reads) : MT_STUDY_READS;
-        mt_timer_study(&c->timer, reads, &r.tq);
-        mt_check_mpi(MPI_Reduce(&r.tq.res_s, &r.tq_res_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
-        mt_check_mpi(MPI_Reduce(&r.tq.min_ov_s, &r.tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
+        char key[17] = "";
+#ifdef MT_SMPI
+        if (reads > MT_SMPI_STUDY_READS) reads = MT_SMPI_STUDY_READS;
+#endif
+        if (r.cli.timer_cache) timer_cache_key(&r, reads, key);
+        int cached = c->rank == 0 && r.cli.timer_cache && timer_cache_read(&r, key);
+        mt_check_mpi(MPI_Bcast(&cached, 1, MPI_INT, 0, c->comm), "MPI_Bcast");
+        if (!cached) {
+            mt_timer_study(&c->timer, reads, &r.tq);
+            mt_check_mpi(MPI_Reduce(&r.tq.res_s, &r.tq_res_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
+            mt_check_mpi(MPI_Reduce(&r.tq.min_ov_s, &r.tq_ov_max, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm), "MPI_Reduce");
+            if (c->rank == 0 && r.cli.timer_cache) timer_cache_write(&r, key);
+        }
     }
 
+    phase("timer_study", c->rank);
     /* do ranks share a CPU? a short check with all ranks busy at once (run/cpushare.h) */
     mt_cpushare_t cs;
     mt_check_mpi(MPI_Barrier(c->comm), "MPI_Barrier");
+#ifdef MT_SMPI
+    /* simulated ranks share the host process by design; their times are simulated, not run on a CPU */
+    memset(&cs, 0, sizeof cs);
+    cs.share = 1.0;
+    r.cpu_share_min = 1.0;
+#else
     mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
     shared_cpu_verdict(&r, &cs);
+#endif
 
+    phase("cpushare", c->rank);
     /* per-rank records: placement and binding as the OS reports them, and the check */
     char rec[MT_RANKREC_LEN];
     mt_factors_rank_record(c, rec, sizeof rec);
@@ -438,10 +621,14 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     mt_check_mpi(MPI_Gather(rec, MT_RANKREC_LEN, MPI_CHAR, r.recs, MT_RANKREC_LEN, MPI_CHAR, r.writer, c->comm),
                  "MPI_Gather");
 
-    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[0]);
+    phase("rank_records", c->rank);
+    mt_corelat_probe(c->comm, c->oversubscribed || MT_SIMULATED, &r.corelat[0]);
+    phase("corelat_before", c->rank);
     rc = app->run(&r, err);
+    phase("app_run", c->rank);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return finish_error(&r, err);
-    mt_corelat_probe(c->comm, c->oversubscribed, &r.corelat[1]);
+    mt_corelat_probe(c->comm, c->oversubscribed || MT_SIMULATED, &r.corelat[1]);
+    phase("corelat_after", c->rank);
     if (c->rank == r.writer) {
         if (r.meta_state) meta_end(&r);
         rc = commit_results(&r, err);
@@ -450,6 +637,8 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     if (app->done) app->done(&r);
     free(r.launch);
     free(r.recs);
+    phase("files", c->rank);
     mt_check_mpi(MPI_Finalize(), "MPI_Finalize");
+    phase("mpi_finalize", c->rank);
     return r.exit_code;
 }

@@ -41,6 +41,8 @@ typedef struct mt_run {
     int cpu_shared_ranks, affinity_overlap, shared_cpu;
     mt_timer_quality_t tq;    /* this rank's timer study (app->timer_study) */
     double tq_res_max, tq_ov_max; /* rank 0: the worst over ranks */
+    int tq_cached;            /* rank 0: the study came from --timer-cache */
+    char tq_from[1024];       /* rank 0: which mpirun made it (config, run index, start time) */
     mt_outfile_t out[MT_RUN_MAXFILES]; /* writer, --outdir: app->files in that order */
     mt_json_t meta;
     int meta_state;           /* 0 not begun, 1 open, 2 header had end_time */

@@ -22,7 +22,9 @@ typedef struct mt_ctx {
     int lazy;
     /* measurement settings shared by the schemes */
     int nrep;        /* measurements per experiment */
-    int warmup;      /* untimed calls before the first measurement of an experiment */
+    int warmup;      /* untimed calls before the first measurement of an experiment (MT_WARMUP_AUTO: until steady) */
+    int warmup_calls;  /* warm-up calls made in the current experiment (set to 0 before it) */
+    int warmup_capped; /* --warmup auto reached its cap without a steady state in the current experiment */
     struct mt_cache *cache; /* cache policy between measurements (never NULL while measuring) */
     /* global clock (--sync): NULL when not synchronised. Schemes read global
      * seconds with mt_clock_now(ctx->gclock) (clock.h). */

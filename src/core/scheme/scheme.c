@@ -72,6 +72,50 @@ int mt_scheme_open(const char *name, const mt_params_t *p, mt_scheme_inst_t *si,
     return rc;
 }
 
+static int reads_param(const mt_scheme_t *s, int id)
+{
+    for (int k = 0; s->params && s->params[k] >= 0; k++)
+        if (s->params[k] == id) return 1;
+    return 0;
+}
+
+/* given, and with a value other than the default of params.def */
+static int param_changed(const mt_params_t *p, const mt_params_t *dflt, int id)
+{
+    const mt_pval_t *v = &p->v[id], *d = &dflt->v[id];
+    if (!v->def || !v->given || !v->set) return 0;
+    if (!d->set) return v->def->type == MT_T_BOOL ? v->i != 0 : 1;
+    switch (v->def->type) {
+    case MT_T_INT:
+    case MT_T_INT_AUTO:
+    case MT_T_SIZE:
+    case MT_T_BOOL: return v->i != d->i;
+    case MT_T_FLOAT:
+    case MT_T_DURATION: return v->d != d->d;
+    default: return strcmp(v->raw ? v->raw : "", d->raw ? d->raw : "") != 0;
+    }
+}
+
+int mt_scheme_check_params(const mt_scheme_t *s, const mt_params_t *p, char *err)
+{
+    mt_params_t dflt;
+    mt_params_init(&dflt, p->app);
+    for (int i = 0; i < mt_nschemes; i++) {
+        const mt_scheme_t *o = mt_schemes[i];
+        for (int k = 0; o != s && o->params && o->params[k] >= 0; k++) {
+            int id = o->params[k];
+            if (reads_param(s, id) || !param_changed(p, &dflt, id)) continue;
+            char readers[256] = "", flag[96];
+            for (int j = 0; j < mt_nschemes; j++)
+                if (reads_param(mt_schemes[j], id)) mt_names_add(readers, sizeof readers, mt_schemes[j]->name);
+            mt_param_flag(p->v[id].def, flag, sizeof flag);
+            return mt_fail(err, MT_EINVAL, "%s does not apply to scheme '%s' (it applies to %s): leave it out or "
+                           "choose one of those schemes", flag, s->name, readers);
+        }
+    }
+    return MT_OK;
+}
+
 void mt_scheme_close(mt_scheme_inst_t *si)
 {
     free(si->cfg);
@@ -111,12 +155,6 @@ int mt_meas_realloc(mt_meas_t *m, int n)
     int rc = mt_meas_alloc(m, n);
     m->info = keep;
     return rc;
-}
-
-void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
-{
-    for (int i = 0; i < ctx->warmup; i++) mt_check_mpi(op->call(a), op->mpi_name);
-    mt_check_mpi(MPI_Barrier(ctx->comm), "MPI_Barrier");
 }
 
 void mt_gather_times(mt_ctx_t *ctx, const double *ls, const double *le, int n, mt_meas_t *m)

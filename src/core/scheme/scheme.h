@@ -18,6 +18,10 @@ typedef struct mt_scheme {
     const char *name;
     const char *desc;
     int needs_global_clock;
+    /* ranks wait for the next measurement outside MPI (busy-waiting on the
+     * clock): ops whose progress needs the other side inside MPI (passive
+     * one-sided sync on windows that are not shared memory) cannot be timed */
+    int waits_outside_mpi;
     const int *params;        /* the parameters it reads (MTP_*), ending with -1 */
     size_t cfg_size;          /* bytes of its private configuration (0: none) */
     /* read and check its parameters into cfg (cfg_size zeroed bytes); NULL: nothing to read */
@@ -51,9 +55,43 @@ typedef struct mt_scheme_inst {
 /* find name (error names the allowed ones) and configure it from p */
 int mt_scheme_open(const char *name, const mt_params_t *p, mt_scheme_inst_t *si, char *err);
 void mt_scheme_close(mt_scheme_inst_t *si);
+/* A parameter that only other schemes read (--window with scheme barrier, --inner with window),
+ * given with a value other than its default, is a mistake, not a factor: MT_EINVAL naming the
+ * flag and the schemes it applies to. A default passed explicitly (as an orchestrator passes
+ * every value) is not a mistake. */
+int mt_scheme_check_params(const mt_scheme_t *s, const mt_params_t *p, char *err);
 
-/* shared by schemes: untimed warm-up calls followed by a barrier */
+/* ---- warm-up (warmup.c) ----
+ * shared by schemes: untimed warm-up calls followed by a barrier. ctx->warmup calls, or with
+ * ctx->warmup == MT_WARMUP_AUTO until the steady-state test below stops (the same call on every
+ * rank); adds the calls made to ctx->warmup_calls and sets ctx->warmup_capped when the cap
+ * stopped it. Collective. */
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a);
+/* The steady-state test of --warmup auto (docs/methods.md#warm-up): the warm-up calls are taken
+ * in windows of MT_WARMUP_WINDOW; each window gives one number (the largest over ranks of the
+ * ranks' median call time); the warm-up is steady once MT_WARMUP_AGREE consecutive windows each
+ * differ from the one before by less than MT_WARMUP_REL_TOL (relative) or by less than
+ * MT_WARMUP_ABS_TOL_S (about one timer read: what a timed call cannot resolve), so at least
+ * (MT_WARMUP_AGREE + 1) windows are run; it stops at MT_WARMUP_CAP calls without a steady state
+ * (capped: the experiment is flagged). */
+#define MT_WARMUP_AUTO (-1)
+#define MT_WARMUP_WINDOW 20
+#define MT_WARMUP_REL_TOL 0.05
+#define MT_WARMUP_ABS_TOL_S 20e-9
+#define MT_WARMUP_AGREE 2
+#define MT_WARMUP_CAP 2000
+typedef struct mt_steady {
+    double prev;      /* the previous window's number (NaN before the first) */
+    double last_rel;  /* relative change of the last window */
+    int windows, calls, agree;
+    int done, capped;
+} mt_steady_t;
+void mt_steady_init(mt_steady_t *s);
+/* feed one window's number; 1 when the warm-up is over (steady, or capped) */
+int mt_steady_feed(mt_steady_t *s, double window_median);
+/* pure: the test on one sequence of call times (medians of consecutive windows): the calls it
+ * takes (a multiple of MT_WARMUP_WINDOW), or -1 when the sequence ends first; *capped as above */
+int mt_steady_detect(const double *t, int n, int *capped);
 /* with ctx->want_timestamps: gather every rank's start/end times (seconds) of n
  * measurements into m->ts_start/ts_end on rank 0 (rank-major). Collective. */
 void mt_gather_times(mt_ctx_t *ctx, const double *ls, const double *le, int n, mt_meas_t *m);

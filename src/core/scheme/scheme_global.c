@@ -49,6 +49,7 @@ double mt_wait_until_late(const mt_clock_t *g, double t, int yield)
 {
     double now = mt_clock_now(g);
     if (now >= t) return now - t > 0 ? now - t : 1e-12;
+    mt_sim_skip(t - now);
     if (yield)
         while (t - mt_clock_now(g) > 50e-6) sched_yield();
     while (mt_clock_now(g) < t) {
@@ -58,7 +59,9 @@ double mt_wait_until_late(const mt_clock_t *g, double t, int yield)
 
 int mt_wait_until(const mt_clock_t *g, double t, int yield)
 {
-    if (mt_clock_now(g) >= t) return 1;
+    double now = mt_clock_now(g);
+    if (now >= t) return 1;
+    mt_sim_skip(t - now);
     if (yield)
         while (t - mt_clock_now(g) > 50e-6) sched_yield();
     while (mt_clock_now(g) < t) {

@@ -36,6 +36,7 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
         int64_t t0, t1;
         if (skewed) { /* emulate a barrier that releases this rank late */
             int64_t w0 = now();
+            mt_sim_skip(ctx->skew_s);
             while (now() - w0 < skew_ticks) {
             }
         }

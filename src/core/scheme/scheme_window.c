@@ -147,6 +147,7 @@ const mt_scheme_t mt_scheme_window = {
     .desc = "MS4 window: start times on a grid of the global clock (window given or from a pilot); late starts are "
             "invalid; runtime = max(end) - min(start)",
     .needs_global_clock = 1,
+    .waits_outside_mpi = 1,
     .params = win_params,
     .cfg_size = sizeof(win_cfg_t),
     .configure = win_configure,

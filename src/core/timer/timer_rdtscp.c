@@ -45,6 +45,11 @@ static int64_t raw_ns(void)
 
 static int init_rdtscp(double *f, char *err)
 {
+#ifdef MT_SMPI
+    (void)f;
+    return mt_fail(err, MT_EUNSUP, "timer 'rdtscp' is refused under SimGrid/SMPI: it counts the host CPU's cycles, "
+                   "not simulated time (SMPI replaces clock_gettime and gettimeofday only); use 'monotonic'");
+#endif
     if (!MT_HAVE_RDTSCP)
         return mt_fail(err, MT_EUNSUP, "timer 'rdtscp' needs an x86 CPU; use 'monotonic' instead");
     FILE *fp = fopen("/proc/cpuinfo", "r");

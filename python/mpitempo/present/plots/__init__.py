@@ -53,6 +53,62 @@ def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
     return fig
 
 
+def _size_axis(ax, sizes) -> None:
+    """Log2 message-size axis with at most 10 labels (never overlapping)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    sizes = sorted({int(m) if m > 0 else 1 for m in sizes})
+    step = max(1, -(-len(sizes) // 10))
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(sizes[::step]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_size(int(round(v)))))
+    ax.set_xlabel("message size [bytes]")
+
+
+def _band_lines(series: dict[str, dict]):
+    """One line per config over message size with its band (series: config -> {msize, median, lo, hi})."""
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for name, s in series.items():
+        x = np.asarray(s["msize"], dtype=float)
+        x = np.where(x <= 0, 1, x)
+        ax.plot(x, s["median"], marker="o", label=name)
+        ax.fill_between(x, s["lo"], s["hi"], alpha=0.25)
+    _size_axis(ax, [m for s in series.values() for m in s["msize"]])
+    return fig, ax
+
+
+def bandwidth_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
+    """series: config -> {msize, median, lo, hi} in MB/s (median over runs of the per-run
+    bandwidth, band: its 95% CI, or min..max below 6 runs). Log-log."""
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = _band_lines(series)
+    ax.set_yscale("log")
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    _thin_minor_labels(ax)
+    ax.set_ylabel("bandwidth [MB/s]")
+    ax.set_title(f"{op}: bandwidth, median of the per-run values (band: 95% CI, or min..max below 6 runs)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def overlap_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
+    """series: config -> {msize, median, lo, hi} in % (OSU's overlap per run, median over runs;
+    band: min..max over runs)."""
+    fig, ax = _band_lines(series)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("overlap [%]")
+    ax.set_title(f"{op}: overlap of communication and computation (median over runs, band: min..max)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
 def box_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dict[int, str] | None = None) -> plt.Figure:
     """groups: msize -> config -> per-run medians (s); marks: msize -> stars of the comparison."""
     sizes = sorted(groups)

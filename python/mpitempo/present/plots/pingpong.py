@@ -46,7 +46,7 @@ def rate_curve_png(a: dict, path: Path) -> Path:
     ax.set_yscale("log")
     ax.set_xlabel("message size [bytes]")
     ax.set_ylabel("rate [MB/s]")
-    ax.set_title(f"ping-pong rate, ranks {a['source']} -> {a['dest']}", fontsize=9)
+    ax.set_title(f"ping-pong rate, ranks {a['source']} -> {a['dest']}" + _sim(a), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -55,19 +55,23 @@ def rate_curve_png(a: dict, path: Path) -> Path:
     return path
 
 
+def _sim(a: dict) -> str:
+    return " [SIMULATED platform]" if a.get("simulated") else ""
+
+
 def write_all(a: dict, outdir: Path) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     out = []
     ts = a["timer_study"]
     if ts.get("histogram"):
         out.append(histogram_png(ts["histogram"], outdir / "hist_timer.png",
-                                 f"timer {ts['timer']}: {ts['n']} back-to-back differences",
+                                 f"timer {ts['timer']}: {ts['n']} back-to-back differences" + _sim(a),
                                  xlabel="difference [µs]"))
     for r in a["results"]:
         if r.get("histogram") and r["histogram"]["edges"]:
             out.append(histogram_png(r["histogram"], outdir / f"hist_{r['msize']}B_npp{r['npp']}.png",
                                      f"{r['msize']} B, npp {r['npp']}, {r['ntrial']} trials: median "
-                                     f"{r['median_s'] * 1e6:.3f} µs"))
+                                     f"{r['median_s'] * 1e6:.3f} µs" + _sim(a)))
     if any(r["msize"] > 0 for r in a["results"]):
         out.append(rate_curve_png(a, outdir / "rate_curve.png"))
     return out

@@ -63,6 +63,7 @@ int mt_bar_combine_up(mt_bar_t *b, int n, int tag0, int *levels, int *parent);
                          .setup = mt_bar_setup,                                                           \
                          .teardown = mt_bar_teardown,                                                     \
                          .param_name = pname,                                                             \
-                         .param_min = pmin}
+                         .param_min = pmin,                                                               \
+                         .family = "barrier-algorithm"}
 
 #endif

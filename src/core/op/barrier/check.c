@@ -13,6 +13,7 @@
 static void spin(const mt_timer_inst_t *t, double s)
 {
     int64_t t0 = t->t->now(), ticks = (int64_t)(s * t->ticks_per_s);
+    mt_sim_skip(s);
     while (t->t->now() - t0 < ticks) {
     }
 }

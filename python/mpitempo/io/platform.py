@@ -1,0 +1,175 @@
+"""SimGrid platform files (docs/simulation.md): what a run on a simulated platform needs to know.
+
+A platform is a SimGrid XML file (``<platform version="4.1">`` with hosts, clusters, links, zones).
+Before anything is created or launched, `read_platform` checks it (it exists, it is XML, its root
+is a ``platform`` element, it declares at least one host) and counts its hosts and cores, so that a
+run of more ranks than the platform has cores is refused unless oversubscription is asked for.
+`hostfile` writes the smpirun hostfile that places ranks node by node (``host:cores`` lines, in
+the order the platform declares its hosts), content-addressed in the mpitempo cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpitempo.errors import MtError
+
+_MAX_BYTES = 64 << 20          # a platform file larger than this is refused (not a platform description)
+DEFAULT_NETWORK_MODEL = "SMPI"  # what smpirun sets unless the platform's <config> says otherwise
+
+
+@dataclass
+class Platform:
+    path: str                  # absolute path
+    sha256: str
+    hosts: list[tuple[str, int]] = field(default_factory=list)   # (host name, cores) in declaration order
+    network_model: str = DEFAULT_NETWORK_MODEL
+    config: dict = field(default_factory=dict)                   # the file's <config> props
+
+    @property
+    def nhosts(self) -> int:
+        return len(self.hosts)
+
+    @property
+    def ncores(self) -> int:
+        return sum(c for _, c in self.hosts)
+
+    def to_json(self) -> dict:
+        return {"platform": self.path, "platform_sha256": self.sha256, "platform_hosts": self.nhosts,
+                "platform_cores": self.ncores, "network_model": self.network_model}
+
+
+def _radical(text: str, where: str) -> list[int]:
+    """SimGrid's radical: comma-separated numbers and ranges, "0-63" or "0-3,8,10-11"."""
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise MtError(f"invalid platform {where}: radical '{text}' (expected numbers and ranges like 0-63)")
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+        if b < a or b - a > 1 << 20:
+            raise MtError(f"invalid platform {where}: radical range '{part}'")
+        out.extend(range(a, b + 1))
+    return out
+
+
+def _cores(el, where: str) -> int:
+    v = el.get("core", "1")
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise MtError(f"invalid platform {where}: core='{v}' (expected an integer >= 1)")
+    return n
+
+
+def _hosts(root) -> list[tuple[str, int]]:
+    hosts: list[tuple[str, int]] = []
+    for el in root.iter():
+        tag = el.tag
+        if tag == "host":
+            name = el.get("id")
+            if name:
+                hosts.append((name, _cores(el, f"host '{name}'")))
+        elif tag in ("cluster", "cabinet"):
+            where = f"{tag} '{el.get('id', '?')}'"
+            prefix, suffix = el.get("prefix", ""), el.get("suffix", "")
+            n = _cores(el, where)
+            hosts += [(f"{prefix}{i}{suffix}", n) for i in _radical(el.get("radical", ""), where)]
+    return hosts
+
+
+def read_platform(path: str | os.PathLike) -> Platform:
+    """The checked platform at `path`; MtError with a one-line reason when it is not one."""
+    p = Path(path)
+    if not str(path).strip():
+        raise MtError("invalid --platform '': give the path of a SimGrid platform XML file")
+    if not p.exists():
+        raise MtError(f"platform file '{path}' not found (give a SimGrid platform XML file, e.g. platforms/cluster64-fast.xml)")
+    if not p.is_file():
+        raise MtError(f"invalid --platform '{path}': not a regular file")
+    try:
+        size = p.stat().st_size
+        if size > _MAX_BYTES:
+            raise MtError(f"invalid --platform '{path}': {size} bytes is too large for a platform description")
+        data = p.read_bytes()
+    except OSError as e:
+        raise MtError(f"cannot read platform file '{path}': {e.strerror}") from None
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as e:
+        raise MtError(f"invalid --platform '{path}': not XML ({e})") from None
+    if root.tag != "platform":
+        raise MtError(f"invalid --platform '{path}': the root element is <{root.tag}>, a SimGrid platform file "
+                      "has <platform version=\"4.1\">")
+    hosts = _hosts(root)
+    if not hosts:
+        raise MtError(f"invalid --platform '{path}': it declares no host (no <host>, <cluster> or <cabinet>)")
+    names = [h for h, _ in hosts]
+    if len(set(names)) != len(names):
+        dup = next(h for h in names if names.count(h) > 1)
+        raise MtError(f"invalid --platform '{path}': host '{dup}' is declared twice")
+    config = {}
+    for cfg in root.iter("config"):
+        for prop in cfg.iter("prop"):
+            if prop.get("id"):
+                config[prop.get("id")] = prop.get("value", "")
+    return Platform(path=str(p.resolve()), sha256=hashlib.sha256(data).hexdigest(), hosts=hosts,
+                    network_model=config.get("network/model", DEFAULT_NETWORK_MODEL), config=config)
+
+
+def slots(plat: Platform, ppn: int | None = None) -> list[tuple[str, int]]:
+    """(host, ranks it takes) for the hostfile: every core, or at most `ppn` ranks per host."""
+    return [(h, c if ppn is None else min(c, ppn)) for h, c in plat.hosts]
+
+
+def check_np(plat: Platform, np: int, oversubscribe: bool = False, ppn: int | None = None) -> None:
+    """Refuse more ranks than the platform has cores (or ppn x hosts), unless oversubscription is asked for."""
+    if ppn is not None and (not isinstance(ppn, int) or isinstance(ppn, bool) or ppn < 1):
+        raise MtError(f"invalid platform_ppn {ppn!r}: expected an integer >= 1 (ranks per host)")
+    cap = sum(n for _, n in slots(plat, ppn))
+    if np > cap and not oversubscribe:
+        per = f" at {ppn} rank(s) per host" if ppn is not None else ""
+        raise MtError(f"{np} ranks do not fit the platform '{plat.path}': it has {plat.nhosts} hosts with "
+                      f"{plat.ncores} cores in all, room for {cap} ranks{per} (use at most {cap} ranks, or ask for "
+                      "platform_oversubscribe = true / --platform-oversubscribe)")
+
+
+def hostfile(plat: Platform, ppn: int | None = None) -> Path:
+    """The smpirun hostfile of the platform (a host's name on N lines, hosts in declaration order, N its
+    cores or ppn: ranks fill a host before the next one), written once into the cache. Not the shorter
+    'host:N': smpirun unrolls that into a file 'smpitmp-hostfXXXXXX' in the current directory and keeps
+    it there whenever the program fails."""
+    from mpitempo.build import cache_root
+
+    path = cache_root() / "platforms" / f"{plat.sha256[:24]}{'' if ppn is None else f'-ppn{ppn}'}.slots"
+    text = "".join(f"{h}\n" * c for h, c in slots(plat, ppn))
+    from mpitempo.build import cached_text
+
+    try:
+        cached_text(path, text)
+    except OSError as e:
+        raise MtError(f"cannot write the hostfile for platform '{plat.path}' to {path}: {e.strerror}") from None
+    return path
+
+
+def simgrid_version(smpirun: str | None = None) -> str:
+    """'3.32' from `smpirun -version`, or '' when it cannot be run."""
+    exe = smpirun or shutil.which("smpirun")
+    if not exe:
+        return ""
+    try:
+        r = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    m = re.search(r"SimGrid version ([0-9][0-9.]*\S*)", r.stdout + r.stderr)
+    return m.group(1) if m else ""

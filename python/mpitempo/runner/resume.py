@@ -1,0 +1,330 @@
+"""What `run --resume DIR` checks before it runs anything in a campaign directory.
+
+* **The directory holds no links** where the runner writes (io.safefs).
+* **One specification.** The campaign as given now (DIR/campaign.toml, or a campaign file and
+  flags) is compared key by key, after normalisation, with DIR/campaign.toml and with the
+  campaign's own record of what was run: ``spec.json``, written when the campaign is created
+  (older campaigns: the core arguments in each run's launch.json). A changed value (an edited
+  ``msizes`` or ``nrep``) is refused with the first differing key; a formatting-only edit
+  (whitespace, comments, key order, quoting) is not a difference.
+* **Consent for stored commands.** The mpicc, launcher template, compiler flags and loader
+  variables (LD_PRELOAD, ...) stored in campaign.toml are commands the resume will execute. When
+  they differ from what this user gets by default, the commands are shown and run only with the
+  user's consent: a yes/no question on a terminal, ``--yes`` in scripts; without either the
+  resume is refused, naming the stored value.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from mpitempo.errors import MtError
+from mpitempo.io import safefs
+from mpitempo.io.campaign import Campaign, _toml_value
+
+SPEC_RECORD = "spec.json"
+SPEC_FORMAT = 1
+# what the runner writes at the top of a campaign directory
+RUNNER_FILES = ("campaign.toml", ".mpitempo.lock", "runlog.jsonl", "order.json", "system-check.json",
+                "dvfs.json", SPEC_RECORD, "slurm.json", "sbatch.sh", "timer-study.txt")
+# environment variables that make the loader or a shell run other code
+LOADER_VARS = ("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PATH", "BASH_ENV", "ENV", "PYTHONPATH",
+               "PYTHONSTARTUP", "PERL5OPT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH")
+
+
+def spec_items(c: Campaign) -> list[tuple[str, object]]:
+    """The normalised specification as (key, value) pairs, in the order campaign.toml lists them;
+    keys of a configuration read "KEY in [[config]] 'NAME'"."""
+    items: list[tuple[str, object]] = []
+    for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s", "governor"):
+        items.append((k, getattr(c, k)))
+    for k, v in c.params.items():
+        items.append((k, v))
+    items.append(("[[config]] names", [cfg.name for cfg in c.configs]))
+    for cfg in c.configs:
+        where = f" in [[config]] '{cfg.name}'"
+        items.append(("binding" + where, cfg.binding))
+        for k in ("description", "mpicc", "launcher", "cflags"):
+            v = getattr(cfg, k)
+            items.append((k + where, None if v in (None, "") and k != "cflags" else v))
+        for k, v in cfg.params.items():
+            items.append((k + where, v))
+        items.append(("env" + where, dict(sorted(cfg.env.items()))))
+    return [(k, _jsonable(v)) for k, v in items]
+
+
+def _jsonable(v):
+    if isinstance(v, tuple):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+def _show(key: str, v) -> str:
+    name, _, where = key.partition(" in ")
+    if v is None:
+        text = f"{name} unset"
+    elif isinstance(v, dict):
+        text = f"{name} = {{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    else:
+        try:
+            text = f"{name} = {_toml_value(v)}"
+        except TypeError:
+            text = f"{name} = {json.dumps(v)}"
+    return text + (f" in {where}" if where else "")
+
+
+def first_difference(there: list[tuple[str, object]], now: list[tuple[str, object]],
+                     there_word: str = "there", now_word: str = "now") -> str | None:
+    """"'nrep = 10' there, 'nrep = 11' now" for the first key whose value differs, None when equal."""
+    a, b = dict(there), dict(now)
+    for key in list(dict.fromkeys([k for k, _ in there] + [k for k, _ in now])):
+        if key not in a:
+            return f"'{_show(key, b[key])}' only {now_word}"
+        if key not in b:
+            return f"'{_show(key, a[key])}' only {there_word}"
+        if a[key] != b[key]:
+            return f"'{_show(key, a[key])}' {there_word}, '{_show(key, b[key])}' {now_word}"
+    return None
+
+
+def write_record(outdir: Path, c: Campaign) -> None:
+    """DIR/spec.json: the normalised specification the campaign was created with."""
+    doc = {"format_version": SPEC_FORMAT, "spec": [[k, v] for k, v in spec_items(c)]}
+    safefs.safe_write_text(outdir / SPEC_RECORD, json.dumps(doc, indent=1) + "\n", root=outdir)
+
+
+def _read_record(outdir: Path) -> list[tuple[str, object]] | None:
+    p = outdir / SPEC_RECORD
+    try:
+        text = safefs.safe_read_text(p, outdir, limit=16 << 20)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise MtError(f"cannot read '{p}': {e.strerror}") from None
+    try:
+        doc = json.loads(text)
+        if doc.get("format_version", 0) > SPEC_FORMAT:
+            raise MtError(f"cannot resume '{outdir}': its {SPEC_RECORD} has format_version "
+                          f"{doc.get('format_version')}; this mpitempo reads version {SPEC_FORMAT}")
+        return [(str(k), v) for k, v in doc["spec"]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise MtError(f"cannot resume '{outdir}': its {SPEC_RECORD} (the record of the specification the "
+                      "campaign was run with) is damaged; restore it from a copy of the campaign") from None
+
+
+def _launched_core_args(outdir: Path) -> list[tuple[str, str, list[str]]]:
+    """(run id, config, core arguments) from the launch.json of every run that was launched."""
+    out = []
+    runs = outdir / "runs"
+    if not runs.is_dir():
+        return out
+    for d in sorted(runs.iterdir()):
+        try:
+            rec = json.loads(safefs.safe_read_text(d / "launch.json", outdir, limit=4 << 20))
+            argv = [str(a) for a in rec["launcher"]["argv"]]
+            cfg = str(rec["config"])
+        except (OSError, ValueError, KeyError, TypeError, safefs.UnsafePath):
+            continue
+        try:
+            i = argv.index("--run-index") + 2
+        except ValueError:
+            continue
+        end = next((j for j in range(i, len(argv)) if argv[j] in ("--seed", "--expect-np")), len(argv))
+        out.append((d.name, cfg, argv[i:end]))
+    return out
+
+
+def _args_difference(ran: list[str], now: list[str]) -> str:
+    def pairs(args):
+        out, i = [], 0
+        while i < len(args):
+            if args[i].startswith("--") and i + 1 < len(args) and not args[i + 1].startswith("--"):
+                out.append((args[i], args[i + 1]))
+                i += 2
+            else:
+                out.append((args[i], ""))
+                i += 1
+        return dict(out)
+    a, b = pairs(ran), pairs(now)
+    for k in list(dict.fromkeys([*a, *b])):
+        if a.get(k) != b.get(k):
+            key = k.lstrip("-").replace("-", "_")
+            return (f"'{key} = {a[k] or 'true'}' when it ran" if k in a else f"'{key}' unset when it ran") + \
+                   (f", '{key} = {b[k] or 'true'}' now" if k in b else f", '{key}' unset now")
+    return "the core's arguments"
+
+
+def check_spec(outdir: Path, c: Campaign, given: str) -> None:
+    """Refuse a resume whose specification differs from the directory's campaign.toml or from the
+    campaign's record of what was run, naming the first differing key."""
+    from mpitempo.runner.execute import _normalised_campaign, campaign_toml_text
+
+    spec_path = outdir / "campaign.toml"
+    have = campaign_toml_text(outdir)
+    stored = _normalised_campaign(have, c.kind, spec_path)
+    now = spec_items(c)
+    diff = first_difference(spec_items(stored), now)
+    if diff:
+        raise MtError(f"cannot resume '{outdir}': its campaign.toml differs from {given} ({diff}); "
+                      "resume without changing the campaign")
+    record = _read_record(outdir)
+    if record is not None:
+        diff = first_difference(record, now, "when it ran", "in campaign.toml")
+        if diff:
+            raise MtError(f"cannot resume '{outdir}': its campaign.toml was changed after the campaign started "
+                          f"({diff}; {SPEC_RECORD} records what was run); a campaign mixes no two "
+                          "specifications: restore campaign.toml, or start a new campaign with -o")
+        return
+    cfgs = {cfg.name: cfg for cfg in c.configs}
+    for run_id, cfg_name, ran in _launched_core_args(outdir):
+        cfg = cfgs.get(cfg_name)
+        if cfg is None:
+            raise MtError(f"cannot resume '{outdir}': run {run_id} ran configuration '{cfg_name}', which its "
+                          "campaign.toml no longer has; restore campaign.toml, or start a new campaign with -o")
+        if ran != c.core_args(cfg):
+            raise MtError(f"cannot resume '{outdir}': its campaign.toml was changed after run {run_id} ran "
+                          f"({_args_difference(ran, c.core_args(cfg))}; from its launch.json); a campaign mixes "
+                          "no two specifications: restore campaign.toml, or start a new campaign with -o")
+
+
+# -- consent ---------------------------------------------------------------------------------------
+
+def _default_mpicc() -> str | None:
+    from mpitempo.build import find_mpicc
+
+    try:
+        return find_mpicc(None)
+    except MtError:
+        return None
+
+
+def _resolve_mpicc(mpicc: str) -> str:
+    from mpitempo.build import find_mpicc
+
+    try:
+        return find_mpicc(mpicc)
+    except MtError:
+        return mpicc
+
+
+def stored_commands(c: Campaign, outdir: Path, typed: frozenset = frozenset()) -> list[tuple[str, str, list[str]]]:
+    """[(what, stored value, [commands it makes mpitempo run])] for every stored value that differs
+    from this user's default and was not typed on this command line."""
+    from mpitempo.build import find_mpiexec
+
+    default_cc = _default_mpicc()
+    found = []
+    for cfg in c.configs:
+        where = f" of [[config]] '{cfg.name}'" if len(c.configs) > 1 or cfg.name != "default" else ""
+        mpiexec = "{mpiexec}"
+        if cfg.mpicc and "mpicc" not in typed:
+            cc = _resolve_mpicc(cfg.mpicc)
+            if cc != default_cc:
+                try:
+                    mpiexec = find_mpiexec(cc)
+                except MtError:
+                    pass
+                launcher = shlex.quote(mpiexec) if mpiexec != "{mpiexec}" else "the mpiexec beside it"
+                cmds = [shlex.join([cc, "-show"]),
+                        f"cmake -S <mpitempo's sources> -B <build cache> -DMPI_C_COMPILER={shlex.quote(cc)} "
+                        "(and cmake --build: every compile runs it)",
+                        f"{launcher} --version, and every mpirun through it"]
+                found.append((f"mpicc{where}", cfg.mpicc, cmds))
+        elif cfg.mpicc is None and default_cc:
+            try:
+                mpiexec = find_mpiexec(default_cc)
+            except MtError:
+                pass
+        if cfg.cflags is not None and "cflags" not in typed:
+            found.append((f"cflags{where}", cfg.cflags,
+                          [f"the compiler wrapper with: {cfg.cflags}"]))
+        if cfg.launcher and cfg.launcher not in ("mpiexec", "srun") and "launcher" not in typed:
+            found.append((f"launcher{where}", cfg.launcher,
+                          [_launch_text(c, cfg, outdir, mpiexec, trusted_build=not any(
+                              w.startswith(("mpicc", "cflags")) and w.endswith(where) for w, _, _ in found))
+                           + "   (the first mpirun, before --seed, --expect-np and --launch-json; the others differ in run directory and index)"]))
+        for var in sorted(cfg.env):
+            if (var in LOADER_VARS or var.startswith(("LD_", "DYLD_"))) and "env" not in typed:
+                found.append((f"env {var}{where}", cfg.env[var],
+                              [f"every mpirun with {var}={shlex.quote(cfg.env[var])}"]))
+        if hasattr(c.kind_obj, "stored_commands"):   # a kind whose mpiruns run a stored program (trace: the application)
+            found += [(w + where, v, cmds) for w, v, cmds in c.kind_obj.stored_commands(c, cfg, outdir)]
+    return found
+
+
+def _launch_text(c: Campaign, cfg, outdir: Path, mpiexec: str, trusted_build: bool) -> str:
+    """The first mpirun of configuration cfg as it will be executed (its exact argv when the core can
+    be found without running a stored compiler; else the template with the core's path left open)."""
+    from mpitempo.runner.execute import plan
+
+    first = next((r for r in plan(c) if r.config == cfg.name), None)
+    np = first.np if first else c.np[0]
+    rdir = str(outdir / "runs" / (first.run_id if first else "RUN"))
+    if hasattr(c.kind_obj, "command_text"):   # not a core binary (trace: the application under the tracer)
+        cmd = c.kind_obj.command_text(c, cfg, Path(rdir))
+        text = cfg.launcher.replace("{mpiexec}", shlex.quote(mpiexec) if mpiexec != "{mpiexec}" else mpiexec)
+        return text.replace("{np}", str(np)).replace("{cmd}", cmd)
+    tail = ["--outdir", rdir, "--config", cfg.name, "--run-index", str(first.run_index if first else 0),
+            *c.core_args(cfg)]
+    if trusted_build:
+        from mpitempo.build import ensure_build
+        from mpitempo.runner.launch import make_launch
+
+        try:
+            b = ensure_build(cfg.build_mpicc, cflags=cfg.cflags)
+            launch = make_launch(b, np, [b.binary(c.kind_obj.executable), *tail], cfg.launcher, cfg.env, cfg.binding,
+                                 **cfg.platform_args)
+            return shlex.join(launch.argv)
+        except MtError:
+            pass
+    cmd = " ".join(shlex.quote(x) for x in [f"<core>/{c.kind_obj.executable}", *tail])
+    text = cfg.launcher.replace("{mpiexec}", shlex.quote(mpiexec) if mpiexec != "{mpiexec}" else mpiexec)
+    return text.replace("{np}", str(np)).replace("{cmd}", cmd)
+
+
+def consent(c: Campaign, outdir: Path, yes: bool, typed: frozenset = frozenset(), stdin=None, out=None) -> None:
+    """Show the stored commands that differ from the defaults and ask before running them (see the
+    module's docstring); nothing is shown when there are none."""
+    found = stored_commands(c, outdir, typed)
+    if not found:
+        return
+    out = out or sys.stderr
+    stdin = stdin or sys.stdin
+    what, value, cmds = found[0]
+    more = f" (and {len(found) - 1} more stored value(s))" if len(found) > 1 else ""
+    if not yes and not (_isatty(stdin) and _isatty(out)):
+        raise MtError(f"cannot resume '{outdir}' without your consent: its campaign.toml sets {what} "
+                      f"{_esc(repr(value))}{more}, not your default; check campaign.toml, then resume with --yes "
+                      "to run it (on a terminal, resuming shows the commands and asks)")
+    print(f"mpitempo: the campaign in '{_esc(str(outdir))}' stores commands that differ from your "
+          "defaults; resuming it runs:", file=out)
+    for w, v, cs in found:
+        print(f"  {w} = {_esc(repr(v))}", file=out)
+        for cmd in cs:
+            print(f"    {_esc(cmd)}", file=out)
+    if yes:
+        print("mpitempo: running them (--yes)", file=out, flush=True)
+        return
+    print("Run them? [y/N] ", end="", file=out, flush=True)
+    answer = stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise MtError(f"not resumed: you did not agree to run {what} {_esc(repr(value))} "
+                      "stored in its campaign.toml")
+
+
+def _esc(text: str) -> str:
+    """Control characters of a stored value shown escaped, never sent to the terminal."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def _isatty(f) -> bool:
+    try:
+        return bool(f.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

@@ -1,0 +1,249 @@
+/* libmpitempo-clock: the public C API of mpitempo/clock.h over the global
+ * clock of the core (clock/session.h: base clock, sync by spec, Alg. 6 check).
+ * Nothing here measures or synchronises by itself: it validates the caller's
+ * input, keeps a duplicate communicator and turns the core's codes into the
+ * library's. */
+#define _GNU_SOURCE
+#include "mpitempo/clock.h"
+
+#include "base/mt_common.h"
+#include "base/mt_mpi.h"
+#include "clock/session.h"
+#include "clock/sync.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mtc_clock {
+    mt_gclock_t g;          /* the core's global clock (its base clock lives here: never moved) */
+    mt_timer_inst_t timer;
+    MPI_Comm comm;          /* the library's duplicate of the caller's communicator */
+    char spec[512];         /* canonical spec in use */
+    double duration_s;      /* max over ranks of the last sync */
+};
+
+static _Thread_local char last_err[MT_ERRLEN];
+
+const char *mtc_error(void) { return last_err; }
+const char *mtc_version(void) { return MT_VERSION; }
+
+__attribute__((format(printf, 2, 3))) static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_err, sizeof last_err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* the core's codes are the library's (same numbers), except sync failures */
+static int from_core(int rc, int sync)
+{
+    if (rc == MT_OK) return MTC_OK;
+    if (sync && rc != MT_EINVAL && rc != MT_ENOMEM && rc != MT_EUNSUP) return MTC_ESYNC;
+    return rc;
+}
+
+static int mpi_usable(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init) return fail(MTC_EMPI, "mpitempo-clock: MPI is not initialised (call MPI_Init first)");
+    if (fin) return fail(MTC_EMPI, "mpitempo-clock: MPI is already finalised");
+    return MTC_OK;
+}
+
+/* ranks sharing CPUs wait by sleeping: more ranks on this node than cores on any node */
+static int wait_lazy(MPI_Comm comm, int wait)
+{
+    if (wait == 1) return 0;
+    if (wait == 2) return 1;
+    MPI_Comm node;
+    int nlocal = 1, mine, any = 0;
+    mt_check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    mt_check_mpi(MPI_Comm_size(node, &nlocal), "MPI_Comm_size");
+    mt_check_mpi(MPI_Comm_free(&node), "MPI_Comm_free");
+    mine = nlocal > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    mt_check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+    return any;
+}
+
+static int sync_with(mtc_clock_t *c, const char *s, char *err)
+{
+    mt_sync_spec_t spec;
+    int rc = mt_sync_spec_parse(s, &spec, err);
+    if (rc == MT_OK && spec.none)
+        rc = mt_fail(err, MT_EINVAL, "sync spec 'none' gives no global clock (use a sync algorithm, e.g. '%s')",
+                     MTC_FALLBACK_SYNC);
+    /* a spec that parses on some ranks only must not leave the others in the sync */
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return rc;
+    mt_check_free(&c->g.chk0);
+    c->g.synced = 0;
+    rc = mt_gclock_sync(&c->g, &spec, err);
+    if (rc != MT_OK) return from_core(rc, 1);
+    mt_sync_spec_format(&spec, c->spec, sizeof c->spec);
+    c->duration_s = c->g.res.duration_s;
+    /* the duration is reduced to rank 0 only */
+    mt_check_mpi(MPI_Bcast(&c->duration_s, 1, MPI_DOUBLE, 0, c->comm), "MPI_Bcast");
+    return MTC_OK;
+}
+
+int mtc_create(MPI_Comm comm, const char *sync_spec, mtc_clock_t **out)
+{
+    return mtc_create_ex(comm, sync_spec, NULL, out);
+}
+
+int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out)
+{
+    last_err[0] = 0;
+    if (!out) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the output pointer is NULL");
+    *out = NULL;
+    int rc = mpi_usable();
+    if (rc != MTC_OK) return rc;
+    if (comm == MPI_COMM_NULL) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the communicator is MPI_COMM_NULL");
+    int inter = 0, size = 0;
+    mt_check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+    if (inter) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: an intercommunicator has no global clock (use an intracommunicator)");
+    mt_check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    if (size < 2) {
+        return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the communicator has %d rank(s): a global clock needs at least 2 "
+                                "(one process has only its local clock)", size);
+    }
+    const char *timer = opt && opt->timer && *opt->timer ? opt->timer : "monotonic";
+    int wait = opt ? opt->wait : 0;
+    int defaulted = !sync_spec || !*sync_spec;
+    const char *spec = defaulted ? MTC_DEFAULT_SYNC : sync_spec;
+    char err[MT_ERRLEN] = "";
+
+    mtc_clock_t *c = calloc(1, sizeof *c);
+    rc = c ? MT_OK : mt_fail(err, MT_ENOMEM, "cannot allocate the clock");
+    if (rc == MT_OK && (wait < 0 || wait > 2))
+        rc = mt_fail(err, MT_EINVAL, "invalid wait mode %d (allowed: 0 auto, 1 spin, 2 sleep)", wait);
+    /* the spec is checked before anything is set up */
+    mt_sync_spec_t parsed;
+    if (rc == MT_OK && (rc = mt_sync_spec_parse(spec, &parsed, err)) == MT_OK && parsed.none)
+        rc = mt_fail(err, MT_EINVAL, "sync spec 'none' gives no global clock (use a sync algorithm, e.g. '%s')",
+                     MTC_FALLBACK_SYNC);
+    if (rc == MT_OK) rc = mt_timer_open(timer, &c->timer, err);
+    if ((rc = mt_agree(comm, rc, err)) != MT_OK) {
+        free(c);
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: %s", err);
+        return from_core(rc, 0);
+    }
+    mt_set_prog("mpitempo-clock");
+    mt_check_mpi(MPI_Comm_dup(comm, &c->comm), "MPI_Comm_dup");
+    int lazy = wait_lazy(c->comm, wait);
+    rc = mt_gclock_init(&c->g, c->comm, &c->timer, NULL, NULL, NULL, lazy, err);
+    if ((rc = mt_agree(c->comm, rc, err)) == MT_OK) {
+        rc = sync_with(c, spec, err);
+        if (rc != MTC_OK && defaulted) {
+            char first[MT_ERRLEN];
+            snprintf(first, sizeof first, "%s", err);
+            rc = sync_with(c, MTC_FALLBACK_SYNC, err);
+            if (rc != MTC_OK) {
+                char both[MT_ERRLEN];
+                snprintf(both, sizeof both, "%.900s; fallback '%s': %.900s", first, MTC_FALLBACK_SYNC, err);
+                snprintf(err, MT_ERRLEN, "%s", both);
+            }
+        }
+    } else {
+        rc = from_core(rc, 0);
+    }
+    if (rc != MTC_OK) {
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: %s", err);
+        mt_gclock_free(&c->g);
+        MPI_Comm_free(&c->comm);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return MTC_OK;
+}
+
+double mtc_local_now(const mtc_clock_t *c)
+{
+    if (!c) return NAN;
+    return mt_base_now(&c->g.base);
+}
+
+double mtc_to_global(const mtc_clock_t *c, double local_s)
+{
+    if (!c) return NAN;
+    return mt_clock_apply(&c->g.res.clock, local_s);
+}
+
+double mtc_now(const mtc_clock_t *c)
+{
+    if (!c) return NAN;
+    return mt_clock_now(&c->g.res.clock);
+}
+
+int mtc_resync(mtc_clock_t *c)
+{
+    last_err[0] = 0;
+    if (!c) return fail(MTC_EINVAL, "mpitempo-clock: mtc_resync: the clock is NULL");
+    int rc = mpi_usable();
+    if (rc != MTC_OK) return rc;
+    char err[MT_ERRLEN] = "";
+    char spec[sizeof c->spec];
+    memcpy(spec, c->spec, sizeof spec);
+    mt_sync_result_t old = c->g.res;   /* kept when the new sync fails */
+    mt_sync_spec_t old_spec = c->g.spec;
+    rc = sync_with(c, spec, err);
+    if (rc != MTC_OK) {
+        c->g.res = old;
+        c->g.spec = old_spec;
+        c->g.synced = 1;
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: resync: %s (the clock keeps its previous model)", err);
+        return rc;
+    }
+    c->g.nresync++;
+    return MTC_OK;
+}
+
+int mtc_accuracy(mtc_clock_t *c, double *max_abs_offset_s, double *median_abs_offset_s)
+{
+    last_err[0] = 0;
+    if (!c) return fail(MTC_EINVAL, "mpitempo-clock: mtc_accuracy: the clock is NULL");
+    int rc = mpi_usable();
+    if (rc != MTC_OK) return rc;
+    char err[MT_ERRLEN] = "";
+    mt_check_t chk;
+    double w0 = 0, v[2] = {0, 0};
+    rc = mt_check_run(c->comm, &c->g.res.clock, &mt_offset_skampi, 100, &w0, 1, 0, 1, c->g.lazy, &chk, err);
+    if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) {
+        mt_check_free(&chk);
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: accuracy check: %s", err);
+        return from_core(rc, 0);
+    }
+    if (c->g.rank == 0) mt_check_summary(&chk, 0, &v[0], &v[1]);
+    mt_check_free(&chk);
+    mt_check_mpi(MPI_Bcast(v, 2, MPI_DOUBLE, 0, c->comm), "MPI_Bcast");
+    if (max_abs_offset_s) *max_abs_offset_s = v[0];
+    if (median_abs_offset_s) *median_abs_offset_s = v[1];
+    return MTC_OK;
+}
+
+const char *mtc_spec(const mtc_clock_t *c) { return c ? c->spec : NULL; }
+
+double mtc_sync_duration(const mtc_clock_t *c) { return c ? c->duration_s : NAN; }
+
+int mtc_free(mtc_clock_t **cp)
+{
+    last_err[0] = 0;
+    if (!cp) return fail(MTC_EINVAL, "mpitempo-clock: mtc_free: the pointer is NULL");
+    mtc_clock_t *c = *cp;
+    if (!c) return MTC_OK;
+    int rc = mpi_usable();
+    if (rc != MTC_OK) return rc;
+    mt_gclock_free(&c->g);
+    mt_check_mpi(MPI_Comm_free(&c->comm), "MPI_Comm_free");
+    free(c);
+    *cp = NULL;
+    return MTC_OK;
+}

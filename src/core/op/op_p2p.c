@@ -1,0 +1,273 @@
+/* mpitempo: the point-to-point operations (see op.h) and the synthetic op
+ * synbw. One call of each is its timed region; the message size is msize
+ * rounded down to whole elements of --datatype: count = floor(msize / type
+ * size) elements, and every bytes_per_call below is in effective bytes
+ * eff = count x type size (= msize when msize is a multiple of the type size).
+ * W is --bw-window (opts->window), p the number of ranks, partner(i) =
+ * mt_op_pair_partner(i, p) (i <-> i + p/2). "Idle" ranks return MPI_SUCCESS at
+ * once.
+ *
+ *  bw (OSU osu_bw): rank 0 and partner(0) = p/2. Rank 0 posts W MPI_Isend of
+ *    eff bytes, MPI_Waitall, then MPI_Recv of a 4-byte acknowledgement; the
+ *    partner posts W MPI_Irecv, MPI_Waitall, MPI_Send of the ack. Other ranks
+ *    idle. bytes_per_call = W x eff, msgs_per_call = W.
+ *  bibw (OSU osu_bibw): rank 0 and p/2 each post W MPI_Irecv and W MPI_Isend
+ *    to the other and one MPI_Waitall of the 2W requests (no ack). Other ranks
+ *    idle. bytes_per_call = 2 x W x eff, msgs_per_call = 2W.
+ *  mbw_mr (OSU osu_mbw_mr): every pair (rank i < p/2 sends to i + p/2; an even
+ *    p: MT_OP_PAIRS) does the bw window with its ack at the same time.
+ *    bytes_per_call = p/2 x W x eff, msgs_per_call = p/2 x W.
+ *  multi_lat (OSU osu_multi_lat): every pair does one ping-pong round trip:
+ *    rank i < p/2 MPI_Send then MPI_Recv, its partner MPI_Recv then MPI_Send
+ *    (eff bytes each way). MT_OP_PAIRS. A latency op: bytes_per_call = 0,
+ *    msgs_per_call = 0; one call is the round trip (OSU reports half of it).
+ *  pingping (IMB PingPing): rank 0 and p/2 each MPI_Isend eff bytes to the
+ *    other, MPI_Recv the other's message, MPI_Wait the send. Other ranks idle.
+ *    bytes_per_call = eff (IMB: Mbytes/sec = X / t), msgs_per_call = 1.
+ *  sendrecv (IMB Sendrecv): all ranks in a periodic ring: one MPI_Sendrecv of
+ *    eff bytes to rank+1 and from rank-1. bytes_per_call = 2 x eff (IMB: 2X / t),
+ *    msgs_per_call = 2.
+ *  exchange (IMB Exchange): every rank MPI_Isend eff bytes to its left and its
+ *    right neighbour (periodic), MPI_Recv from both (into two distinct blocks:
+ *    with 2 ranks left = right, two messages from one rank, told apart by tag),
+ *    MPI_Waitall of the two sends. bytes_per_call = 4 x eff (IMB: 4X / t),
+ *    msgs_per_call = 4.
+ *  synbw (synthetic, not MPI): every rank busy-waits eff nanoseconds on
+ *    a->timer and communicates nothing. bytes_per_call = eff, msgs_per_call =
+ *    1: its bandwidth is exactly 1e9 B/s (1000 MB/s) on any machine, a known
+ *    answer for tests of the whole pipeline.
+ *
+ * Buffers: the windowed ops (bw, bibw, mbw_mr) send all W messages from one
+ * buffer (MPI allows concurrent sends from one buffer) but receive into W
+ * distinct blocks of a window allocated in setup (W x eff bytes): overlapping
+ * receive buffers of pending receives are erroneous in MPI, although OSU
+ * reuses one receive buffer. --bw-rbuf single does as OSU (one block for all W
+ * receives; cache-resident, so faster for large messages: numbers comparable
+ * with OSU's). That window is the op's own, so --cache cycle moves the send
+ * buffer only for these ops. */
+#include "base/mt_common.h"
+#include "op/op.h"
+#include "timer/timer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_DATA = 70, TAG_ACK = 71, TAG_RIGHT = 72, TAG_LEFT = 73 };
+enum { ROLE_IDLE, ROLE_FIRST, ROLE_SECOND }; /* ROLE_FIRST: rank i < p/2 of a pair (the sender of bw) */
+
+/* The state of the pair ops: this rank's role, its partner and, for the
+ * windowed ops, the receive window and the requests. */
+typedef struct p2p_state {
+    int role, partner;
+    int window;            /* W (windowed ops), else 1 */
+    size_t eff;            /* effective bytes per message */
+    unsigned char *rwin;   /* W receive blocks of eff bytes (windowed ops, active ranks); 1 with --bw-rbuf single */
+    size_t rstep;          /* bytes between the receive blocks: eff, or 0 with --bw-rbuf single */
+    MPI_Request *req;      /* 2W requests */
+    unsigned char ack[4];
+} p2p_state_t;
+
+static int one(int p) { (void)p; return 1; }
+static int two(int p) { (void)p; return 2; }
+
+static double eff_bytes(const mt_op_args_t *a) { return (double)a->count * (double)a->dtype->size; }
+
+/* pairs: 0 for rank 0 and p/2 only (bw, bibw, pingping), 1 for every pair
+ * (mbw_mr, multi_lat: p must be even); windowed: allocate the receive window */
+static int setup_pair(mt_op_args_t *a, char *err, int all_pairs, int windowed)
+{
+    const char *name = a->op->name;
+    if (a->size < 2) return mt_fail(err, MT_EINVAL, "op '%s' needs at least 2 ranks, but the job has %d", name, a->size);
+    if (all_pairs && a->size % 2)
+        return mt_fail(err, MT_EINVAL, "op '%s' pairs rank i with rank i + p/2 and needs an even number of ranks, "
+                       "but the job has %d", name, a->size);
+    if (windowed && a->opts->window < 1)
+        return mt_fail(err, MT_EINVAL, "op '%s': --bw-window must be at least 1 (got %d)", name, a->opts->window);
+    p2p_state_t *s = calloc(1, sizeof *s);
+    if (!s) return mt_fail(err, MT_ENOMEM, "op '%s': cannot allocate its state", name);
+    s->window = windowed ? a->opts->window : 1;
+    s->eff = (size_t)a->count * (size_t)a->dtype->size;
+    s->partner = mt_op_pair_partner(a->rank, a->size);
+    int active = all_pairs ? s->partner >= 0 : (a->rank == 0 || a->rank == mt_op_pair_partner(0, a->size));
+    s->role = !active ? ROLE_IDLE : mt_op_pair_first(a->rank, a->size) ? ROLE_FIRST : ROLE_SECOND;
+    a->state = s;
+    if (!active || !windowed) return MT_OK;
+    size_t w = (size_t)s->window, blocks = a->opts->rbuf_single ? 1 : w, bytes = blocks * (s->eff > 0 ? s->eff : 1);
+    s->rstep = a->opts->rbuf_single ? 0 : s->eff;
+    s->rwin = malloc(bytes);
+    s->req = malloc(2 * w * sizeof *s->req);
+    if (!s->rwin || !s->req)
+        return mt_fail(err, MT_ENOMEM, "op '%s': cannot allocate a receive window of %d x %zu bytes", name, s->window,
+                       s->eff);
+    memset(s->rwin, 0, bytes); /* first-touch page faults stay out of the measurements */
+    return MT_OK;
+}
+
+static void teardown_pair(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    free(s->rwin);
+    free(s->req);
+    free(s);
+}
+
+static int setup_rank0_window(mt_op_args_t *a, char *err) { return setup_pair(a, err, 0, 1); }
+static int setup_pairs_window(mt_op_args_t *a, char *err) { return setup_pair(a, err, 1, 1); }
+static int setup_rank0(mt_op_args_t *a, char *err) { return setup_pair(a, err, 0, 0); }
+static int setup_pairs(mt_op_args_t *a, char *err) { return setup_pair(a, err, 1, 0); }
+
+/* ---- the timed regions ---- */
+
+/* the bw window of one pair: W messages from the first rank, a 4-byte ack back */
+static int c_window(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int w = s->window, rc = MPI_SUCCESS;
+    if (s->role == ROLE_FIRST) {
+        for (int i = 0; i < w && rc == MPI_SUCCESS; i++)
+            rc = MPI_Isend(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->req[i]);
+        if (rc == MPI_SUCCESS) rc = MPI_Waitall(w, s->req, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = MPI_Recv(s->ack, 4, MPI_BYTE, s->partner, TAG_ACK, a->comm, MPI_STATUS_IGNORE);
+    } else if (s->role == ROLE_SECOND) {
+        for (int i = 0; i < w && rc == MPI_SUCCESS; i++)
+            rc = MPI_Irecv(s->rwin + (size_t)i * s->rstep, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->req[i]);
+        if (rc == MPI_SUCCESS) rc = MPI_Waitall(w, s->req, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = MPI_Send(s->ack, 4, MPI_BYTE, s->partner, TAG_ACK, a->comm);
+    }
+    return rc;
+}
+
+static int c_bibw(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int w = s->window, rc = MPI_SUCCESS;
+    if (s->role == ROLE_IDLE) return MPI_SUCCESS;
+    for (int i = 0; i < w && rc == MPI_SUCCESS; i++)
+        rc = MPI_Irecv(s->rwin + (size_t)i * s->rstep, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->req[i]);
+    for (int i = 0; i < w && rc == MPI_SUCCESS; i++)
+        rc = MPI_Isend(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->req[w + i]);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(2 * w, s->req, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+static int c_multi_lat(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int rc = MPI_SUCCESS;
+    if (s->role == ROLE_FIRST) {
+        rc = MPI_Send(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Recv(a->rbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, MPI_STATUS_IGNORE);
+    } else if (s->role == ROLE_SECOND) {
+        rc = MPI_Recv(a->rbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = MPI_Send(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm);
+    }
+    return rc;
+}
+
+static int c_pingping(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    if (s->role == ROLE_IDLE) return MPI_SUCCESS;
+    MPI_Request r;
+    int rc = MPI_Isend(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &r);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Recv(a->rbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, MPI_STATUS_IGNORE);
+    int rw = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS ? rc : rw;
+}
+
+static int c_sendrecv(mt_op_args_t *a)
+{
+    int right = (a->rank + 1) % a->size, left = (a->rank + a->size - 1) % a->size;
+    return MPI_Sendrecv(a->sbuf, a->count, a->type, right, TAG_DATA, a->rbuf, a->count, a->type, left, TAG_DATA,
+                        a->comm, MPI_STATUS_IGNORE);
+}
+
+/* a message sent to the right carries TAG_RIGHT and is received from the left
+ * with it, so with 2 ranks (left = right) each lands in its own block */
+static int c_exchange(mt_op_args_t *a)
+{
+    int right = (a->rank + 1) % a->size, left = (a->rank + a->size - 1) % a->size;
+    unsigned char *r0 = a->rbuf, *r1 = r0 + (size_t)a->count * (size_t)a->dtype->size;
+    MPI_Request r[2];
+    int rc = MPI_Isend(a->sbuf, a->count, a->type, right, TAG_RIGHT, a->comm, &r[0]);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Isend(a->sbuf, a->count, a->type, left, TAG_LEFT, a->comm, &r[1]);
+    if (rc != MPI_SUCCESS) { /* complete the first send before returning (its receive is posted by the peer) */
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        return rc;
+    }
+    rc = MPI_Recv(r0, a->count, a->type, left, TAG_RIGHT, a->comm, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Recv(r1, a->count, a->type, right, TAG_LEFT, a->comm, MPI_STATUS_IGNORE);
+    int rw = MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    return rc != MPI_SUCCESS ? rc : rw;
+}
+
+static int c_synbw(mt_op_args_t *a)
+{
+    const mt_timer_inst_t *t = a->timer;
+    int64_t t0 = t->t->now();
+    int64_t ticks = (int64_t)(eff_bytes(a) * 1e-9 * t->ticks_per_s);
+    mt_sim_skip((double)ticks / t->ticks_per_s);
+    while (t->t->now() - t0 < ticks) {
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- what one call moves (the same on every rank) ---- */
+static void set_info(mt_op_info_t *o, double bytes, double msgs)
+{
+    o->bytes = bytes;
+    o->msgs = msgs;
+}
+static void i_bw(mt_op_args_t *a, mt_op_info_t *o)
+{
+    set_info(o, a->opts->window * eff_bytes(a), a->opts->window);
+}
+static void i_bibw(mt_op_args_t *a, mt_op_info_t *o)
+{
+    set_info(o, 2.0 * a->opts->window * eff_bytes(a), 2.0 * a->opts->window);
+}
+static void i_mbw_mr(mt_op_args_t *a, mt_op_info_t *o)
+{
+    double pairs = a->size / 2;
+    set_info(o, pairs * a->opts->window * eff_bytes(a), pairs * a->opts->window);
+}
+static void i_latency(mt_op_args_t *a, mt_op_info_t *o)
+{
+    (void)a;
+    set_info(o, 0, 0);
+}
+static void i_one(mt_op_args_t *a, mt_op_info_t *o) { set_info(o, eff_bytes(a), 1); }
+static void i_two(mt_op_args_t *a, mt_op_info_t *o) { set_info(o, 2 * eff_bytes(a), 2); }
+static void i_four(mt_op_args_t *a, mt_op_info_t *o) { set_info(o, 4 * eff_bytes(a), 4); }
+
+static const mt_op_t mt_op_bw = {.name = "bw", .mpi_name = "MPI_Isend/MPI_Irecv window (osu_bw)", .min_procs = 2,
+                          .blocks = one, .call = c_window, .setup = setup_rank0_window, .teardown = teardown_pair,
+                          .family = "p2p", .opts = MT_OPT_WINDOW | MT_OPT_RBUF, .info = i_bw};
+static const mt_op_t mt_op_bibw = {.name = "bibw", .mpi_name = "MPI_Isend/MPI_Irecv bidirectional window (osu_bibw)",
+                            .min_procs = 2, .blocks = one, .call = c_bibw, .setup = setup_rank0_window,
+                            .teardown = teardown_pair, .family = "p2p", .opts = MT_OPT_WINDOW | MT_OPT_RBUF, .info = i_bibw};
+static const mt_op_t mt_op_mbw_mr = {.name = "mbw_mr", .mpi_name = "MPI_Isend/MPI_Irecv window, all pairs (osu_mbw_mr)",
+                              .min_procs = 2, .flags = MT_OP_PAIRS, .blocks = one, .call = c_window,
+                              .setup = setup_pairs_window, .teardown = teardown_pair, .family = "p2p",
+                              .opts = MT_OPT_WINDOW | MT_OPT_RBUF, .info = i_mbw_mr};
+static const mt_op_t mt_op_multi_lat = {.name = "multi_lat", .mpi_name = "MPI_Send/MPI_Recv ping-pong, all pairs (osu_multi_lat)",
+                                 .min_procs = 2, .flags = MT_OP_PAIRS, .blocks = one, .call = c_multi_lat,
+                                 .setup = setup_pairs, .teardown = teardown_pair, .family = "p2p", .info = i_latency};
+static const mt_op_t mt_op_pingping = {.name = "pingping", .mpi_name = "MPI_Isend/MPI_Recv/MPI_Wait (IMB PingPing)",
+                                .min_procs = 2, .blocks = one, .call = c_pingping, .setup = setup_rank0,
+                                .teardown = teardown_pair, .family = "p2p", .info = i_one};
+static const mt_op_t mt_op_sendrecv = {.name = "sendrecv", .mpi_name = "MPI_Sendrecv (IMB Sendrecv)", .min_procs = 2,
+                                .blocks = one, .call = c_sendrecv, .family = "p2p", .info = i_two};
+static const mt_op_t mt_op_exchange = {.name = "exchange", .mpi_name = "MPI_Isend/MPI_Recv/MPI_Waitall (IMB Exchange)",
+                                .min_procs = 2, .blocks = two, .call = c_exchange, .family = "p2p", .info = i_four};
+static const mt_op_t mt_op_synbw = {.name = "synbw", .mpi_name = "synbw (synthetic busy-wait of 1 ns per byte)",
+                             .min_procs = 1, .flags = MT_OP_SYNTHETIC, .blocks = one, .call = c_synbw,
+                             .family = "synthetic", .info = i_one};
+
+const mt_op_t *const mt_ops_p2p[] = {
+    &mt_op_bw, &mt_op_bibw, &mt_op_mbw_mr, &mt_op_multi_lat, &mt_op_pingping, &mt_op_sendrecv, &mt_op_exchange,
+    &mt_op_synbw, NULL,
+};

@@ -1,0 +1,26 @@
+/* mpitempo: the PMPI wrappers that only count (trace_count.def): the MPI calls the tracer sees
+ * but does not record. Counted while the tracer records (not during its own clock sync). */
+#include "trace/trace.h"
+
+const char *const tr_count_names[TRC_N] = {
+#define TR_COUNT(ret, name, params, args) "MPI_" #name,
+#include "trace_count.def"
+#if MPI_VERSION >= 4
+#include "trace_count4.def"
+#endif
+#undef TR_COUNT
+};
+
+int64_t tr_cnt[TRC_N];
+
+#define TR_COUNT(ret, name, params, args)                                                                  \
+    ret MPI_##name params                                                                                  \
+    {                                                                                                      \
+        if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
+        return PMPI_##name args;                                                                           \
+    }
+#include "trace_count.def"
+#if MPI_VERSION >= 4 /* MPI-4 only (trace_count4.def) */
+#include "trace_count4.def"
+#endif
+#undef TR_COUNT
