@@ -556,7 +556,16 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
                  cflags: str | None = None) -> Build:
     """The core a run uses: an installed one, or one built (once, cached) for this MPI. With cflags
     (a campaign's compiler flags as a factor) the core is built with exactly those C flags (no
-    build type's flags added) into its own cache entry."""
+    build type's flags added) into its own cache entry. Jobs launched from now on run under the
+    compiled watchdog of that core when it has one (runner.watchdog)."""
+    from mpitempo.runner import watchdog
+
+    b = _ensure_build(mpicc, force, quiet, cflags)
+    watchdog.use_binary_in(b.bindir)
+    return b
+
+
+def _ensure_build(mpicc: str | None, force: bool, quiet: bool, cflags: str | None) -> Build:
     if mpicc is None and cflags is None and not os.environ.get("MPITEMPO_MPICC"):
         installed = find_installed_core()
         if installed:
