@@ -21,11 +21,16 @@
 typedef struct mt_cpushare {
     double wall_s;  /* duration of the check (s) */
     double share;   /* CPU time of this thread / wall time, in [0, 1] (slightly above 1 by rounding) */
+    double run_delay_share; /* time runnable but waiting for its CPU / wall time (the scheduler's
+                               run_delay, /proc/thread-self/schedstat); -1 when the kernel has none */
     int ncpus_seen; /* distinct CPUs the check ran on (sampled with sched_getcpu) */
     unsigned char seen[MT_CPUSHARE_MAXCPU];
 } mt_cpushare_t;
 
-/* Spin for dur_s seconds of CLOCK_MONOTONIC, measuring CLOCK_THREAD_CPUTIME_ID. */
+/* Spin for dur_s seconds of CLOCK_MONOTONIC, measuring CLOCK_THREAD_CPUTIME_ID and the run delay.
+ * A share below 1 has two causes the run delay tells apart: another runnable task on the rank's CPU
+ * (the rank waits in the run queue: run delay about 1 - share) and time the CPU was not the guest's
+ * or went to interrupts (a hypervisor's steal time: run delay about 0). */
 void mt_cpushare_probe(double dur_s, mt_cpushare_t *out);
 
 /* Pure parts (unit tested). Parse a CPU list "0-3,8" into bits[0..n-1] (0/1);

@@ -134,7 +134,10 @@ static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
     mt_format_cpulist(cs->seen, MT_CPUSHARE_MAXCPU, seen, sizeof seen);
     size_t l = strlen(rec);
     if (l == 0 || rec[l - 1] != '}') return;
-    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"cpus_seen\": \"%s\"}", cs->share, seen);
+    char delay[32] = "null";
+    if (cs->run_delay_share >= 0) snprintf(delay, sizeof delay, "%.3f", cs->run_delay_share);
+    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"run_delay_share\": %s, \"cpus_seen\": \"%s\"}",
+             cs->share, delay, seen);
 }
 
 /* Collective: the writer learns the smallest CPU share, the ranks below the
@@ -605,6 +608,7 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     /* simulated ranks share the host process by design; their times are simulated, not run on a CPU */
     memset(&cs, 0, sizeof cs);
     cs.share = 1.0;
+    cs.run_delay_share = -1;
     r.cpu_share_min = 1.0;
 #else
     mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
