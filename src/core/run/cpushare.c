@@ -55,6 +55,13 @@ void mt_cpushare_probe(double dur_s, mt_cpushare_t *out)
     (void)sink;
 }
 
+int mt_cpushare_low(double share, double run_delay_share)
+{
+    if (share < MT_CPUSHARE_GROSS) return 1;
+    if (!(share < MT_CPUSHARE_MIN)) return 0;
+    return run_delay_share < 0 || run_delay_share >= MT_RUNDELAY_MIN;
+}
+
 int mt_cpulist_parse(const char *s, unsigned char *bits, int n)
 {
     memset(bits, 0, (size_t)n);
