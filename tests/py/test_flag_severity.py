@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from mpitempo.analysis import flags as F
 from mpitempo.stats import changepoints, modes, strata
@@ -30,6 +30,7 @@ def _doc_thresholds() -> dict[str, float]:
 
 
 CODE = {"GAP_FACTOR": lambda: modes.GAP_FACTOR, "MIN_RUNS": lambda: modes.MIN_RUNS,
+        "SMALL_LEVEL_SPREAD": lambda: modes.SMALL_LEVEL_SPREAD,
         "RATIO_GROSS": lambda: modes.RATIO_GROSS, "Z_MIN": lambda: changepoints.Z_MIN,
         "MIN_REL_SHIFT": lambda: changepoints.MIN_REL_SHIFT, "MIN_SEG": lambda: changepoints.MIN_SEG,
         "STRATA_RATIO": lambda: strata.RATIO, "STRATA_MIN_GAP": lambda: strata.MIN_GAP,
@@ -144,6 +145,7 @@ def test_two_levels_found(a, b, factor, seed):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(4, 40), st.floats(0.001, 0.03), st.integers(0, 2**31 - 1))
+@example(n=4, sd=0.02734375, seed=911619891)   # two pairs 6% apart: split at the 1% floor of larger levels
 def test_one_level_not_split(n, sd, seed):
     # run medians of one machine state, spread as measured between mpiruns on the idle machine
     rng = np.random.default_rng(seed)

@@ -2,7 +2,8 @@
 
 * ``modes(x)``: split the sorted run medians at gaps on a log scale. A gap separates two levels
   when it is at least GAP_FACTOR times the within-level spread (median absolute deviations on the
-  log scale of both sides, weighted by their sizes, at least MIN_REL_SPREAD) and each level holds at least MIN_RUNS values.
+  log scale of both sides, weighted by their sizes, at least MIN_REL_SPREAD, or SMALL_LEVEL_SPREAD when a
+  side has at most SMALL_LEVEL_RUNS values) and each level holds at least MIN_RUNS values.
   Returns one level (not multimodal) or several, each with its centre, share of runs and the
   indices of its runs; the recursion splits each level again (at most MAX_MODES levels).
   This is the "two groups of run medians" of MPI_Allreduce on a VM (0.55 vs 1.3 µs): each level
@@ -18,6 +19,9 @@ import numpy as np
 GAP_FACTOR = 6.0        # a gap of 6 within-level spreads separates levels
 MIN_REL_SPREAD = 0.01   # within-level spread floor (1%): levels closer than ~6% are not split
 MIN_RUNS = 2            # runs per level
+SMALL_LEVEL_RUNS = 2    # a level of this many runs or fewer cannot show a spread of its own (its MAD is
+SMALL_LEVEL_SPREAD = 0.05  # half a difference): its spread floor is 5%, a gap of 30% (4 runs of one level,
+                        # log-sd 2.7%, fell into two pairs 6% apart, a false level, at the floor of 1%)
 MAX_MODES = 4
 RATIO_GROSS = 3.0       # a run 3x off the median of the others is grossly off
 
@@ -37,7 +41,8 @@ def _split(idx: np.ndarray, lx: np.ndarray, out: list) -> None:
                 continue
             # within-level spread: the size-weighted mean of both sides' MADs (a level of two
             # runs has a poor MAD of its own), at least MIN_REL_SPREAD
-            spread = max((left.size * _mad(left) + right.size * _mad(right)) / v.size, MIN_REL_SPREAD)
+            floor = SMALL_LEVEL_SPREAD if min(left.size, right.size) <= SMALL_LEVEL_RUNS else MIN_REL_SPREAD
+            spread = max((left.size * _mad(left) + right.size * _mad(right)) / v.size, floor)
             if gaps[g] >= GAP_FACTOR * spread:
                 best = g
             break   # only the largest admissible gap is considered
