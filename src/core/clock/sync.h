@@ -77,7 +77,24 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
+    int slope_unresolved; /* slope=auto dropped the slope although the data allow a drift beyond
+                           * MT_UNRESOLVED_PPM (|slope| + z * SE of the final fit): the offset-only
+                           * model drifts away from the reference by up to that much */
+    int ref_below;       /* the clock this rank's model was learned against (its reference's, and
+                          * theirs up the tree or hierarchy) was below its stated accuracy: its error
+                          * is in this rank's clock too */
 } mt_sync_stats_t;
+
+/* slope=auto: a dropped slope whose interval |slope| + z * SE reaches beyond this (ppm) leaves the
+ * model below its stated accuracy (mt_sync_stats_t.slope_unresolved): 1 ppm is 1 us per second */
+#define MT_UNRESOLVED_PPM 1.0
+/* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT
+ * measurements were preempted, its slope was dropped unresolved, or it inherited either from its
+ * reference (docs/clocks.md, "The flag") */
+int mt_sync_below_accuracy(const mt_sync_stats_t *st);
+/* pure part of slope_unresolved: a model that is offset-only (kept = 0) after a fit whose slope
+ * interval is slope +- ci_half (both s/s, ci_half = z * SE) */
+int mt_slope_unresolved(int kept, double slope, double ci_half);
 
 /* One sync call on one communicator. */
 typedef struct mt_sync_env {
@@ -171,8 +188,10 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
 
 /* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c): rank 0 gets
  * every rank's model against itself in all[p]; then scatter them */
-int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, char *err);
-void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine);
+int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err);
+/* below[p] on rank 0: the model of that rank went through one below its stated accuracy (its
+ * error is inherited); the scatter sets e->st->ref_below accordingly */
+void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine);
 
 /* ---- time source check (sync_prop.c) ----
  * Collective over comm: 1 when every rank's base clock reads the same time as
