@@ -90,10 +90,10 @@ def run_facts(meta: dict) -> dict:
             "oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
-            # ranks below the sync's stated accuracy: preempted Mean-RTT round trips, or (any offset
-            # algorithm) a drift left unmodelled or inherited from the reference (docs/clocks.md)
-            "sync_preempted": max(int(clock.get("rtt_preempted_ranks") or 0),
-                                  int(clock.get("below_accuracy_ranks") or 0))}
+            "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0),
+            # ranks below the sync's stated accuracy for any reason: those, or (any offset algorithm)
+            # a drift left unmodelled or inherited from the reference (docs/clocks.md)
+            "sync_below": int(clock.get("below_accuracy_ranks") or 0)}
 
 
 def simulation_of(meta: dict) -> dict | None:
@@ -124,7 +124,9 @@ def _cause(facts: dict, n: int, sibling_n: float) -> str:
     if facts.get("sync_max_s") is not None and facts["sync_max_s"] > SYNC_ACCURACY_S:
         causes.append(f"clock sync off by {facts['sync_max_s'] * 1e6:.1f} µs")
     if facts.get("sync_preempted"):
-        causes.append(f"the clock sync is below its stated accuracy on {facts['sync_preempted']} rank(s)")
+        causes.append(f"Mean-RTT-Offset saw preempted round trips on {facts['sync_preempted']} rank(s)")
+    elif facts.get("sync_below"):
+        causes.append(f"the clock sync is below its stated accuracy on {facts['sync_below']} rank(s)")
     return "; ".join(causes) or "unknown (the machine changed state? another job?)"
 
 
@@ -168,7 +170,7 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
         if not (cs and _levels_are_strata(ms, cs, rs)):
             flags.append("multimodal")   # else the levels are the placement strata: core_latency says it
     if any(f["synced"] and ((f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S)
-                            or f["sync_preempted"]) for f in facts.values()):
+                            or f["sync_preempted"] or f.get("sync_below")) for f in facts.values()):
         flags.append("sync_inaccurate")
     if cs:
         flags.append("core_latency")

@@ -77,15 +77,18 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
-    int slope_unresolved; /* slope=auto dropped the slope although the data allow a drift beyond
+    int slope_unresolved; /* the model is offset-only (slope=auto dropped the slope, or slope=zero)
+                           * although the data allow a drift beyond
                            * MT_UNRESOLVED_PPM (|slope| + z * SE of the final fit): the offset-only
                            * model drifts away from the reference by up to that much */
     int ref_below;       /* the clock this rank's model was learned against (its reference's, and
                           * theirs up the tree or hierarchy) was below its stated accuracy: its error
                           * is in this rank's clock too */
+    int prior_below;     /* hierarchy: the clock this level starts from (the levels before) was below its
+                          * stated accuracy; passed on to the clients of this level, not reported */
 } mt_sync_stats_t;
 
-/* slope=auto: a dropped slope whose interval |slope| + z * SE reaches beyond this (ppm) leaves the
+/* a dropped slope (slope=auto or zero) whose interval |slope| + z * SE reaches beyond this (ppm) leaves the
  * model below its stated accuracy (mt_sync_stats_t.slope_unresolved): 1 ppm is 1 us per second */
 #define MT_UNRESOLVED_PPM 1.0
 /* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT

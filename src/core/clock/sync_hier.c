@@ -168,7 +168,7 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
             mt_sync_stats_t st;
             stats_init(&st);
             /* this level learns on the clock of the levels before: their error stays in it */
-            st.ref_below = mt_sync_below_accuracy(&res->st);
+            st.prior_below = mt_sync_below_accuracy(&res->st);
             if (l < spec->nlevels) {
                 int srank;
                 rc = split_level(cur, &spec->level[l], &sub, err);

@@ -236,7 +236,7 @@ int mt_slope_unresolved(int kept, double slope, double ci_half)
 int mt_sync_below_accuracy(const mt_sync_stats_t *st)
 {
     return mt_meanrtt_below_accuracy(st->rtt_measured, st->rtt_preempted, st->spread_sum_s) || st->slope_unresolved ||
-           st->ref_below;
+           st->ref_below || st->prior_below;
 }
 
 void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
@@ -441,10 +441,12 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
             } else {
                 e->st->slope_windows = 1;
             }
-            /* the model dropped the slope: is a drift beyond MT_UNRESOLVED_PPM still consistent with
-             * the data (the last fit: the first window, both, or all windows measured)? Then this
-             * clock can drift away unseen (a real drift of 18-50 ppm dropped under preemption), and
-             * says so (docs/clocks.md, "The flag") */
+        }
+        if (p->slope != MT_SLOPE_FIT) {
+            /* the model is offset-only (slope=auto dropped the slope, or slope=zero): is a drift
+             * beyond MT_UNRESOLVED_PPM still consistent with the data (the last fit: the first
+             * window, both, or all windows measured)? Then this clock can drift away unseen (a real
+             * drift of 18-50 ppm dropped under preemption), and says so (docs/clocks.md, "The flag") */
             if (isnan(unres_slope)) unres_slope = e->st->fit_slope;
             e->st->slope_unresolved |=
                 mt_slope_unresolved(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
