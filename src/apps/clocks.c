@@ -195,9 +195,9 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
                 mt_prog(), c->specs[s], preempted, 100 * MT_MEANRTT_MAX_PREEMPTED, 2 * MT_MEANRTT_TOL_S * 1e6,
                 spread * 1e6);
     if (unresolved || inherited)
-        fprintf(stderr, "%s: warning: %s: the clocks of %d rank(s) are below their stated accuracy: a drift "
-                        "beyond %.3g ppm left unmodelled (slope dropped although the fit allows it) on %d, the error "
-                        "of the clock they were synchronised to inherited on %d\n",
+        fprintf(stderr, "%s: warning: %s: the clocks of %d rank(s) are below their stated accuracy: the drift not "
+                        "known to within %.3g ppm (slope_unresolved) on %d, the error of the clock they were "
+                        "synchronised to inherited on %d\n",
                 mt_prog(), c->specs[s], below, MT_UNRESOLVED_PPM, unresolved, inherited);
     for (int w = 0; w < c->nwait; w++) {
         double mx, md;

@@ -61,8 +61,8 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err)
                         "clock.rtt_preempted_ranks; offset=skampi uses minima)\n",
                 mt_prog(), g->rtt_preempted_ranks, g->rtt_spread_max_s * 1e6);
     if (g->rank == 0 && g->below_accuracy_ranks > g->rtt_preempted_ranks)
-        fprintf(stderr, "%s: warning: clock sync: the clocks of %d rank(s) are below their stated accuracy (a drift "
-                        "left unmodelled, or inherited from the clock they were synchronised to; meta.json "
+        fprintf(stderr, "%s: warning: clock sync: the clocks of %d rank(s) are below their stated accuracy (the drift "
+                        "not known to within 1 ppm, or inherited from the clock they were synchronised to; meta.json "
                         "clock.below_accuracy_ranks)\n",
                 mt_prog(), g->below_accuracy_ranks);
     return MT_OK;

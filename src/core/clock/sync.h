@@ -77,10 +77,10 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
-    int slope_unresolved; /* the model is offset-only (slope=auto dropped the slope, or slope=zero)
-                           * although the data allow a drift beyond
-                           * MT_UNRESOLVED_PPM (|slope| + z * SE of the final fit): the offset-only
-                           * model drifts away from the reference by up to that much */
+    int slope_unresolved; /* the drift is not known to within MT_UNRESOLVED_PPM: a kept slope whose
+                           * interval z * SE (final fit) is wider, or an offset-only model (slope=auto
+                           * dropped the slope, or slope=zero) with |slope| + z * SE beyond it: the
+                           * clock drifts away from the reference by up to that much, unseen */
     int ref_below;       /* the clock this rank's model was learned against (its reference's, and
                           * theirs up the tree or hierarchy) was below its stated accuracy: its error
                           * is in this rank's clock too */
@@ -88,15 +88,15 @@ typedef struct mt_sync_stats {
                           * stated accuracy; passed on to the clients of this level, not reported */
 } mt_sync_stats_t;
 
-/* a dropped slope (slope=auto or zero) whose interval |slope| + z * SE reaches beyond this (ppm) leaves the
- * model below its stated accuracy (mt_sync_stats_t.slope_unresolved): 1 ppm is 1 us per second */
+/* a model whose drift is not known to within this (ppm) is below its stated accuracy
+ * (mt_sync_stats_t.slope_unresolved): 1 ppm is 1 us per second */
 #define MT_UNRESOLVED_PPM 1.0
 /* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT
  * measurements were preempted, its slope was dropped unresolved, or it inherited either from its
  * reference (docs/clocks.md, "The flag") */
 int mt_sync_below_accuracy(const mt_sync_stats_t *st);
-/* pure part of slope_unresolved: a model that is offset-only (kept = 0) after a fit whose slope
- * interval is slope +- ci_half (both s/s, ci_half = z * SE) */
+/* pure part of slope_unresolved: kept = 1 for a linear model with that slope, 0 for an offset-only
+ * model after a fit with that slope; ci_half = z * SE of the fit (both s/s) */
 int mt_slope_unresolved(int kept, double slope, double ci_half);
 
 /* One sync call on one communicator. */

@@ -230,7 +230,7 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
 
 int mt_slope_unresolved(int kept, double slope, double ci_half)
 {
-    return !kept && fabs(slope) + ci_half > MT_UNRESOLVED_PPM * 1e-6;
+    return (kept ? ci_half : fabs(slope) + ci_half) > MT_UNRESOLVED_PPM * 1e-6;
 }
 
 int mt_sync_below_accuracy(const mt_sync_stats_t *st)
@@ -443,10 +443,12 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
             }
         }
         if (p->slope != MT_SLOPE_FIT) {
-            /* the model is offset-only (slope=auto dropped the slope, or slope=zero): is a drift
-             * beyond MT_UNRESOLVED_PPM still consistent with the data (the last fit: the first
-             * window, both, or all windows measured)? Then this clock can drift away unseen (a real
-             * drift of 18-50 ppm dropped under preemption), and says so (docs/clocks.md, "The flag") */
+            /* is the drift known to within MT_UNRESOLVED_PPM? A kept slope: its interval z x SE (the
+             * last fit: one window, or both) must be within it; an offset-only model (slope=auto
+             * dropped the slope, or slope=zero): |slope| + z x SE of the last fit (the first window,
+             * or all windows measured). Otherwise this clock can drift away unseen (a real drift of
+             * 18-50 ppm dropped, or kept 3-8 ppm off, under preemption) and says so (docs/clocks.md,
+             * "The flag") */
             if (isnan(unres_slope)) unres_slope = e->st->fit_slope;
             e->st->slope_unresolved |=
                 mt_slope_unresolved(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
