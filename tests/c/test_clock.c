@@ -116,8 +116,8 @@ int main(void)
         CHECK(unres0 == 0);           /* no false alarm without a drift */
         /* a kept slope is resolved when its interval is narrow: 45 +- 11.6 ppm kept on 5 oversubscribed
          * ranks (true drift 37.5 ppm: 7.7 us off 1 s later) is not */
-        CHECK(!mt_slope_unresolved(1, 18e-6, 0.5e-6) && mt_slope_unresolved(1, 45e-6, 11.6e-6));
-        CHECK(mt_slope_unresolved(0, 0.2e-6, 0.9e-6) && !mt_slope_unresolved(0, 0.2e-6, 0.7e-6));
+        CHECK(!mt_slope_unresolved(1, 30e-6, 1.4e-6) && mt_slope_unresolved(1, 45e-6, 11.6e-6));
+        CHECK(mt_slope_unresolved(0, 0.5e-6, 1.6e-6) && !mt_slope_unresolved(0, 0.5e-6, 1.4e-6));
         /* the flag of a rank's clock: its own Mean-RTT measurements, its slope, or its reference's */
         mt_sync_stats_t sb = {0};
         CHECK(!mt_sync_below_accuracy(&sb));

@@ -32,7 +32,7 @@ def test_preempted_mean_rtt_sync_is_flagged(cli, tmp_path):
 
 
 def test_clock_below_accuracy_without_preemption_is_flagged(cli, tmp_path):
-    # a drift not known to within 1 ppm, or inherited from the reference (clock.below_accuracy_ranks), with
+    # a drift not known to within 2 ppm, or inherited from the reference (clock.below_accuracy_ranks), with
     # SKaMPI-Offset (no Mean-RTT flag) and a check that happened to find nothing
     root = tmp_path / "c"
     (root / "runs").mkdir(parents=True)

@@ -15,7 +15,7 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
   quality_end, max over ranks) exceeded SYNC_ACCURACY_S, or whose Mean-RTT-Offset saw preempted
   round trips (clock.rtt_preempted_ranks > 0), or whose sync left a rank's clock below its stated accuracy
-  otherwise (clock.below_accuracy_ranks > 0: the drift not known to within 1 ppm, or inherited from its reference);
+  otherwise (clock.below_accuracy_ranks > 0: the drift not known to within 2 ppm, or inherited from its reference);
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
   (stats.changepoints); ``regimes`` lists the runs with their levels;
 * ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
@@ -92,7 +92,7 @@ def run_facts(meta: dict) -> dict:
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
             "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0),
             # ranks below the sync's stated accuracy for any reason: those, or (any offset algorithm)
-            # the drift not known to within 1 ppm, or the error inherited from the reference (docs/clocks.md)
+            # the drift not known to within 2 ppm, or the error inherited from the reference (docs/clocks.md)
             "sync_below": int(clock.get("below_accuracy_ranks") or 0)}
 
 

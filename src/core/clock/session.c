@@ -62,7 +62,7 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err)
                 mt_prog(), g->rtt_preempted_ranks, g->rtt_spread_max_s * 1e6);
     if (g->rank == 0 && g->below_accuracy_ranks > g->rtt_preempted_ranks)
         fprintf(stderr, "%s: warning: clock sync: the clocks of %d rank(s) are below their stated accuracy (the drift "
-                        "not known to within 1 ppm, or inherited from the clock they were synchronised to; meta.json "
+                        "not known to within 2 ppm, or inherited from the clock they were synchronised to; meta.json "
                         "clock.below_accuracy_ranks)\n",
                 mt_prog(), g->below_accuracy_ranks);
     return MT_OK;
