@@ -307,6 +307,10 @@ def row_stats(camp: Path) -> list[dict]:
                     "medians": [float(x["median_s"]) for x in ok],
                     "series": [s for s in series.get(key, [])],
                     "min_cpu_share": [f["min_cpu_share"] for f in facts],
+                    # every rank's (CPU share, run-delay share) of the start-up check, per run
+                    "rank_shares": [[(q.get("cpu_share"), q.get("run_delay_share"))
+                                     for q in (m.get(x["run_id"], {}).get("ranks") or []) if isinstance(q, dict)]
+                                    for x in runs],
                     "shared": [bool(f["shared_cpu"]) for f in facts],
                     "oversubscribed": any(f["oversubscribed"] for f in facts),
                     "sync_max_s": [f["sync_max_s"] for f in facts if f["synced"]],
@@ -357,7 +361,12 @@ def detectors(thr: dict):
                            lambda: any(len(changepoints.change_points(s)) > 0 for s in r["series"]))
 
     def shared(r):
-        return r["oversubscribed"] or any(s is not None and s < thr["CPU_SHARE_MIN"] for s in r["min_cpu_share"])
+        if r["oversubscribed"]:
+            return True
+        if "rank_shares" not in r:   # a row analysed before the run delay was recorded
+            return any(s is not None and s < thr["CPU_SHARE_MIN"] for s in r["min_cpu_share"])
+        return any(F.cpu_share_low(s, d, thr["CPU_SHARE_MIN"], thr["RUN_DELAY_MIN"], thr["CPU_SHARE_GROSS"])
+                   for run in r["rank_shares"] for s, d in run if isinstance(s, (int, float)))
 
     def sync(r):
         return any(s is not None and s > thr["SYNC_ACCURACY_S"] for s in r["sync_max_s"]) or any(r["sync_preempted"])
@@ -376,6 +385,7 @@ def code_thresholds() -> dict:
 
     return {"GAP_FACTOR": modes.GAP_FACTOR, "RATIO_GROSS": modes.RATIO_GROSS, "Z_MIN": changepoints.Z_MIN,
             "MIN_REL_SHIFT": changepoints.MIN_REL_SHIFT, "CPU_SHARE_MIN": getattr(flags, "CPU_SHARE_MIN", 0.8),
+            "RUN_DELAY_MIN": getattr(flags, "RUN_DELAY_MIN", 0.0), "CPU_SHARE_GROSS": getattr(flags, "CPU_SHARE_GROSS", 0.0),
             "SYNC_ACCURACY_S": flags.SYNC_ACCURACY_S, "STRATA_RATIO": strata.RATIO,
             "STRATA_MIN_EFFECT": flags.STRATA_MIN_EFFECT,
             "COMPUTE_TOLERANCE": flags.COMPUTE_TOLERANCE}
@@ -383,9 +393,10 @@ def code_thresholds() -> dict:
 
 SWEEP = {"GAP_FACTOR": [4, 6, 8, 10, 12, 16, 20], "RATIO_GROSS": [1.5, 2, 2.5, 3, 4],
          "Z_MIN": [8, 12, 16, 24, 32], "MIN_REL_SHIFT": [0.05, 0.10, 0.15, 0.2, 0.3],
-         "STRATA_MIN_EFFECT": [0.05, 0.1, 0.2, 0.5, 1.0, 2.0], "CPU_SHARE_MIN": [0.5, 0.6, 0.7, 0.75, 0.8, 0.9], "COMPUTE_TOLERANCE": [0.02, 0.05, 0.1, 0.2],
+         "STRATA_MIN_EFFECT": [0.05, 0.1, 0.2, 0.5, 1.0, 2.0], "CPU_SHARE_MIN": [0.5, 0.6, 0.7, 0.75, 0.8, 0.9],
+         "RUN_DELAY_MIN": [0.0, 0.02, 0.05, 0.1, 0.2], "CPU_SHARE_GROSS": [0.0, 0.3, 0.5, 0.6], "COMPUTE_TOLERANCE": [0.02, 0.05, 0.1, 0.2],
          "SYNC_ACCURACY_S": [1e-6, 2e-6, 5e-6]}
-FLAG_OF = {"CPU_SHARE_MIN": "shared_cpu", "GAP_FACTOR": "multimodal", "RATIO_GROSS": "outlier_runs", "Z_MIN": "regime_change",
+FLAG_OF = {"CPU_SHARE_MIN": "shared_cpu", "RUN_DELAY_MIN": "shared_cpu", "CPU_SHARE_GROSS": "shared_cpu", "GAP_FACTOR": "multimodal", "RATIO_GROSS": "outlier_runs", "Z_MIN": "regime_change",
            "MIN_REL_SHIFT": "regime_change", "STRATA_MIN_EFFECT": "core_latency", "COMPUTE_TOLERANCE": "compute_miscalibrated",
            "SYNC_ACCURACY_S": "sync_inaccurate"}
 
@@ -465,7 +476,7 @@ def analyse(dirs: list[Path], out: Path) -> int:
     return 0
 
 
-THRESHOLDS_OF = {"oversubscribed": "", "shared_cpu": "CPU_SHARE_MIN", "outlier_runs": "RATIO_GROSS",
+THRESHOLDS_OF = {"oversubscribed": "", "shared_cpu": "CPU_SHARE_MIN, RUN_DELAY_MIN, CPU_SHARE_GROSS", "outlier_runs": "RATIO_GROSS",
                  "multimodal": "GAP_FACTOR, MIN_RUNS", "sync_inaccurate": "SYNC_ACCURACY_S",
                  "regime_change": "Z_MIN, MIN_REL_SHIFT, MIN_SEG", "core_latency": "STRATA_RATIO, STRATA_MIN_GAP, "
                  "STRATA_MIN_EFFECT", "compute_miscalibrated": "COMPUTE_TOLERANCE", "warmup_capped": ""}

@@ -23,6 +23,7 @@ when nothing changed; any change falls back to the full fingerprint.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -556,7 +557,16 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
                  cflags: str | None = None) -> Build:
     """The core a run uses: an installed one, or one built (once, cached) for this MPI. With cflags
     (a campaign's compiler flags as a factor) the core is built with exactly those C flags (no
-    build type's flags added) into its own cache entry."""
+    build type's flags added) into its own cache entry. Jobs launched from now on run under the
+    compiled watchdog of that core when it has one (runner.watchdog)."""
+    from mpitempo.runner import watchdog
+
+    b = _ensure_build(mpicc, force, quiet, cflags)
+    watchdog.use_binary_in(b.bindir)
+    return b
+
+
+def _ensure_build(mpicc: str | None, force: bool, quiet: bool, cflags: str | None) -> Build:
     if mpicc is None and cflags is None and not os.environ.get("MPITEMPO_MPICC"):
         installed = find_installed_core()
         if installed:
@@ -660,9 +670,33 @@ def core_error_line(stderr: str) -> str:
     return (mine or lines or [""])[-1]
 
 
+_registry_memo: dict[tuple, dict] = {}
+
+
 def list_registry(build: Build) -> dict:
-    """The names the core accepts (timers, ops, schemes, ...), without starting MPI."""
-    r = _run([*direct_argv(build, build.binary()), "--list"])
+    """The names the core accepts (timers, ops, schemes, ...), without starting MPI. What a binary
+    lists never changes: it is kept per binary (path, inode, size, mtime) in this process and in the
+    build cache, so that a campaign does not start the core once more per configuration (about 45 ms
+    each here)."""
+    binary = build.binary()
+    try:
+        st = os.stat(binary)
+        key = (binary, st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    if key in _registry_memo:
+        return _registry_memo[key]
+    path = _index_path("registry", *map(str, key)) if key else None
+    cached = _read_json(path) if path else None
+    if isinstance(cached, dict) and cached.get("key") == list(map(str, key)) and isinstance(cached.get("registry"), dict):
+        _registry_memo[key] = cached["registry"]
+        return cached["registry"]
+    r = _run([*direct_argv(build, binary), "--list"])
     if r.returncode != 0:
-        raise MtError(f"'{build.binary()} --list' failed: {core_error_line(r.stderr)}")
-    return json.loads(r.stdout)
+        raise MtError(f"'{binary} --list' failed: {core_error_line(r.stderr)}")
+    reg = json.loads(r.stdout)
+    if key:
+        _registry_memo[key] = reg
+        with contextlib.suppress(OSError):
+            _write_json(path, {"key": list(map(str, key)), "registry": reg})
+    return reg

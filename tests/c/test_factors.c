@@ -24,6 +24,16 @@ int main(void)
     char iso[64];
     mt_iso_now(iso, sizeof iso);
     CHECK(strlen(iso) == 27 && iso[4] == '-' && iso[10] == 'T' && iso[26] == 'Z');
+    /* shared-CPU verdict of one rank: a low share counts when the rank waited for its CPU (or the
+     * kernel does not say), or when it is below half whatever the cause */
+    CHECK(mt_cpushare_low(0.95, 0.0) == 0);
+    CHECK(mt_cpushare_low(0.95, 0.5) == 0);           /* enough CPU time: not shared */
+    CHECK(mt_cpushare_low(0.6, 0.4) == 1);            /* a busy process on its CPU */
+    CHECK(mt_cpushare_low(0.76, 0.01) == 0);          /* lost to the hypervisor, not to a task */
+    CHECK(mt_cpushare_low(0.76, MT_RUNDELAY_MIN) == 1);
+    CHECK(mt_cpushare_low(0.76, -1) == 1);            /* no schedstat: the share alone */
+    CHECK(mt_cpushare_low(0.4, 0.0) == 1);            /* below the gross threshold */
+    CHECK(mt_cpushare_low(MT_CPUSHARE_MIN, 0.2) == 0);
     /* shared-CPU detection: CPU lists and affinity overlap per host */
     unsigned char b[3 * 8];
     CHECK(mt_cpulist_parse("0-3,8", b, 8) == 4 && b[0] && b[3] && !b[4]);

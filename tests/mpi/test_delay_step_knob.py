@@ -23,7 +23,9 @@ def test_step_knob_changes_the_level(cli, tmp_path, monkeypatch, build):
     col = "runtime_s" if "runtime_s" in rows[0] else next(k for k in rows[0] if "runtime" in k)
     t = np.array([float(r[col]) for r in rows])
     first, second = np.median(t[:400]), np.median(t[400:])
-    assert 45e-6 < first < 80e-6 and 140e-6 < second < 240e-6, (first, second)
+    # lower bounds and the ratio only: a busy-wait can be stretched by other load (CI saw 248 µs for the
+    # 150 µs level at load 10), never shortened
+    assert first > 45e-6 and second > 140e-6 and second / first > 2.4, (first, second)
     monkeypatch.delenv("MPITEMPO_TEST_DELAY_STEP")
     code, js, err = cli("summary", out, "--json")
     assert code == 0, err

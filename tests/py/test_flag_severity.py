@@ -35,7 +35,8 @@ CODE = {"GAP_FACTOR": lambda: modes.GAP_FACTOR, "MIN_RUNS": lambda: modes.MIN_RU
         "STRATA_RATIO": lambda: strata.RATIO, "STRATA_MIN_GAP": lambda: strata.MIN_GAP,
         "STRATA_MIN_EFFECT": lambda: F.STRATA_MIN_EFFECT,
         "SYNC_ACCURACY_S": lambda: F.SYNC_ACCURACY_S, "COMPUTE_TOLERANCE": lambda: F.COMPUTE_TOLERANCE,
-        "CPU_SHARE_MIN": lambda: F.CPU_SHARE_MIN}
+        "CPU_SHARE_MIN": lambda: F.CPU_SHARE_MIN, "RUN_DELAY_MIN": lambda: F.RUN_DELAY_MIN,
+        "CPU_SHARE_GROSS": lambda: F.CPU_SHARE_GROSS}
 
 
 def test_documented_thresholds_are_the_code_s():
@@ -45,11 +46,22 @@ def test_documented_thresholds_are_the_code_s():
         assert doc[k] == pytest.approx(get(), rel=1e-12), f"{k}: docs say {doc[k]}, the code has {get()}"
 
 
-def test_cpu_share_threshold_is_the_core_s():
-    """The start-up check (src/core) decides shared_cpu; its threshold is the documented one."""
+@pytest.mark.parametrize("macro,name", [("MT_CPUSHARE_MIN", "CPU_SHARE_MIN"), ("MT_RUNDELAY_MIN", "RUN_DELAY_MIN"),
+                                        ("MT_CPUSHARE_GROSS", "CPU_SHARE_GROSS")])
+def test_cpu_share_thresholds_are_the_core_s(macro, name):
+    """The start-up check (src/core) decides shared_cpu; its thresholds are the documented ones."""
     src = (ROOT / "src" / "core").rglob("*.[ch]")
-    hits = [m.group(1) for f in src for m in re.finditer(r"#define\s+MT_CPUSHARE_MIN\s+([0-9.]+)", f.read_text())]
-    assert hits and float(hits[0]) == F.CPU_SHARE_MIN
+    hits = [m.group(1) for f in src for m in re.finditer(rf"#define\s+{macro}\s+([0-9.]+)", f.read_text())]
+    assert hits and float(hits[0]) == getattr(F, name)
+
+
+def test_cpu_share_verdict_mirrors_the_core_s():
+    """analysis.flags.cpu_share_low is the core's mt_cpushare_low (tests/c/test_factors.c has the same cases)."""
+    cases = [((0.95, 0.0), False), ((0.95, 0.5), False), ((0.6, 0.4), True), ((0.76, 0.01), False),
+             ((0.76, F.RUN_DELAY_MIN), True), ((0.76, None), True), ((0.76, -1), True), ((0.4, 0.0), True),
+             ((F.CPU_SHARE_MIN, 0.2), False)]
+    for args, want in cases:
+        assert F.cpu_share_low(*args) is want, args
 
 
 def test_documented_rates_per_flag():

@@ -16,6 +16,65 @@ from mpitempo.runner import watchdog
 from mpitempo.runner.reason import disk_full, with_disk_full
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def c_watchdog(tmp_path_factory) -> str:
+    """The compiled watchdog (src/watchdog/watchdog.c), built here as CMake builds it with the core."""
+    cc = os.environ.get("CC", "cc")
+    out = tmp_path_factory.mktemp("watchdog") / "mpitempo-watchdog"
+    r = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(out),
+                        str(ROOT / "src" / "watchdog" / "watchdog.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+@pytest.fixture(autouse=True, params=["python", "c"])
+def impl(request, monkeypatch) -> str:
+    """Every test once with each watchdog: this module, and the compiled twin with the same contract."""
+    path = "python" if request.param == "python" else request.getfixturevalue("c_watchdog")
+    monkeypatch.setenv("MPITEMPO_WATCHDOG", path)
+    return request.param
+
+
+def _head() -> list[str]:
+    """The argv prefix that starts the watchdog in use (as watchdog.command builds it)."""
+    impl = watchdog.implementation()
+    return [sys.executable, "-I", "-S", impl] if impl.endswith(".py") else [impl]
+
+
+def test_the_watchdog_in_use_is_the_one_chosen(impl, c_watchdog):
+    assert (watchdog.implementation() == c_watchdog) == (impl == "c")
+    assert watchdog.command(["true"])[0][0] == (c_watchdog if impl == "c" else sys.executable)
+
+
+def test_a_core_directory_with_a_compiled_watchdog_selects_it(c_watchdog, tmp_path, monkeypatch):
+    monkeypatch.delenv("MPITEMPO_WATCHDOG")
+    monkeypatch.setattr(watchdog, "_binary", None)
+    watchdog.use_binary_in(tmp_path)                  # no watchdog there: the module
+    assert watchdog.implementation() == os.path.abspath(watchdog.__file__)
+    watchdog.use_binary_in(Path(c_watchdog).parent)
+    assert watchdog.implementation() == c_watchdog
+
+
+def test_bad_arguments_are_refused(c_watchdog):
+    for args in (["--fd"], ["--fd", "x", "--", "true"], ["--grace", "-1", "--", "true"], ["--bogus", "1", "--", "true"],
+                 ["--fd", "3"]):
+        r = subprocess.run([*_head(), *args], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.startswith("mpitempo watchdog: "), (args, r.stderr)
+
+
+def test_a_missing_launcher_is_named():
+    r = subprocess.run([*_head(), "--", "/nonexistent/mpiexec", "-n", "2"], capture_output=True, text=True)
+    assert r.returncode == 127 and "cannot start '/nonexistent/mpiexec'" in r.stderr
+
+
+def test_output_and_stdin_pass_through():
+    r = subprocess.run([*_head(), "--", "sh", "-c", "cat; echo err >&2"], input="hello\n", capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "hello\n", "err\n")
+
+
 def _procs(marker: str) -> list[int]:
     out = []
     for e in os.listdir("/proc"):
@@ -90,8 +149,7 @@ def test_launcher_is_not_started_after_mpitempo_died(tmp_path):
     r, w = os.pipe()
     os.close(w)
     flag = tmp_path / "started"
-    rc = subprocess.run([sys.executable, watchdog.__file__, "--fd", str(r), "--", "touch", str(flag)],
-                        pass_fds=(r,)).returncode
+    rc = subprocess.run([*_head(), "--fd", str(r), "--", "touch", str(flag)], pass_fds=(r,)).returncode
     os.close(r)
     assert rc != 0 and not flag.exists()
 

@@ -57,8 +57,23 @@ SYNC_ACCURACY_S = 2e-6     # a synchronised clock further off than this is flagg
 FEWER_FRACTION = 0.5       # a run with fewer than half its siblings' measurements is "cut short"
 COMPUTE_TOLERANCE = 0.05   # an overlap op's compute off its target by more than this (5%) is flagged
 STRATA_MIN_EFFECT = 0.10   # core_latency: only when the strata's medians differ by >= 10% (the op depends on it)
-CPU_SHARE_MIN = 0.8        # the core's start-up check (MT_CPUSHARE_MIN, src/core/run/cpushare.h) marks a run
-                           # shared_cpu when a rank got less than this share of CPU time; meta.json has the verdict
+# The core's start-up check (src/core/run/cpushare.h, mirrored here; meta.json has the verdict) marks a run
+# shared_cpu when a rank got less than CPU_SHARE_MIN of the check's wall time as CPU time while it waited
+# for its CPU for at least RUN_DELAY_MIN of it (or the kernel does not say), or less than CPU_SHARE_GROSS.
+CPU_SHARE_MIN = 0.8        # MT_CPUSHARE_MIN
+RUN_DELAY_MIN = 0.05       # MT_RUNDELAY_MIN
+CPU_SHARE_GROSS = 0.5      # MT_CPUSHARE_GROSS
+
+
+def cpu_share_low(share: float, run_delay_share: float | None, share_min: float = CPU_SHARE_MIN,
+                  run_delay_min: float = RUN_DELAY_MIN, gross: float = CPU_SHARE_GROSS) -> bool:
+    """One rank's verdict of the start-up check, as the core's mt_cpushare_low (run_delay_share None or
+    negative: unknown)."""
+    if share < gross:
+        return True
+    if not share < share_min:
+        return False
+    return run_delay_share is None or run_delay_share < 0 or run_delay_share >= run_delay_min
 
 
 def by_severity(flags) -> list[str]:

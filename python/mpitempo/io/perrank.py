@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mpitempo.errors import MtError
+
+if TYPE_CHECKING:   # numpy is imported where a file is read: `run` needs only the sizes below
+    import numpy as np
 
 MAGIC = b"MTPRANK1"
 HEADER_BYTES = 48
@@ -44,6 +46,8 @@ class PerRank:
 
 
 def read_perrank(path: str | Path) -> PerRank:
+    import numpy as np
+
     path = Path(path)
     try:
         raw = path.read_bytes()

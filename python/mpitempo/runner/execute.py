@@ -445,12 +445,12 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
     status = "ok"
     try:
         if on_progress is None:
-            rc = p.wait(timeout=timeout)
+            rc = watchdog.wait(p, timeout)
         else:
             t_end, pos, seen = time.monotonic() + timeout, 0, {}
             while True:
                 try:
-                    rc = p.wait(timeout=max(0.0, min(0.5, t_end - time.monotonic())))
+                    rc = watchdog.wait(p, max(0.0, min(0.5, t_end - time.monotonic())))
                     break
                 except subprocess.TimeoutExpired:
                     if time.monotonic() >= t_end:

@@ -27,12 +27,26 @@ from mpitempo.io.params import parse_duration
 _INNER_SCHEMES = ("loop", "barrier_loop")
 
 
+_dry_runs: dict[tuple, dict] = {}
+
+
 def core_dry_run(binary: str, args: list[str], where: str = "", build=None) -> dict:
     """The core's ``--check-args``: its normalised options and plan as JSON, or its one-line error.
-    With the build, a core that cannot run on its own (SMPI) is run the way it can (build.direct_argv)."""
+    With the build, a core that cannot run on its own (SMPI) is run the way it can (build.direct_argv).
+    Configurations that differ only in what the core does not see (their environment, launcher)
+    share one dry run: the plans of passing ones are kept per (binary, arguments) in this process."""
     from mpitempo.build import core_error_line, direct_argv
 
     argv = direct_argv(build, binary) if build is not None else [binary]
+    key = (tuple(argv), tuple(args), tuple(sorted(os.environ.items())))   # the dry run sees this process's environment
+    if key in _dry_runs:
+        return _dry_runs[key]
+    doc = _core_dry_run(argv, binary, args, where, core_error_line)
+    _dry_runs[key] = doc
+    return doc
+
+
+def _core_dry_run(argv: list[str], binary: str, args: list[str], where: str, core_error_line) -> dict:
     try:
         r = subprocess.run([*argv, "--check-args", *args], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:

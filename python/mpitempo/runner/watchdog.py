@@ -329,28 +329,65 @@ class _Job:
 
 def main(argv: list[str]) -> int:
     fd, grace, shm_dir = None, GRACE_S, SHM_DIR
+
+    def bad(msg: str) -> int:
+        print(f"mpitempo watchdog: {msg}", file=sys.stderr)
+        return 2
+
     i = 0
     while i < len(argv) and argv[i] != "--":
-        if argv[i] == "--fd":
-            fd = int(argv[i + 1])
-        elif argv[i] == "--grace":
-            grace = float(argv[i + 1])
-        elif argv[i] == "--shm-dir":
-            shm_dir = argv[i + 1]
+        if i + 1 >= len(argv):
+            return bad(f"option {argv[i]} needs a value")
+        opt, val = argv[i], argv[i + 1]
+        if opt == "--fd":
+            if not (val.isascii() and val.isdigit()):
+                return bad(f"bad --fd {val}")
+            fd = int(val)
+        elif opt == "--grace":
+            try:
+                grace = float(val)
+            except ValueError:
+                return bad(f"bad --grace {val}")
+            if not 0 <= grace < 1e6:
+                return bad(f"bad --grace {val}")
+        elif opt == "--shm-dir":
+            shm_dir = val
         else:
-            print(f"mpitempo watchdog: unknown option {argv[i]}", file=sys.stderr)
-            return 2
+            return bad(f"unknown option {opt}")
         i += 2
     cmd = argv[i + 1:]
     if not cmd:
-        print("mpitempo watchdog: no command after --", file=sys.stderr)
-        return 2
+        return bad("no command after --")
     return _Job(cmd, fd, grace, shm_dir).run()
 
 
 # ---------------------------------------------------------------------------- mpitempo's side of it
 
 _pipe: tuple[int, int, int] | None = None   # (read end, write end, pid of the process that made it)
+
+# The compiled watchdog (src/watchdog/watchdog.c, `mpitempo-watchdog` in the core's build), the same
+# contract without an interpreter start per mpirun; None: this module is the watchdog.
+# MPITEMPO_WATCHDOG=python forces this module, MPITEMPO_WATCHDOG=PATH a given binary.
+BINARY_NAME = "mpitempo-watchdog"
+_binary: str | None = None
+
+
+def use_binary_in(bindir: str | os.PathLike | None) -> None:
+    """Run jobs under the compiled watchdog of this core directory when it has one (build.ensure_build
+    calls it with the core it found), else under this module."""
+    global _binary
+    path = os.path.join(os.fspath(bindir), BINARY_NAME) if bindir else None
+    _binary = path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def implementation() -> str:
+    """The watchdog jobs run under: the path of the compiled one, or this module's path."""
+    forced = os.environ.get("MPITEMPO_WATCHDOG", "")
+    if forced == "python":
+        return os.path.abspath(__file__)
+    if forced:
+        return forced
+    return _binary or os.path.abspath(__file__)
 
 
 def _parent_pipe() -> int:
@@ -365,8 +402,9 @@ def _parent_pipe() -> int:
 def command(argv: list[str], grace: float = GRACE_S, shm_dir: str = SHM_DIR) -> tuple[list[str], int]:
     """(the argv that runs ``argv`` under a watchdog, the fd to pass to it)."""
     fd = _parent_pipe()
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--fd", str(fd), "--grace", f"{grace:g}",
-            "--shm-dir", shm_dir, "--", *argv], fd
+    impl = implementation()
+    head = [sys.executable, "-I", "-S", impl] if impl.endswith(".py") else [impl]
+    return [*head, "--fd", str(fd), "--grace", f"{grace:g}", "--shm-dir", shm_dir, "--", *argv], fd
 
 
 def popen(argv: list[str], grace: float = GRACE_S, shm_dir: str = SHM_DIR, **kw) -> subprocess.Popen:
@@ -382,6 +420,28 @@ def popen(argv: list[str], grace: float = GRACE_S, shm_dir: str = SHM_DIR, **kw)
         raise OSError(e.errno, e.strerror, argv[0]) from None
     p.mt_shm = (shm_dir, before)
     return p
+
+
+def wait(p: subprocess.Popen, timeout: float | None = None) -> int:
+    """``p.wait(timeout)``, woken by the exit itself: Popen.wait with a timeout polls with naps of up to
+    50 ms, which added 25 ms on average to every mpirun; a pidfd (Linux 5.3) is readable the moment the
+    process exits. Raises subprocess.TimeoutExpired as Popen.wait does."""
+    if timeout is not None and p.returncode is None and hasattr(os, "pidfd_open"):
+        import select
+
+        try:
+            fd = os.pidfd_open(p.pid)
+        except OSError:       # an older kernel: Popen's own polling below
+            fd = None
+        if fd is not None:
+            try:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                if not poller.poll(max(0.0, timeout) * 1000):
+                    raise subprocess.TimeoutExpired(p.args, timeout)
+            finally:
+                os.close(fd)
+    return p.wait(timeout)
 
 
 def finish(p: subprocess.Popen, wait_s: float = 5.0) -> None:
@@ -413,7 +473,7 @@ def stop(p: subprocess.Popen, grace: float = GRACE_S) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(p.pid, signal.SIGTERM)
     try:
-        p.wait(timeout=grace + 10)
+        wait(p, grace + 10)
         finish(p)
         return
     except subprocess.TimeoutExpired:
@@ -425,7 +485,7 @@ def stop(p: subprocess.Popen, grace: float = GRACE_S) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        p.wait(timeout=5)
+        wait(p, 5)
     finish(p)
 
 

@@ -2,10 +2,13 @@
 #define _GNU_SOURCE
 #include "run/cpushare.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(clockid_t id)
 {
@@ -14,9 +17,25 @@ static double now_s(clockid_t id)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* the scheduler's run delay of this thread (ns), -1 when the kernel does not report it */
+static double run_delay_ns(void)
+{
+    char buf[128];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    unsigned long long oncpu, delay;
+    if (sscanf(buf, "%llu %llu", &oncpu, &delay) != 2) return -1;
+    return (double)delay;
+}
+
 void mt_cpushare_probe(double dur_s, mt_cpushare_t *out)
 {
     memset(out, 0, sizeof *out);
+    double d0 = run_delay_ns();
     double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_THREAD_CPUTIME_ID), w = w0;
     volatile unsigned long sink = 0;
     while (w - w0 < dur_s) {
@@ -29,9 +48,18 @@ void mt_cpushare_probe(double dur_s, mt_cpushare_t *out)
         w = now_s(CLOCK_MONOTONIC);
     }
     double c = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    double d1 = run_delay_ns();
     out->wall_s = w - w0;
     out->share = out->wall_s > 0 ? c / out->wall_s : 1.0;
+    out->run_delay_share = d0 >= 0 && d1 >= d0 && out->wall_s > 0 ? 1e-9 * (d1 - d0) / out->wall_s : -1;
     (void)sink;
+}
+
+int mt_cpushare_low(double share, double run_delay_share)
+{
+    if (share < MT_CPUSHARE_GROSS) return 1;
+    if (!(share < MT_CPUSHARE_MIN)) return 0;
+    return run_delay_share < 0 || run_delay_share >= MT_RUNDELAY_MIN;
 }
 
 int mt_cpulist_parse(const char *s, unsigned char *bits, int n)

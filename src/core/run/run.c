@@ -7,6 +7,7 @@
 #include "run/cpushare.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -134,7 +135,10 @@ static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
     mt_format_cpulist(cs->seen, MT_CPUSHARE_MAXCPU, seen, sizeof seen);
     size_t l = strlen(rec);
     if (l == 0 || rec[l - 1] != '}') return;
-    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"cpus_seen\": \"%s\"}", cs->share, seen);
+    char delay[32] = "null";
+    if (cs->run_delay_share >= 0) snprintf(delay, sizeof delay, "%.3f", cs->run_delay_share);
+    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"run_delay_share\": %s, \"cpus_seen\": \"%s\"}",
+             cs->share, delay, seen);
 }
 
 /* Collective: the writer learns the smallest CPU share, the ranks below the
@@ -145,13 +149,14 @@ static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
     mt_ctx_t *c = &r->ctx;
     typedef struct {
         char host[64];
-        double share;
+        double share, run_delay;
         unsigned char bits[MT_CPUSHARE_MAXCPU];
     } item_t;
     item_t me;
     memset(&me, 0, sizeof me);
     mt_host_name(me.host, sizeof me.host);
     me.share = cs->share;
+    me.run_delay = cs->run_delay_share;
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
@@ -169,7 +174,9 @@ static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
     unsigned char *bits = malloc((size_t)MT_CPUSHARE_MAXCPU * (size_t)c->size);
     if (!host || !bits) mt_check_mpi(MPI_ERR_NO_MEM, "shared-CPU check");
     r->cpu_share_min = 1e300;
+    r->run_delay_max = -1;
     r->cpu_shared_ranks = 0;
+    r->cpu_lost_ranks = 0;
     for (int i = 0; i < c->size; i++) {
         host[i] = i;
         for (int k = 0; k < i; k++)
@@ -179,7 +186,9 @@ static void shared_cpu_verdict(mt_run_t *r, const mt_cpushare_t *cs)
             }
         memcpy(bits + (size_t)i * MT_CPUSHARE_MAXCPU, all[i].bits, MT_CPUSHARE_MAXCPU);
         if (all[i].share < r->cpu_share_min) r->cpu_share_min = all[i].share;
-        if (all[i].share < MT_CPUSHARE_MIN) r->cpu_shared_ranks++;
+        if (all[i].run_delay > r->run_delay_max) r->run_delay_max = all[i].run_delay;
+        if (mt_cpushare_low(all[i].share, all[i].run_delay)) r->cpu_shared_ranks++;
+        else if (all[i].share < MT_CPUSHARE_MIN) r->cpu_lost_ranks++;
     }
     r->affinity_overlap = mt_affinity_overlap(c->size, host, bits, MT_CPUSHARE_MAXCPU);
     r->shared_cpu = c->oversubscribed || r->cpu_shared_ranks > 0;
@@ -199,12 +208,19 @@ static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
     mt_json_knum(j, "check_s", MT_CPUSHARE_CHECK_S);
     mt_json_knum(j, "min_cpu_share", r->cpu_share_min);
     mt_json_knum(j, "threshold", MT_CPUSHARE_MIN);
+    mt_json_knum(j, "max_run_delay_share", r->run_delay_max >= 0 ? r->run_delay_max : NAN); /* null: unknown */
+    mt_json_knum(j, "run_delay_threshold", MT_RUNDELAY_MIN);
+    mt_json_knum(j, "gross_threshold", MT_CPUSHARE_GROSS);
     mt_json_kint(j, "ranks_below_threshold", r->cpu_shared_ranks);
+    mt_json_kint(j, "ranks_lost_cpu_outside", r->cpu_lost_ranks);
     const char *why = MT_SIMULATED ? "not checked: simulated platform (SimGrid/SMPI), ranks share one host process by design"
                       : r->ctx.oversubscribed ? "more ranks than CPUs on a host"
-                      : r->cpu_shared_ranks ? "a rank got less than the threshold of CPU time in the start-up check "
-                                              "(another rank or another process on its CPU)"
-                                            : "";
+                      : r->cpu_shared_ranks ? "a rank got less than the threshold of CPU time in the start-up check while "
+                                              "waiting for its CPU (another rank or another process on its CPU), or less "
+                                              "than half of it"
+                      : r->cpu_lost_ranks ? "not shared: a rank got less than the threshold of CPU time without waiting "
+                                            "for its CPU (time taken by the hypervisor or by interrupts)"
+                                          : "";
     mt_json_kstr(j, "reason", why);
     mt_json_obj_end(j);
 }
@@ -605,7 +621,9 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     /* simulated ranks share the host process by design; their times are simulated, not run on a CPU */
     memset(&cs, 0, sizeof cs);
     cs.share = 1.0;
+    cs.run_delay_share = -1;
     r.cpu_share_min = 1.0;
+    r.run_delay_max = -1;
 #else
     mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
     shared_cpu_verdict(&r, &cs);

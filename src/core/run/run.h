@@ -37,8 +37,8 @@ typedef struct mt_run {
      * recorded affinities of two ranks on one host intersect, and the verdict */
     mt_corelat_t corelat[2];  /* core-to-core latency probe before and after measuring (run/corelat.h) */
     const char *timer_follows, *timer_follows_how; /* mt_timer_follows: the clock the timer follows */
-    double cpu_share_min;
-    int cpu_shared_ranks, affinity_overlap, shared_cpu;
+    double cpu_share_min, run_delay_max;           /* run_delay_max: -1 unknown */
+    int cpu_shared_ranks, cpu_lost_ranks, affinity_overlap, shared_cpu;
     mt_timer_quality_t tq;    /* this rank's timer study (app->timer_study) */
     double tq_res_max, tq_ov_max; /* rank 0: the worst over ranks */
     int tq_cached;            /* rank 0: the study came from --timer-cache */
