@@ -130,7 +130,7 @@ static void list(mt_json_t *j)
 /* per-rank facts gathered to rank 0 after each sync */
 enum { F_DRIFT, F_TRUE_DRIFT, F_SLOPE_STATE, F_FIT_SLOPE, F_FIT_SE, F_FIT_WINDOW, F_LREF, F_LCLIENT, F_MSGS,
        F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, F_WINDOWS,
-       F_FIT_POINTS, F_FIT_CI, F_FIT_STOP, NF };
+       F_FIT_POINTS, F_FIT_CI, F_FIT_STOP, F_UNRESOLVED, F_REF_BELOW, NF };
 
 static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0, double *f)
 {
@@ -155,11 +155,19 @@ static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0
     f[F_SPREAD] = res->st.spread_max_s;
     f[F_MEASURED] = res->st.rtt_measured;
     f[F_SPREAD_SUM] = res->st.spread_sum_s;
+    f[F_UNRESOLVED] = res->st.slope_unresolved;
+    f[F_REF_BELOW] = res->st.ref_below;
 }
 
 static int below_accuracy(const double *fr)
 {
     return mt_meanrtt_below_accuracy((int)fr[F_MEASURED], (int)fr[F_PREEMPTED], fr[F_SPREAD_SUM]);
+}
+
+/* the clock of the rank is below its stated accuracy for any reason (mt_sync_below_accuracy) */
+static int clock_below_accuracy(const double *fr)
+{
+    return below_accuracy(fr) || fr[F_UNRESOLVED] != 0 || fr[F_REF_BELOW] != 0;
 }
 
 /* rank 0: the objects of one spec, one per wait time */
@@ -171,10 +179,13 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
     char canon[1024];
     mt_sync_spec_format(&c->parsed[s], canon, sizeof canon);
     double dur = 0, spread = 0;
-    int preempted = 0;
+    int preempted = 0, below = 0, unresolved = 0, inherited = 0;
     for (int q = 0; q < size; q++) {
         if (facts[q * NF + F_DURATION] > dur) dur = facts[q * NF + F_DURATION];
         preempted += below_accuracy(facts + (size_t)q * NF);
+        below += clock_below_accuracy(facts + (size_t)q * NF);
+        unresolved += facts[q * NF + F_UNRESOLVED] != 0;
+        inherited += facts[q * NF + F_REF_BELOW] != 0;
         if (facts[q * NF + F_SPREAD] > spread) spread = facts[q * NF + F_SPREAD];
     }
     if (preempted)
@@ -183,6 +194,11 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
                         "this sync is below its stated accuracy (oversubscribed or loaded ranks; offset=skampi uses minima)\n",
                 mt_prog(), c->specs[s], preempted, 100 * MT_MEANRTT_MAX_PREEMPTED, 2 * MT_MEANRTT_TOL_S * 1e6,
                 spread * 1e6);
+    if (unresolved || inherited)
+        fprintf(stderr, "%s: warning: %s: the clocks of %d rank(s) are below their stated accuracy: the drift not "
+                        "known to within %.3g ppm (slope_unresolved) on %d, the error of the clock they were "
+                        "synchronised to inherited on %d\n",
+                mt_prog(), c->specs[s], below, MT_UNRESOLVED_PPM, unresolved, inherited);
     for (int w = 0; w < c->nwait; w++) {
         double mx, md;
         mt_check_summary(chk, w, &mx, &md);
@@ -203,6 +219,7 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
         mt_json_kint(j, "rounds_root", (int64_t)facts[F_LREF]);
         mt_json_kint(j, "rtt_preempted_ranks", preempted);
         mt_json_knum(j, "rtt_spread_max_s", spread);
+        mt_json_kint(j, "below_accuracy_ranks", below);
         mt_json_key(j, "per_rank");
         mt_json_arr_begin(j);
         for (int q = 0; q < size; q++) {
@@ -239,6 +256,9 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
             mt_json_kint(j, "rtt_measurements", (int64_t)fr[F_MEASURED]);
             mt_json_kint(j, "rtt_preempted", (int64_t)fr[F_PREEMPTED]);
             mt_json_kbool(j, "rtt_below_accuracy", below_accuracy(fr));
+            mt_json_kbool(j, "slope_unresolved", fr[F_UNRESOLVED] != 0);
+            mt_json_kbool(j, "ref_below_accuracy", fr[F_REF_BELOW] != 0);
+            mt_json_kbool(j, "below_accuracy", clock_below_accuracy(fr));
             mt_json_knum(j, "rtt_spread_mean_s", fr[F_MEASURED] > 0 ? fr[F_SPREAD_SUM] / fr[F_MEASURED] : 0.0);
             mt_json_knum(j, "rtt_spread_max_s", fr[F_SPREAD]);
             mt_json_obj_end(j);

@@ -88,6 +88,50 @@ int main(void)
     CHECK(mt_theil_sen_ci(x, y, 40, 4.0, &lo, &hi, &est) == MT_OK && lo <= est && est <= hi);
     CHECK_CLOSE(est, -7e-6, 0.05e-6);
 
+    /* ---- an unresolved slope is below the stated accuracy ----
+     * a drift of 18 ppm under offsets noisy by 5 us (oversubscribed Mean-RTT-Offset) over a 0.25 s
+     * window: 4.5 us of drift across the window, the slope test drops it, and the offset-only model
+     * then drifts 18 us per second away unseen. The fit's interval still allows such a drift, and
+     * that makes the model unresolved; a drift-free pair with quiet offsets is resolved. */
+    {
+        mt_sync_params_t pa = {40, 100, &mt_offset_skampi, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS};
+        int drop18 = 0, unres18 = 0, unres0 = 0;
+        for (int rep = 0; rep < 50; rep++) {
+            for (int i = 0; i < 40; i++) {
+                x[i] = 2.0 + 0.25 * i / 39.0;
+                y[i] = 18e-6 * x[i] + 0.3 + 5e-6 * gauss();
+            }
+            mt_fit_decide(&pa, x, y, NULL, 40, &lm, &st);
+            if (st.slope_state == MT_SLOPE_DROPPED) {
+                drop18++;
+                unres18 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6);
+            }
+            for (int i = 0; i < 40; i++) y[i] = 1e-3 + 30e-9 * gauss();
+            mt_fit_decide(&pa, x, y, NULL, 40, &lm, &st);
+            CHECK(st.slope_state == MT_SLOPE_DROPPED);
+            unres0 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6);
+        }
+        CHECK(drop18 >= 10);          /* the failure: a real drift dropped (most of the 50 here) */
+        CHECK(unres18 == drop18);     /* ... every time flagged */
+        CHECK(unres0 == 0);           /* no false alarm without a drift */
+        /* a kept slope is resolved when its interval is narrow: 45 +- 11.6 ppm kept on 5 oversubscribed
+         * ranks (true drift 37.5 ppm: 7.7 us off 1 s later) is not */
+        CHECK(!mt_slope_unresolved(1, 30e-6, 1.4e-6) && mt_slope_unresolved(1, 45e-6, 11.6e-6));
+        CHECK(mt_slope_unresolved(0, 0.5e-6, 1.6e-6) && !mt_slope_unresolved(0, 0.5e-6, 1.4e-6));
+        /* the flag of a rank's clock: its own Mean-RTT measurements, its slope, or its reference's */
+        mt_sync_stats_t sb = {0};
+        CHECK(!mt_sync_below_accuracy(&sb));
+        sb.ref_below = 1;
+        CHECK(mt_sync_below_accuracy(&sb));
+        sb.ref_below = 0;
+        sb.slope_unresolved = 1;
+        CHECK(mt_sync_below_accuracy(&sb));
+        sb.slope_unresolved = 0;
+        sb.rtt_measured = 10;
+        sb.rtt_preempted = 1;
+        CHECK(mt_sync_below_accuracy(&sb));
+    }
+
     /* fit=ts: the last quarter of the points ran while both ranks shared a
      * core: round trips of ~10 us instead of ~2.4 us and offsets biased by
      * +1.5 us (measured on this machine). OLS over all points sees a step

@@ -104,6 +104,26 @@ def test_adaptive_window_recorded_in_meta(build, tmp_path):
     assert clk["fit_ci_ppm_per_rank"][0] is None and clk["fit_ci_ppm_per_rank"][1] > 0
 
 
+@pytest.mark.parametrize("spec", ["hca3:slope=zero", "hca2:slope=zero", "hca:slope=zero",
+                                  "h[block=2]:hca3:slope=zero/hca3:slope=zero"])
+def test_below_accuracy_is_inherited_down_the_tree(build, spec):
+    """A rank's clock nested on (or merged with) a clock that is below its stated accuracy is below it
+    too: its reference's error is in it. slope=zero leaves a simulated 40 ppm drift unmodelled, which
+    makes every model unresolved (slope_unresolved). On 4 ranks rank 3 learns from rank 2 (HCA3:
+    0->2, then 2->3; HCA and HCA2: 3's model is merged with 2's; hierarchy: rank 2 leads the group
+    {2, 3}), ranks 1 and 2 from rank 0, whose clock is the reference."""
+    r = clocks(build, 4, ["--algorithms", spec, "--wait", "0", "--sim-drifts", "0,40,-40,40"])
+    row = rows_of(r)[0]
+    pr = {p["rank"]: p for p in row["per_rank"]}
+    for q in (1, 2):
+        assert not pr[q]["ref_below_accuracy"], (spec, pr[q])
+    for q in (1, 2, 3):
+        assert pr[q]["slope_unresolved"] and pr[q]["below_accuracy"], (spec, pr[q])
+    assert pr[3]["ref_below_accuracy"], (spec, pr[3])
+    assert row["below_accuracy_ranks"] == 3 and "below their stated accuracy" in r.stderr
+    assert not pr[0]["below_accuracy"]
+
+
 def test_offset_only_baseline_fails_with_drift(build):
     rows = rows_of(clocks(build, 2, ["--algorithms", "skampi", "--wait", "0,1", "--sim-offsets", SIM_OFF,
                                      "--sim-drifts", SIM_DRIFT]))
@@ -143,8 +163,9 @@ def test_hca3_rounds_are_ceil_log2_p(build):
         assert all(p["learn_client"] == 1 for p in pr[1:]), np
         assert pr[0]["learn_client"] == 0
         assert all(p["learn_ref"] + p["learn_client"] <= rounds for p in pr), np
-        # messages: (warm-up + fitpts + recompute) offsets x pp ping-pongs per round on the root
-        assert pr[0]["msgs_sent"] == rounds * 4, (np, pr[0])
+        # messages: (warm-up + fitpts + recompute) offsets x pp ping-pongs per round on the root, and
+        # one telling the client whether the root's clock is below its stated accuracy
+        assert pr[0]["msgs_sent"] == rounds * (4 + 1), (np, pr[0])
 
 
 def test_all_algorithms_any_size(build):

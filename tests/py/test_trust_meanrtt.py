@@ -29,3 +29,23 @@ def test_preempted_mean_rtt_sync_is_flagged(cli, tmp_path):
     flat = " ".join(out.split())   # the warnings are wrapped to the terminal
     assert "sync-off" in flat and "Mean-RTT-Offset saw preempted round trips" in flat
     assert "differ in clock.rtt_preempted_ranks" not in flat   # a measured fact, not a setting
+
+
+def test_clock_below_accuracy_without_preemption_is_flagged(cli, tmp_path):
+    # a drift not known to within 2 ppm, or inherited from the reference (clock.below_accuracy_ranks), with
+    # SKaMPI-Offset (no Mean-RTT flag) and a check that happened to find nothing
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    rng = np.random.default_rng(2)
+    for cfg, below in (("A", 0), ("B", 2)):
+        for i in range(4):
+            meta = _clock(0)
+            meta["clock"]["below_accuracy_ranks"] = below if i == 1 else 0
+            write_run(root, f"{cfg}-{i:03d}", cfg, i, "allreduce", 8, 1e-6 * (1 + 0.01 * rng.standard_normal(100)),
+                      meta=meta)
+    code, out, err = cli("summary", root, "--json")
+    assert code == 0, err
+    rows = {r["config"]: r for r in json.loads(out)}
+    assert "sync_inaccurate" not in rows["A"]["flags"] and "sync_inaccurate" in rows["B"]["flags"]
+    code, out, err = cli("summary", root)
+    assert "differ in clock.below_accuracy_ranks" not in " ".join(out.split())

@@ -14,7 +14,8 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
   raised when the levels are exactly the core-latency strata (then ``core_latency`` says it);
 * ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
   quality_end, max over ranks) exceeded SYNC_ACCURACY_S, or whose Mean-RTT-Offset saw preempted
-  round trips (clock.rtt_preempted_ranks > 0: below its stated accuracy);
+  round trips (clock.rtt_preempted_ranks > 0), or whose sync left a rank's clock below its stated accuracy
+  otherwise (clock.below_accuracy_ranks > 0: the drift not known to within 2 ppm, or inherited from its reference);
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
   (stats.changepoints); ``regimes`` lists the runs with their levels;
 * ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
@@ -104,7 +105,10 @@ def run_facts(meta: dict) -> dict:
             "oversubscribed": over, "shared_cpu": bool(sc.get("shared")) or over,
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
-            "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0)}
+            "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0),
+            # ranks below the sync's stated accuracy for any reason: those, or (any offset algorithm)
+            # the drift not known to within 2 ppm, or the error inherited from the reference (docs/clocks.md)
+            "sync_below": int(clock.get("below_accuracy_ranks") or 0)}
 
 
 def simulation_of(meta: dict) -> dict | None:
@@ -136,6 +140,8 @@ def _cause(facts: dict, n: int, sibling_n: float) -> str:
         causes.append(f"clock sync off by {facts['sync_max_s'] * 1e6:.1f} µs")
     if facts.get("sync_preempted"):
         causes.append(f"Mean-RTT-Offset saw preempted round trips on {facts['sync_preempted']} rank(s)")
+    elif facts.get("sync_below"):
+        causes.append(f"the clock sync is below its stated accuracy on {facts['sync_below']} rank(s)")
     return "; ".join(causes) or "unknown (the machine changed state? another job?)"
 
 
@@ -179,7 +185,7 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
         if not (cs and _levels_are_strata(ms, cs, rs)):
             flags.append("multimodal")   # else the levels are the placement strata: core_latency says it
     if any(f["synced"] and ((f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S)
-                            or f["sync_preempted"]) for f in facts.values()):
+                            or f["sync_preempted"] or f.get("sync_below")) for f in facts.values()):
         flags.append("sync_inaccurate")
     if cs:
         flags.append("core_latency")

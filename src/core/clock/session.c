@@ -51,6 +51,8 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err)
     const mt_sync_stats_t *st = &g->res.st;
     int pre = mt_meanrtt_below_accuracy(st->rtt_measured, st->rtt_preempted, st->spread_sum_s);
     mt_check_mpi(MPI_Reduce(&pre, &g->rtt_preempted_ranks, 1, MPI_INT, MPI_SUM, 0, g->comm), "MPI_Reduce");
+    int below = mt_sync_below_accuracy(st);
+    mt_check_mpi(MPI_Reduce(&below, &g->below_accuracy_ranks, 1, MPI_INT, MPI_SUM, 0, g->comm), "MPI_Reduce");
     mt_check_mpi(MPI_Reduce(&g->res.st.spread_max_s, &g->rtt_spread_max_s, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm),
                  "MPI_Reduce");
     if (g->rank == 0 && g->rtt_preempted_ranks > 0)
@@ -58,6 +60,11 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err)
                         "%.3g us beyond the fastest): the sync is below its stated accuracy (meta.json "
                         "clock.rtt_preempted_ranks; offset=skampi uses minima)\n",
                 mt_prog(), g->rtt_preempted_ranks, g->rtt_spread_max_s * 1e6);
+    if (g->rank == 0 && g->below_accuracy_ranks > g->rtt_preempted_ranks)
+        fprintf(stderr, "%s: warning: clock sync: the clocks of %d rank(s) are below their stated accuracy (the drift "
+                        "not known to within 2 ppm, or inherited from the clock they were synchronised to; meta.json "
+                        "clock.below_accuracy_ranks)\n",
+                mt_prog(), g->below_accuracy_ranks);
     return MT_OK;
 }
 
@@ -108,6 +115,8 @@ void mt_gclock_write_meta(const mt_gclock_t *g, mt_json_t *j, int defaulted, dou
         /* Mean-RTT-Offset: ranks whose round trips showed preemption (below the stated accuracy) */
         mt_json_kint(j, "rtt_preempted_ranks", g->rtt_preempted_ranks);
         mt_json_knum(j, "rtt_spread_max_s", g->rtt_spread_max_s);
+        /* ranks whose clock is below its stated accuracy for any reason (mt_sync_below_accuracy) */
+        mt_json_kint(j, "below_accuracy_ranks", g->below_accuracy_ranks);
         if (g->slopes) mt_sync_write_slopes(j, g->slopes, g->size);
         if (g->fits) {
             /* per rank, null for ranks without a linear model of their own (the reference, ClockPropSync) */

@@ -23,6 +23,7 @@ typedef struct mt_gclock {
     double t_synced;         /* rank 0: base-clock time of the last sync */
     int nresync;
     int rtt_preempted_ranks;   /* rank 0: ranks whose Mean-RTT-Offset measurements saw preempted round trips */
+    int below_accuracy_ranks;  /* rank 0: ranks whose clock is below its stated accuracy (mt_sync_below_accuracy) */
     double rtt_spread_max_s;   /* rank 0: the largest spread of those measurements (s) */
     int *slopes;             /* rank 0: slope decision of every rank (after mt_gclock_finish) */
     double *fits;            /* rank 0: fit points, slope interval reached (ppm), how the window ended, per rank */

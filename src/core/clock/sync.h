@@ -77,7 +77,29 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
+    int slope_unresolved; /* the drift is not known to within MT_UNRESOLVED_PPM: a kept slope whose
+                           * interval z * SE (final fit) is wider, or an offset-only model (slope=auto
+                           * dropped the slope, or slope=zero) with |slope| + z * SE beyond it: the
+                           * clock drifts away from the reference by up to that much, unseen */
+    int ref_below;       /* the clock this rank's model was learned against (its reference's, and
+                          * theirs up the tree or hierarchy) was below its stated accuracy: its error
+                          * is in this rank's clock too */
+    int prior_below;     /* hierarchy: the clock this level starts from (the levels before) was below its
+                          * stated accuracy; passed on to the clients of this level, not reported */
 } mt_sync_stats_t;
+
+/* a model whose drift is not known to within this (ppm) is below its stated accuracy
+ * (mt_sync_stats_t.slope_unresolved): 2 ppm take a clock past the 2 us that summary flags
+ * (sync_inaccurate) within one second. Bound pairs on this machine: z * SE up to 1.4 ppm with the
+ * fixed window (load 2), so 1 ppm would flag good syncs */
+#define MT_UNRESOLVED_PPM 2.0
+/* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT
+ * measurements were preempted, its slope was dropped unresolved, or it inherited either from its
+ * reference (docs/clocks.md, "The flag") */
+int mt_sync_below_accuracy(const mt_sync_stats_t *st);
+/* pure part of slope_unresolved: kept = 1 for a linear model with that slope, 0 for an offset-only
+ * model after a fit with that slope; ci_half = z * SE of the fit (both s/s) */
+int mt_slope_unresolved(int kept, double slope, double ci_half);
 
 /* One sync call on one communicator. */
 typedef struct mt_sync_env {
@@ -171,8 +193,10 @@ void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, 
 
 /* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c): rank 0 gets
  * every rank's model against itself in all[p]; then scatter them */
-int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, char *err);
-void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine);
+int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err);
+/* below[p] on rank 0: the model of that rank went through one below its stated accuracy (its
+ * error is inherited); the scatter sets e->st->ref_below accordingly */
+void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine);
 
 /* ---- time source check (sync_prop.c) ----
  * Collective over comm: 1 when every rank's base clock reads the same time as

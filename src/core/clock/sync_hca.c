@@ -9,10 +9,15 @@
 static int hca_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)
 {
     mt_model_t *all = calloc((size_t)e->pp.size, sizeof(mt_model_t)), mine;
-    if (!all) return mt_fail(err, MT_ENOMEM, "out of memory");
-    int rc = mt_hca_uptree(e, in, all, err);
+    int *below = calloc((size_t)e->pp.size, sizeof(int));
+    if (!all || !below) {
+        free(all);
+        free(below);
+        return mt_fail(err, MT_ENOMEM, "out of memory");
+    }
+    int rc = mt_hca_uptree(e, in, all, below, err);
     if (rc == MT_OK) {
-        mt_hca_scatter(e, all, &mine);
+        mt_hca_scatter(e, all, below, &mine);
         *out = *in;
         for (int c = 1; c < e->pp.size; c++) {
             if (e->pp.rank != 0 && e->pp.rank != c) continue;
@@ -26,6 +31,7 @@ static int hca_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, cha
         }
     }
     free(all);
+    free(below);
     return rc;
 }
 

@@ -3,8 +3,29 @@
  * global clock when it acts as the reference of a later round. Rounds:
  * floor(log2 p) for the largest power of two, plus one for the rest, i.e.
  * ceil(log2 p). */
+#include "base/mt_mpi.h"
 #include "base/mt_common.h"
 #include "clock/sync.h"
+
+#define TAG_REF_BELOW 731
+
+/* the client's model is nested on the reference's global clock, so the reference's error is in
+ * the client's clock too: the reference tells whether its own clock is below its stated accuracy
+ * (its Mean-RTT flag, an unresolved slope, or inherited), and the client inherits it */
+static void as_ref(mt_sync_env_t *e, const mt_clock_t *my, int client, mt_model_t *lm)
+{
+    mt_learn_clock_model(e, my, e->pp.rank, client, lm);
+    double below = mt_sync_below_accuracy(e->st);
+    mt_pp_send(&e->pp, &below, 1, client, TAG_REF_BELOW);
+}
+
+static void as_client(mt_sync_env_t *e, const mt_clock_t *my, int ref, mt_model_t *lm)
+{
+    mt_learn_clock_model(e, my, ref, e->pp.rank, lm);
+    double below = 0;
+    mt_pp_recv_lazy(&e->pp, &below, 1, ref, TAG_REF_BELOW);
+    if (below != 0) e->st->ref_below = 1;
+}
 
 static int hca3_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)
 {
@@ -19,17 +40,17 @@ static int hca3_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, ch
         int running = 1 << i, next = 1 << (i - 1);
         if (r >= max_power) break;
         if (r % running == 0) {
-            mt_learn_clock_model(e, &my, r, r + next, &lm);
+            as_ref(e, &my, r + next, &lm);
         } else if (r % running == next) {
-            mt_learn_clock_model(e, &my, r - next, r, &lm);
+            as_client(e, &my, r - next, &lm);
             if ((rc = mt_clock_nest(in, &lm, &my, err))) return rc;
         }
     }
     if (r >= max_power) {
-        mt_learn_clock_model(e, &my, r - max_power, r, &lm);
+        as_client(e, &my, r - max_power, &lm);
         if ((rc = mt_clock_nest(in, &lm, &my, err))) return rc;
     } else if (r < p - max_power) {
-        mt_learn_clock_model(e, &my, r, r + max_power, &lm);
+        as_ref(e, &my, r + max_power, &lm);
     }
     *out = my;
     return MT_OK;

@@ -11,69 +11,77 @@
 
 #define TAG_UP 901
 
-int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, char *err)
+int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err)
 {
     int r = e->pp.rank, p = e->pp.size;
-    /* models of my subtree against me: 4 doubles each (rank, kind, slope, intercept) */
-    double *sub = malloc(sizeof(double) * 4 * (size_t)p);
+    /* models of my subtree against me: 5 doubles each (rank, kind, slope, intercept, below: a model
+     * on the way up was below its stated accuracy, see mt_sync_below_accuracy) */
+    double *sub = malloc(sizeof(double) * 5 * (size_t)p);
     if (!sub) return mt_fail(err, MT_ENOMEM, "out of memory");
     int n = 1;
     sub[0] = r;
     sub[1] = MT_MODEL_OFFSET;
-    sub[2] = sub[3] = 0;
+    sub[2] = sub[3] = sub[4] = 0;
     mt_model_t lm;
     for (int d = 1; d < p; d *= 2) {
         if (r % (2 * d) == d) {
             mt_learn_clock_model(e, in, r - d, r, &lm);
+            /* my model goes into every model of my subtree: so does its error */
+            int mine_below = mt_sync_below_accuracy(e->st);
             for (int i = 0; i < n; i++) {
-                mt_model_t m = {(int)sub[4 * i + 1], sub[4 * i + 2], sub[4 * i + 3]}, mm;
+                mt_model_t m = {(int)sub[5 * i + 1], sub[5 * i + 2], sub[5 * i + 3]}, mm;
                 mt_model_merge(&lm, &m, &mm);
-                sub[4 * i + 1] = mm.kind;
-                sub[4 * i + 2] = mm.slope;
-                sub[4 * i + 3] = mm.intercept;
+                sub[5 * i + 1] = mm.kind;
+                sub[5 * i + 2] = mm.slope;
+                sub[5 * i + 3] = mm.intercept;
+                if (i > 0 && mine_below) sub[5 * i + 4] = 1;
             }
             double cnt = n;
             mt_pp_send(&e->pp, &cnt, 1, r - d, TAG_UP);
-            mt_pp_send(&e->pp, sub, 4 * n, r - d, TAG_UP);
+            mt_pp_send(&e->pp, sub, 5 * n, r - d, TAG_UP);
             break;
         } else if (r % (2 * d) == 0 && r + d < p) {
             mt_learn_clock_model(e, in, r, r + d, &lm);
             double cnt;
             mt_pp_recv(&e->pp, &cnt, 1, r + d, TAG_UP);
-            mt_pp_recv(&e->pp, sub + 4 * n, 4 * (int)cnt, r + d, TAG_UP);
+            mt_pp_recv(&e->pp, sub + 5 * n, 5 * (int)cnt, r + d, TAG_UP);
             n += (int)cnt;
         }
     }
     if (r == 0) {
         for (int i = 0; i < n; i++) {
-            int k = (int)sub[4 * i];
-            all[k].kind = (int)sub[4 * i + 1];
-            all[k].slope = sub[4 * i + 2];
-            all[k].intercept = sub[4 * i + 3];
+            int k = (int)sub[5 * i];
+            all[k].kind = (int)sub[5 * i + 1];
+            all[k].slope = sub[5 * i + 2];
+            all[k].intercept = sub[5 * i + 3];
+            below[k] = sub[5 * i + 4] != 0;
         }
     }
     free(sub);
     return MT_OK;
 }
 
-/* MPI_Scatter of the models from rank 0: *mine gets this rank's model */
-void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, mt_model_t *mine)
+/* MPI_Scatter of the models from rank 0: *mine gets this rank's model; a model that went through
+ * one below its stated accuracy on the way up sets e->st->ref_below */
+void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine)
 {
     int p = e->pp.size;
-    double *buf = NULL, me[3];
+    double *buf = NULL, me[4];
     if (e->pp.rank == 0) {
-        buf = malloc(sizeof(double) * 3 * (size_t)p);
+        buf = malloc(sizeof(double) * 4 * (size_t)p);
         if (!buf) mt_check_mpi(MPI_ERR_NO_MEM, "model buffer");
         for (int i = 0; i < p; i++) {
-            buf[3 * i] = all[i].kind;
-            buf[3 * i + 1] = all[i].slope;
-            buf[3 * i + 2] = all[i].intercept;
+            buf[4 * i] = all[i].kind;
+            buf[4 * i + 1] = all[i].slope;
+            buf[4 * i + 2] = all[i].intercept;
+            buf[4 * i + 3] = below[i];
         }
     }
     mt_pp_lazy_barrier(&e->pp); /* oversubscribed: finished ranks sleep while others measure */
-    mt_check_mpi(MPI_Scatter(buf, 3, MPI_DOUBLE, me, 3, MPI_DOUBLE, 0, e->pp.comm), "MPI_Scatter");
+    mt_check_mpi(MPI_Scatter(buf, 4, MPI_DOUBLE, me, 4, MPI_DOUBLE, 0, e->pp.comm), "MPI_Scatter");
     mine->kind = (int)me[0];
     mine->slope = me[1];
     mine->intercept = me[2];
+    if (me[3] != 0) e->st->ref_below = 1;
     free(buf);
 }

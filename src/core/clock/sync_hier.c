@@ -108,6 +108,8 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
     a->rtt_preempted += b->rtt_preempted;
     a->spread_sum_s += b->spread_sum_s;
     if (b->spread_max_s > a->spread_max_s) a->spread_max_s = b->spread_max_s;
+    a->slope_unresolved |= b->slope_unresolved;
+    a->ref_below |= b->ref_below;
     if (b->slope_state != MT_SLOPE_NONE) {
         a->slope_state = b->slope_state;
         a->fit_slope = b->fit_slope;
@@ -165,6 +167,8 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
             MPI_Comm sub = MPI_COMM_NULL, lead = MPI_COMM_NULL;
             mt_sync_stats_t st;
             stats_init(&st);
+            /* this level learns on the clock of the levels before: their error stays in it */
+            st.prior_below = mt_sync_below_accuracy(&res->st);
             if (l < spec->nlevels) {
                 int srank;
                 rc = split_level(cur, &spec->level[l], &sub, err);
@@ -189,6 +193,13 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
             if (cur != comm) mt_check_mpi(MPI_Comm_free(&cur), "MPI_Comm_free");
             cur = sub;
             if (rc != MT_OK && cur != MPI_COMM_NULL) mt_check_mpi(MPI_Comm_free(&cur), "MPI_Comm_free");
+            if (rc == MT_OK && cur != MPI_COMM_NULL) {
+                /* every clock of the group derives from its leader's: so does the leader's error */
+                int below = mt_sync_below_accuracy(&res->st), grank;
+                mt_check_mpi(MPI_Bcast(&below, 1, MPI_INT, 0, cur), "MPI_Bcast");
+                mt_check_mpi(MPI_Comm_rank(cur, &grank), "MPI_Comm_rank");
+                if (grank != 0 && below) res->st.ref_below = 1;
+            }
         }
         if (rc == MT_OK && cur != comm && cur != MPI_COMM_NULL) mt_check_mpi(MPI_Comm_free(&cur), "MPI_Comm_free");
         res->clock = clk;

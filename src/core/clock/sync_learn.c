@@ -228,6 +228,17 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
     return cls;
 }
 
+int mt_slope_unresolved(int kept, double slope, double ci_half)
+{
+    return (kept ? ci_half : fabs(slope) + ci_half) > MT_UNRESOLVED_PPM * 1e-6;
+}
+
+int mt_sync_below_accuracy(const mt_sync_stats_t *st)
+{
+    return mt_meanrtt_below_accuracy(st->rtt_measured, st->rtt_preempted, st->spread_sum_s) || st->slope_unresolved ||
+           st->ref_below || st->prior_below;
+}
+
 void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
                    mt_model_t *lm, mt_sync_stats_t *st)
 {
@@ -368,6 +379,7 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
             cls = fit_decide_x(p, x, y, rtt, n, lm, e->st, &s1, NULL);
         }
         ntot = n1;
+        double unres_slope = NAN;
         if (p->slope == MT_SLOPE_AUTO) {
             /* slope=auto keeps a slope only when a second, independent
              * window confirms it: its own slope is significant with the
@@ -422,12 +434,24 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                     pz.slope = MT_SLOPE_ZERO;
                     double fs = e->st->fit_slope, fse = e->st->fit_slope_se;
                     fit_decide_x(&pz, x, y, rtt, ntot, lm, e->st, NULL, NULL);
+                    unres_slope = e->st->fit_slope; /* the fit over every window measured */
                     e->st->fit_slope = fs; /* report the first window's fit */
                     e->st->fit_slope_se = fse;
                 }
             } else {
                 e->st->slope_windows = 1;
             }
+        }
+        if (p->slope != MT_SLOPE_FIT) {
+            /* is the drift known to within MT_UNRESOLVED_PPM? A kept slope: its interval z x SE (the
+             * last fit: one window, or both) must be within it; an offset-only model (slope=auto
+             * dropped the slope, or slope=zero): |slope| + z x SE of the last fit (the first window,
+             * or all windows measured). Otherwise this clock can drift away unseen (a real drift of
+             * 18-50 ppm dropped, or kept 3-8 ppm off, under preemption) and says so (docs/clocks.md,
+             * "The flag") */
+            if (isnan(unres_slope)) unres_slope = e->st->fit_slope;
+            e->st->slope_unresolved |=
+                mt_slope_unresolved(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
         }
         if (p->recompute) {
             /* COMPUTE_AND_SET_INTERCEPT (Alg. 2): a fresh offset sets the
