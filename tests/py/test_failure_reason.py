@@ -60,6 +60,12 @@ CASES = [
      "interrupted", -15, "interrupted by SIGTERM; the mpirun's process group was killed"),
     ("srun", "srun: error: vm: task 1: Killed\nsrun: Terminating StepId=12.0\n", "failed", 137,
      "srun: error: vm: task 1: Killed"),
+    # a node lost mid-run (tests/mpi/test_slurm_lost_node.py, recorded): srun reports the death of the rank on
+    # the surviving node first; the reason is the lost node
+    ("srun-node-lost", "MPIDI_OFI_send_lightweight(108)............: OFI call tinjectdata failed\n"
+     "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+     "srun: error: n1: task 0: Segmentation fault\nsrun: error: Node failure on n2\nsrun: error: Node failure on n2\n",
+     "failed", 139, "srun: error: Node failure on n2"),
     ("nothing-printed", "", "failed", 9, "the launcher exited with code 9 and printed nothing on stderr"),
     ("nothing-printed-signal", "\n\n", "killed", -9,
      "the launcher was killed by SIGKILL and printed nothing on stderr"),

@@ -14,6 +14,9 @@ import signal
 
 _CORE = re.compile(r"^(?:\[[^\]]*\]\s*)?(mpitempo-[a-z]+): error: (.*\S)")
 _LAUNCHER = re.compile(r"^((?:srun|slurmstepd|salloc|sbatch|mpiexec|mpirun|prterun)(?:\[\d+\])?: error: .*\S)")
+# a launcher line that names a lost node: the cause, where the ranks' deaths it brought (a task killed
+# by a signal) may be reported first (srun: "n1: task 0: Segmentation fault" before "Node failure on n2")
+_NODE_LOST = re.compile(r"Node failure|NODE_FAIL|lost (?:contact|communication)", re.I)
 _RUNNER = re.compile(r"^mpitempo: ((?:killed after the timeout|interrupted by) .*\S)")
 # a line made only of banner decoration: dashes, equal signs, stars (Open MPI, MPICH)
 _RULE = re.compile(r"^\s*[-=*]{3,}\s*$")
@@ -112,10 +115,9 @@ def failure_reason(stderr: str, status: str, returncode: int | None) -> str:
             return _cut(m.group(2))
     if status == "incomplete":
         return "the mpirun exited with code 0 without writing its complete results (no meta.json)"
-    for ln in lines:
-        m = _LAUNCHER.match(ln.strip())
-        if m:
-            return _cut(m.group(1))
+    found = [m.group(1) for m in (_LAUNCHER.match(ln.strip()) for ln in lines) if m]
+    if found:
+        return _cut(next((f for f in found if _NODE_LOST.search(f)), found[0]))
     banners = _banners(lines)
     for ln in lines:
         m = _HYDRA_EXIT.match(ln.strip())
