@@ -561,6 +561,9 @@ def ensure_build(mpicc: str | None = None, force: bool = False, quiet: bool = Tr
     compiled watchdog of that core when it has one (runner.watchdog)."""
     from mpitempo.runner import watchdog
 
+    problem = watchdog.env_problem()   # before anything is built or launched
+    if problem:
+        raise MtError(problem)
     b = _ensure_build(mpicc, force, quiet, cflags)
     watchdog.use_binary_in(b.bindir)
     return b

@@ -58,6 +58,19 @@ def test_a_core_directory_with_a_compiled_watchdog_selects_it(c_watchdog, tmp_pa
     assert watchdog.implementation() == c_watchdog
 
 
+def test_a_bad_watchdog_setting_is_refused_before_anything_is_created(tmp_path, monkeypatch):
+    """MPITEMPO_WATCHDOG naming no executable: one line naming the variable and what is allowed, exit 2,
+    no campaign directory (not 'cannot start <the launcher>')."""
+    for bad in (str(tmp_path / "missing"), str(tmp_path)):
+        monkeypatch.setenv("MPITEMPO_WATCHDOG", bad)
+        assert watchdog.env_problem().startswith(f"MPITEMPO_WATCHDOG {bad!r} is not an executable file")
+        out = tmp_path / "camp"
+        r = subprocess.run([sys.executable, "-m", "mpitempo.cli", "run", "--ops", "allreduce", "--nrep", "5",
+                            "--mpiruns", "1", "-o", str(out)], capture_output=True, text=True)
+        assert r.returncode == 2 and not out.exists(), r.stderr
+        assert r.stderr.strip().splitlines() == [f"mpitempo: error: {watchdog.env_problem()}"], r.stderr
+
+
 def test_bad_arguments_are_refused(c_watchdog):
     for args in (["--fd"], ["--fd", "x", "--", "true"], ["--grace", "-1", "--", "true"], ["--bogus", "1", "--", "true"],
                  ["--fd", "3"]):

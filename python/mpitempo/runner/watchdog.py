@@ -380,6 +380,15 @@ def use_binary_in(bindir: str | os.PathLike | None) -> None:
     _binary = path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
+def env_problem() -> str | None:
+    """What is wrong with MPITEMPO_WATCHDOG, in one line (None: unset, 'python', or an executable file)."""
+    forced = os.environ.get("MPITEMPO_WATCHDOG", "")
+    if not forced or forced == "python" or (os.path.isfile(forced) and os.access(forced, os.X_OK)):
+        return None
+    return (f"MPITEMPO_WATCHDOG {forced!r} is not an executable file (allowed: 'python', or the path of "
+            f"a {BINARY_NAME}; unset, the core's own is used when it has one)")
+
+
 def implementation() -> str:
     """The watchdog jobs run under: the path of the compiled one, or this module's path."""
     forced = os.environ.get("MPITEMPO_WATCHDOG", "")
