@@ -57,12 +57,11 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
     from mpitempo.analysis.imbalance import load_exits
     from mpitempo.stats import imbalance as imb
     np = np or 2
-    if not platform:
-        for flag, v in (("--platform-ppn", platform_ppn), ("--platform-oversubscribe", platform_oversubscribe),
-                        ("--smpi-selector", smpi_selector)):
-            if v is not None:
-                raise MtError(f"{flag} needs --platform FILE.xml (a simulated platform)")
-    else:
+    from mpitempo.options import check_platform_flags
+
+    check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
+                         smpi_selector=smpi_selector)
+    if platform:
         from mpitempo.io.platform import check_np, read_platform
 
         check_np(read_platform(platform), np, bool(platform_oversubscribe), platform_ppn)

@@ -155,12 +155,11 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                       "--predict takes sizes that are not)")
     if pred_list and len(sizes) < 2:
         raise MtError("--predict needs at least 2 measured --msizes to fit a+b*m")
-    if not platform:
-        for flag, v in (("--platform-ppn", platform_ppn), ("--platform-oversubscribe", platform_oversubscribe),
-                        ("--smpi-selector", smpi_selector)):
-            if v is not None:
-                raise MtError(f"{flag} needs --platform FILE.xml (a simulated platform)")
-    else:
+    from mpitempo.options import check_platform_flags
+
+    check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
+                         smpi_selector=smpi_selector)
+    if platform:
         from mpitempo.io.platform import check_np, read_platform
 
         if verify:
