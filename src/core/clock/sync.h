@@ -191,12 +191,11 @@ int mt_theil_sen_ci(const double *x, const double *y, int n, double z, double *l
 void mt_fit_decide(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt, int n,
                    mt_model_t *lm, mt_sync_stats_t *st);
 
-/* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c): rank 0 gets
- * every rank's model against itself in all[p]; then scatter them */
-int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err);
-/* below[p] on rank 0: the model of that rank went through one below its stated accuracy (its
- * error is inherited); the scatter sets e->st->ref_below accordingly */
-void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine);
+/* the inverted binomial tree of HCA and HCA2 (sync_hca_tree.c), collective: rank 0 gets every
+ * rank's model against itself and scatters them; *mine is this rank's model against rank 0. A model
+ * that went through one below its stated accuracy on the way up (its error is inherited) sets
+ * e->st->ref_below. */
+int mt_hca_tree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *mine, char *err);
 
 /* ---- time source check (sync_prop.c) ----
  * Collective over comm: 1 when every rank's base clock reads the same time as

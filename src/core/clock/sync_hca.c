@@ -4,20 +4,11 @@
 #include "base/mt_common.h"
 #include "clock/sync.h"
 
-#include <stdlib.h>
-
 static int hca_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)
 {
-    mt_model_t *all = calloc((size_t)e->pp.size, sizeof(mt_model_t)), mine;
-    int *below = calloc((size_t)e->pp.size, sizeof(int));
-    if (!all || !below) {
-        free(all);
-        free(below);
-        return mt_fail(err, MT_ENOMEM, "out of memory");
-    }
-    int rc = mt_hca_uptree(e, in, all, below, err);
+    mt_model_t mine;
+    int rc = mt_hca_tree(e, in, &mine, err);
     if (rc == MT_OK) {
-        mt_hca_scatter(e, all, below, &mine);
         *out = *in;
         for (int c = 1; c < e->pp.size; c++) {
             if (e->pp.rank != 0 && e->pp.rank != c) continue;
@@ -30,8 +21,6 @@ static int hca_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, cha
             }
         }
     }
-    free(all);
-    free(below);
     return rc;
 }
 

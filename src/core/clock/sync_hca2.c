@@ -3,25 +3,14 @@
 #include "base/mt_common.h"
 #include "clock/sync.h"
 
-#include <stdlib.h>
-
 static int hca2_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)
 {
-    mt_model_t *all = calloc((size_t)e->pp.size, sizeof(mt_model_t)), mine;
-    int *below = calloc((size_t)e->pp.size, sizeof(int));
-    if (!all || !below) {
-        free(all);
-        free(below);
-        return mt_fail(err, MT_ENOMEM, "out of memory");
-    }
-    int rc = mt_hca_uptree(e, in, all, below, err);
+    mt_model_t mine;
+    int rc = mt_hca_tree(e, in, &mine, err);
     if (rc == MT_OK) {
-        mt_hca_scatter(e, all, below, &mine);
         *out = *in;
         if (e->pp.rank != 0) rc = mt_clock_nest(in, &mine, out, err);
     }
-    free(all);
-    free(below);
     return rc;
 }
 

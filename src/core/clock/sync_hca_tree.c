@@ -11,7 +11,7 @@
 
 #define TAG_UP 901
 
-int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err)
+static int hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *below, char *err)
 {
     int r = e->pp.rank, p = e->pp.size;
     /* models of my subtree against me: 5 doubles each (rank, kind, slope, intercept, below: a model
@@ -63,7 +63,7 @@ int mt_hca_uptree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *all, int *
 
 /* MPI_Scatter of the models from rank 0: *mine gets this rank's model; a model that went through
  * one below its stated accuracy on the way up sets e->st->ref_below */
-void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine)
+static void hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, mt_model_t *mine)
 {
     int p = e->pp.size;
     double *buf = NULL, me[4];
@@ -84,4 +84,15 @@ void mt_hca_scatter(mt_sync_env_t *e, const mt_model_t *all, const int *below, m
     mine->intercept = me[2];
     if (me[3] != 0) e->st->ref_below = 1;
     free(buf);
+}
+
+int mt_hca_tree(mt_sync_env_t *e, const mt_clock_t *in, mt_model_t *mine, char *err)
+{
+    mt_model_t *all = calloc((size_t)e->pp.size, sizeof(mt_model_t));
+    int *below = calloc((size_t)e->pp.size, sizeof(int));
+    int rc = all && below ? hca_uptree(e, in, all, below, err) : mt_fail(err, MT_ENOMEM, "out of memory");
+    if (rc == MT_OK) hca_scatter(e, all, below, mine);
+    free(all);
+    free(below);
+    return rc;
 }
