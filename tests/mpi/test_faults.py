@@ -38,17 +38,10 @@ def _wait_for(pred, timeout=120.0):
 
 def _shm_of(marker: str) -> set[str]:
     """/dev/shm files mapped by the processes whose command line holds marker."""
+    from mpitempo.runner.watchdog import mapped_shm
+
     pids = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
-    out = set()
-    for pid in pids:
-        try:
-            for ln in Path(f"/proc/{pid}/maps").read_text().splitlines():
-                parts = ln.split(None, 5)
-                if len(parts) == 6 and parts[5].startswith("/dev/shm/") and "(deleted)" not in parts[5]:
-                    out.add(parts[5])
-        except OSError:
-            pass
-    return out
+    return {f"/dev/shm/{n}" for n in mapped_shm(int(p) for p in pids)}
 
 
 def _left_running(marker: str) -> str:

@@ -69,16 +69,9 @@ def _job(marker: str) -> dict[int, str]:
 
 
 def _mapped(pids) -> set[str]:
-    out = set()
-    for pid in pids:
-        try:
-            for ln in Path(f"/proc/{pid}/maps").read_text().splitlines():
-                parts = ln.split(None, 5)
-                if len(parts) == 6 and parts[5].startswith("/dev/shm/") and "(deleted)" not in parts[5]:
-                    out.add(parts[5])
-        except OSError:
-            pass
-    return out
+    from mpitempo.runner.watchdog import mapped_shm
+
+    return {f"/dev/shm/{n}" for n in mapped_shm(pids)}
 
 
 def _start(prefix, marker, *args, **kw):
