@@ -1,7 +1,8 @@
 # Copyright the mpitempo developers. SPDX-License-Identifier: BSD-3-Clause
 #
 # Spack recipe for the mpitempo C measurement core (mpitempo-bench, mpitempo-clocks,
-# mpitempo-pingpong, mpitempo-tree, mpitempo-logp), built with CMake against the MPI of the spec;
+# mpitempo-pingpong, mpitempo-tree, mpitempo-logp, and mpitempo-watchdog, which the command line puts in
+# front of every mpirun), built with CMake against the MPI of the spec;
 # also the tracer libmpitempo-trace.so and the global clock as a library, libmpitempo-clock
 # (include/mpitempo/clock.h, lib/pkgconfig/mpitempo-clock.pc: `pkg-config --cflags --libs mpitempo-clock`).
 #
