@@ -141,7 +141,11 @@ def srun_template(build: Build, np: int) -> str:
 
 
 def argv_is_srun(template: str | None) -> bool:
-    return bool(template) and shlex.split(template)[0].endswith("srun")
+    try:
+        words = shlex.split(template) if template else []
+    except ValueError:   # an unbalanced quote: the split of the whole command names it in one line
+        return False
+    return bool(words) and words[0].endswith("srun")
 
 
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
