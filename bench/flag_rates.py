@@ -374,7 +374,8 @@ def detectors(thr: dict):
     def compute(r):
         return any(d > thr["COMPUTE_TOLERANCE"] for d in r["compute_dev"])
 
-    return {"oversubscribed": lambda r: r["oversubscribed"], "shared_cpu": shared, "outlier_runs": outlier,
+    return {"zero_time": lambda r: any(m == 0 for m in r["medians"]),   # a run median of exactly 0 s
+            "oversubscribed": lambda r: r["oversubscribed"], "shared_cpu": shared, "outlier_runs": outlier,
             "multimodal": multimodal, "sync_inaccurate": sync, "regime_change": regime, "core_latency": core,
             "compute_miscalibrated": compute, "warmup_capped": lambda r: r["warmup_capped"] > 0}
 
@@ -421,10 +422,12 @@ def rates(rows: list[dict], thr: dict) -> dict:
 
 
 def analyse(dirs: list[Path], out: Path) -> int:
-    rows, loads = [], []
+    rows, loads, libraries = [], [], set()
     for d in dirs:
         for camp in sorted(d.glob("*-campaign")):
             part = camp.name[: -len("-campaign")]
+            for m in sorted(camp.glob("runs/*/meta.json")):   # which MPI library measured (rates differ)
+                libraries.add(json.loads(m.read_text()).get("mpi", {}).get("library", "unknown"))
             for r in row_stats(camp):
                 r["injection"] = injection_of(r["config"], part)
                 r["part"] = part
@@ -439,7 +442,7 @@ def analyse(dirs: list[Path], out: Path) -> int:
                           "step": f"from measurement {STEP_AT + 1} of {NREP} on {FACTOR_STEP}x, every run",
                           "busy_one": f"a busy process on each CPU during one run of {MPIRUNS}",
                           "busy_all": "a busy process on each CPU during every run", "oversub": "np 4 on 2 CPUs"},
-           "measurements": loads, "rows": len(rows),
+           "measurements": loads, "mpi_libraries": sorted(libraries), "rows": len(rows),
            "rows_by_injection": {k: sum(r["injection"] == k for r in rows) for k in sorted({r["injection"] for r in rows})},
            "at_code_thresholds": rates(rows, thr), "sweep": {}}
     # the flags summary computed, for a check that the detectors here are the code's

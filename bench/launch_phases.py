@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from buildargs import parse_builds
+
 HERE = Path(__file__).resolve().parent
 HELLO = r"""#include <mpi.h>
 int main(int argc, char **argv) { MPI_Init(&argc, &argv); MPI_Finalize(); return 0; }
@@ -58,13 +60,7 @@ def main() -> int:
     mpiexec, mpicc = shutil.which("mpiexec"), shutil.which("mpicc")
     if not mpiexec or not mpicc:
         sys.exit("launch_phases.py: needs mpiexec and mpicc on PATH")
-    builds = []
-    for b in a.build:
-        label, sep, d = b.partition("=")
-        exe = Path(d) / "mpitempo-bench"
-        if not sep or not label or not exe.is_file():
-            sys.exit(f"launch_phases.py: --build {b!r}: expected LABEL=DIR with DIR/mpitempo-bench")
-        builds.append((label, exe))
+    builds = parse_builds(a.build, "mpitempo-bench", "launch_phases.py")
     per = {}
     for x in a.args:
         label, sep, opts = x.partition("=")

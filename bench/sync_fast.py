@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from buildargs import parse_builds
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -59,13 +61,7 @@ def main() -> int:
     a = ap.parse_args()
     if a.runs < 1:
         sys.exit(f"sync_fast.py: --runs must be >= 1, got {a.runs}")
-    builds = []
-    for b in a.build:
-        label, sep, d = b.partition("=")
-        exe = Path(d) / "mpitempo-clocks"
-        if not sep or not label or not exe.is_file():
-            sys.exit(f"sync_fast.py: --build {b!r}: expected LABEL=DIR with DIR/mpitempo-clocks")
-        builds.append((label, exe))
+    builds = parse_builds(a.build, "mpitempo-clocks", "sync_fast.py")
     load0 = Path("/proc/loadavg").read_text().split()[:3]
     rows = []
     for i in range(a.runs):

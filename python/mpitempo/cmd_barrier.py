@@ -24,24 +24,31 @@ from mpitempo.options import (json_option, launcher_option, mpicc_option, np_opt
                               platform_oversubscribe_option, platform_ppn_option)
 
 
-def _split(text: str) -> list[str]:
+def _split(text: str, label: str) -> list[str]:
+    """The items of a comma-separated option; an empty value or item is refused as the kinds refuse
+    it (an empty --procs was taken as "not given": the default 2..N was measured)."""
     items = [x.strip() for x in str(text).split(",")]
     if not items or any(not x for x in items):
-        raise MtError(f"invalid list '{text}': expected comma-separated items")
+        why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
+               "give one or more comma-separated items")
+        raise MtError(f"invalid {label} '{text}': {why}")
     return items
 
 
 def _procs(text: str | None, np: int) -> list[int]:
-    if not text:
+    if text is None:
         return list(range(2, np + 1))
     out = []
-    for item in _split(text):
+    for item in _split(text, "--procs"):
         if not item.isdigit() or int(item) < 2:
             raise MtError(f"invalid --procs item '{item}': process counts must be integers >= 2")
+        if int(item) in out:   # one job per count and mpirun: a count twice was measured twice
+            raise MtError(f"invalid --procs '{text}': {int(item)} is listed twice (each process count once; "
+                          "more mpiruns with --mpiruns)")
         out.append(int(item))
     if max(out) > np:
         raise MtError(f"invalid --procs '{text}': {max(out)} is more than -n {np}")
-    return sorted(set(out))
+    return sorted(out)
 
 
 def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
@@ -165,8 +172,11 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
         raise MtError(f"invalid -n {np}: LogP is measured between pairs of ranks and a barrier needs "
                       "2 or more processes (use -n >= 2)")
     plist = _procs(procs, np)
-    if algorithms:
-        algs = _split(algorithms)
+    from mpitempo.io.sizes import parse_sizes
+
+    parse_sizes(logp_msizes, "--logp-msizes", "--logp-nrep")   # a size twice was measured twice (the kind names it --msizes)
+    if algorithms is not None:   # an empty value is refused, not the default
+        algs = _split(algorithms, "--algorithms")
         validate_algorithms(algs, plist)
     else:  # the default list without arities above the largest P
         algs = [a for a in DEFAULT_ALGORITHMS if not a[-1].isdigit() or int(a.rsplit(":", 1)[1]) <= max(plist)]

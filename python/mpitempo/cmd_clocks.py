@@ -52,9 +52,9 @@ def clocks(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, 
                                   timeout_s=timeout_s, name="clocks"), kind="clocks")
     check_campaign(c)
     if plot_path:
-        from mpitempo.io.paths import check_output_file
+        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
 
-        check_output_file(plot_path, "the plot")
+        check_output_file(plot_path, "the plot", PLOT_FORMATS)
     with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
         rows = load_rows(complete)
         if plot_path or outdir:

@@ -20,6 +20,38 @@ def _seconds(text: str, what: str) -> float:
     return v
 
 
+DEFAULT_WINDOWS_S = (1.0, 10.0, 20.0, 60.0)
+
+
+def _windows(text: str | None, dur: float, step: float, duration: str) -> list[float]:
+    """The window lengths in seconds. A given length longer than the duration was fitted over the
+    whole run and reported as a window of that length (100 s of linearity out of 60 s of samples),
+    one shorter than 3 sample intervals has no fit, and a length twice ('all,all', '60s,all' of a
+    60 s study) was a row twice: refused. The default keeps those of DEFAULT_WINDOWS_S that fit."""
+    least = 3 * step * (1 - 1e-9)
+    if text is None:
+        return [w for w in DEFAULT_WINDOWS_S if least <= w < dur] + [dur]
+    items = [w.strip() for w in text.split(",")]
+    if any(not w for w in items):
+        why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
+               "give one or more window lengths, e.g. 1s,10s,all")
+        raise MtError(f"invalid --windows '{text}': {why}")
+    out: list[float] = []
+    for w in items:
+        v = dur if w == "all" else _seconds(w, "--windows item")
+        if v > dur * (1 + 1e-9):
+            raise MtError(f"invalid --windows item '{w}': longer than --duration '{duration}' "
+                          "(allowed: windows up to the duration, or all)")
+        if v < least:
+            raise MtError(f"invalid --windows item '{w}': a window must hold at least 3 samples "
+                          f"(allowed: >= 3 x the interval of {step:g} s = {3 * step:g} s)")
+        if any(abs(v - x) <= 1e-9 * dur for x in out):
+            raise MtError(f"invalid --windows '{text}': a window of {v:g} s is listed twice (each length once"
+                          + ("; 'all' is the whole duration" if "all" in items else "") + ")")
+        out.append(v)
+    return out
+
+
 @click.command()
 @np_option
 @launcher_option
@@ -27,8 +59,10 @@ def _seconds(text: str, what: str) -> float:
 @click.option("--duration", default="60s", show_default=True, metavar="T",
               help="How long to sample the offsets, e.g. 500s as in the paper.")
 @click.option("--interval", default=None, metavar="T", help="Time between samples (default: duration / 100).")
-@click.option("--windows", default="1s,10s,20s,60s,all", show_default=True, metavar="LIST",
-              help="Window lengths of the linear fits; 'all' = the whole duration.")
+@click.option("--windows", default=None, metavar="LIST",
+              help="Window lengths of the linear fits; 'all' = the whole duration. Each at most --duration and "
+                   "at least 3 x --interval (a fit needs 3 samples). [default: those of 1s,10s,20s,60s that fit, "
+                   "and all]")
 @click.option("--check-pp", type=click.IntRange(1, 1_000_000), default=50, show_default=True,
               help="Ping-pongs per offset sample (SKaMPI offset algorithm).")
 @click.option("--sim-drifts", default=None, metavar="LIST",
@@ -55,16 +89,17 @@ def drift(np, launcher, mpicc, duration, interval, windows, check_pp, sim_drifts
     from mpitempo.stats.drift import drift_study
 
     dur = _seconds(duration, "--duration")
+    if plot_path:
+        from mpitempo.io.paths import check_output_file
+
+        check_output_file(plot_path, "the plot", ("png",))
     step = _seconds(interval, "--interval") if interval else dur / 100
     if step > dur:
         raise MtError(f"invalid --interval '{interval}': longer than --duration '{duration}'")
     if dur + 30 > timeout_s:
         raise MtError(f"a drift study of {dur:g} s does not fit in --timeout {timeout_s:g} s "
                       f"(raise --timeout to at least {dur + 30:g})")
-    wins = []
-    for w in windows.split(","):
-        w = w.strip()
-        wins.append(dur if w == "all" else _seconds(w, "--windows item"))
+    wins = _windows(windows, dur, step, duration)
     n = int(round(dur / step))
     if n + 1 > 2000:
         raise MtError(f"{n + 1} samples are too many (at most 2000): give a longer --interval")

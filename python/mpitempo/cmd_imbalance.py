@@ -65,7 +65,8 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
         from mpitempo.io.platform import check_np, read_platform
 
         check_np(read_platform(platform), np, bool(platform_oversubscribe), platform_ppn)
-    sync = sync or ("prop" if platform else "hca3")
+    if sync is None:   # '' is checked by the campaign as every value is ("expected a non-empty string")
+        sync = "prop" if platform else "hca3"
     b = ensure_build(mpicc or ("smpicc" if platform else None))
     from mpitempo.build import list_registry
     from mpitempo.kinds.bench import resolve_op
@@ -77,6 +78,10 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
         vs = parse_variants("default")
     else:
         vs = parse_variants(variants)
+    from mpitempo.runner.variants import selection_env_note
+    env_note = selection_env_note(b.flavour) if any(v.name == "default" for v in vs) else None
+    if env_note and not quiet:
+        click.echo(f"mpitempo imbalance: note: {env_note}", err=True)
     if b.flavour == "smpi":     # the selector holds under every variant (a variant's own settings win)
         from mpitempo.runner.variants import smpi_env
 
@@ -106,6 +111,8 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
         s.update({"variant": v.name, "env": v.env, "op": op, "nprocs": np, "runs": len(dirs)})
         if sim:
             s["simulated"] = sim
+        if env_note and v.name == "default":
+            s["note"] = env_note
         results.append(s)
         skews.append(ex["skew_s"])
     from mpitempo.present.plots.imbalance import boxplot

@@ -53,6 +53,29 @@ def machine_factors() -> dict:
     }
 
 
+_TIMER_READS_MAX = 17_179_869_184   # params/params.def: timer_reads (the core refuses more)
+
+
+def _refuse_unused(diff_dir, check, timers, np, timer_reads, include_volatile, mpicc, launcher) -> None:
+    """An option of another mode of info is a mistake, not ignored: --all only with --diff, -n only with
+    --check, --timer-reads only with --timers; --diff reads a campaign and takes no --check, --timers,
+    --mpicc or --launcher; --check and --timers are two runs of info."""
+    if diff_dir:
+        for flag, v in (("--check", check), ("--timers", timers), ("-n/--np", np), ("--timer-reads", timer_reads),
+                        ("--mpicc", mpicc), ("--launcher", launcher)):
+            if v not in (None, False):
+                raise MtError(f"{flag} does not go with --diff DIR (which reads the campaign's records only): "
+                              f"leave one of them out")
+    elif include_volatile:
+        raise MtError("--all goes with --diff DIR: it shows the factors that change by design there")
+    if check and timers:
+        raise MtError("--check and --timers are two runs of info: give one of them")
+    if np is not None and not check:
+        raise MtError("-n/--np goes with --check: the number of ranks the check is for")
+    if timer_reads is not None and not timers:
+        raise MtError("--timer-reads goes with --timers: the reads per timer of the timer study")
+
+
 @click.command(epilog="Examples:\n\n  mpitempo info --timers\n\n  mpitempo info --check -n 2\n\n"
                        "  mpitempo info --diff my-campaign")
 @mpicc_option
@@ -60,11 +83,11 @@ def machine_factors() -> dict:
 @click.option("--check", "check", is_flag=True,
               help="Warn about what spoils measurements here and now (governor, turbo, SMT, binding, "
                    "oversubscription, load, timer source, time namespace), one line per finding.")
-@click.option("-n", "--np", "np", type=click.IntRange(min=1), default=2, show_default=True,
-              help="With --check: the number of ranks the runs will use.")
+@click.option("-n", "--np", "np", type=click.IntRange(min=1), default=None,
+              help="With --check: the number of ranks the runs will use. [default: 2]")
 @click.option("--timers", is_flag=True, help="Also measure resolution and overhead of every timer (one rank).")
-@click.option("--timer-reads", type=click.IntRange(min=1), default=1_000_000, show_default=True,
-              help="Back-to-back reads per timer for --timers.")
+@click.option("--timer-reads", type=click.IntRange(min=1, max=_TIMER_READS_MAX), default=None, metavar="N",
+              help="Back-to-back reads per timer for --timers. [default: 1000000]")
 @click.option("--diff", "diff_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Show which recorded factors differ between the runs of campaign DIR.")
 @click.option("--all", "include_volatile", is_flag=True,
@@ -75,6 +98,10 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
     measurements here and now, with what to do; or (--diff DIR) which factors differ between the
     mpiruns of a campaign. `mpitempo run` prints the warnings of the check at its start and records
     all findings in the campaign's system-check.json."""
+    _refuse_unused(diff_dir=diff_dir, check=check, timers=timers, np=np, timer_reads=timer_reads,
+                   include_volatile=include_volatile, mpicc=mpicc, launcher=launcher)
+    np = 2 if np is None else np
+    timer_reads = 1_000_000 if timer_reads is None else timer_reads
     if diff_dir:
         return show_diff(diff_dir, include_volatile, as_json)
     if check:

@@ -147,7 +147,7 @@ def _load_from(p: Path) -> list:
         complete, _, _ = find_runs(p)
         if not complete:
             raise MtError(f"'{p}' has no complete ping-pong runs")
-        return [(d, data.load_dir(d)) for d in complete]
+        return [(d, data.load_dir(d, p)) for d in complete]
     return [(p if p.is_dir() else None, data.load(p))]
 
 

@@ -69,10 +69,6 @@ def _clocks_report(root: Path, out: Path, title: str | None) -> Path:
         png = Path(d) / "clocks.png"
         duration_vs_offset(rows, str(png))
         html = clocks_html(summarise(rows), png.read_bytes(), title or f"mpitempo clock sync: {root.name}")
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        tmp.write_text(html)
-        tmp.replace(out)
-    except OSError as e:
-        raise MtError(f"cannot write '{out}': {e.strerror}") from None
-    return out
+    from mpitempo.io.paths import write_output
+
+    return write_output(out, html, "the report")

@@ -50,6 +50,8 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platfor
     if resume_dir and outdir:
         raise MtError("give either -o/--outdir or --resume, not both")
     spec = None
+    if sbatch_args and not use_sbatch:
+        raise MtError("--sbatch-args goes with --sbatch: they are the #SBATCH options of the batch job it submits")
     if yes and not resume_dir:
         raise MtError("--yes goes with --resume: it consents to the commands stored in a campaign directory")
     if resume_dir:

@@ -28,6 +28,12 @@ def ingest(dirs, db, as_json):
     from mpitempo.io.paths import check_not_input
 
     check_not_input(db, dirs, "--db")
+    from pathlib import Path
+
+    if not Path(db).is_file():   # a new store: its directory must exist and take files (DuckDB's "IO Error" otherwise)
+        from mpitempo.io.paths import check_output_file
+
+        check_output_file(db, "the store --db")
     recs = do_ingest(db, dirs)
     if as_json:
         print_json(recs)
@@ -80,12 +86,22 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
 
     if not out and not osu and not imb:
         raise MtError("give --parquet OUTDIR, --osu OUTDIR|- and/or --imb OUTDIR|-")
+    if not osu and not imb:   # they select what --osu/--imb write: with --parquet alone they would be ignored
+        for flag, v in (("--op", ops), ("--config", configs), ("--values", None if values == "auto" else values)):
+            if v is not None:
+                raise MtError(f"{flag} '{v}' applies to --osu and --imb only: --parquet exports every row")
+    for flag, given in (("--op", ops), ("--config", configs)):
+        items = [x.strip() for x in given.split(",")] if given is not None else ["-"]
+        if not all(items):
+            why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
+                   "give one or more comma-separated items")
+            raise MtError(f"invalid {flag} '{given}': {why}")
     if osu == "-" and imb == "-":
         raise MtError("--osu - and --imb - cannot both write to stdout: give one of them a directory")
     if as_json and "-" in (osu, imb):
         flag = "--osu" if osu == "-" else "--imb"
         raise MtError(f"--json and {flag} - both write to stdout: give {flag} a directory, or leave out --json")
-    from mpitempo.io.paths import check_not_input, check_output_dir
+    from mpitempo.io.paths import check_not_input, check_output_dir, write_output
 
     for target, flag in ((osu, "--osu"), (imb, "--imb"), (out, "--parquet")):
         if target and target != "-":
@@ -105,10 +121,7 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
                 continue
             Path(target).mkdir(parents=True, exist_ok=True)
             for name, text, mode in named:
-                path = Path(target) / name
-                tmp = path.with_name(f".{name}.tmp")
-                tmp.write_text(text)
-                tmp.replace(path)
+                path = write_output(Path(target) / name, text, "--osu" if osu == target else "--imb")
                 files.append(str(path))
                 used[str(path)] = mode
         result["files"] = files
@@ -134,11 +147,11 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
 
     rows = summary_rows(data, filt)
     for flag, given, have in (("--op", ops, {r["op"] for r in rows}), ("--config", configs, {r["config"] for r in rows})):
-        if given:
-            want = [x.strip() for x in given.split(",") if x.strip()]
+        if given is not None:
+            want = [x.strip() for x in given.split(",")]
             bad = [x for x in want if x not in have]
-            if bad or not want:
-                raise MtError(f"{flag} '{(bad or [given])[0]}' is not in the data: choose from {', '.join(sorted(have))}")
+            if bad:
+                raise MtError(f"{flag} '{bad[0]}' is not in the data: choose from {', '.join(sorted(have))}")
             key = "op" if flag == "--op" else "config"
             rows = [r for r in rows if r[key] in want]
     from mpitempo.analysis.flags import campaign_metas
@@ -183,8 +196,15 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
     for target, block, kind in ((osu, fmt.osu_block, "osu"), (imb, fmt.imb_block, "imb")):
         if not target:
             continue
-        named = []
+        named, by_name = [], {}
         for key, rs in fmt.groups(chosen.get(kind, [])).items():
+            name = fmt.file_name(kind, key, many)
+            if name in by_name:   # names made file-safe alike ('a b', 'a/b'): one file would overwrite the other
+                k = by_name[name]
+                raise MtError(f"configurations '{safe(k[1])}' and '{safe(key[1])}'"
+                              + (f" (campaigns '{safe(k[0])}', '{safe(key[0])}')" if many else "")
+                              + f" would both be written to '{name}': export them one at a time with --config")
+            by_name[name] = key
             extra = ["WARNING: oversubscribed mpiruns (more ranks than cores): correctness only, not timing"] \
                 if key[1] in over else []
             if key[1] in sim:
@@ -193,7 +213,7 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
                              + "): the times are the model's, not a measurement of hardware")
             mode, note = modes[key]
             extra += [note] if note else []
-            named.append((fmt.file_name(kind, key, many), block(rs, mode, filt.describe(), src, extra, pure), mode))
+            named.append((name, block(rs, mode, filt.describe(), src, extra, pure), mode))
         out.append((target, named))
     return out, notes
 

@@ -114,15 +114,26 @@ def _otf2_words(kw: str, coll: bool) -> str:
 
 
 def check_outdir(d: Path) -> None:
+    """The trace directory of one run: a new one or an empty one, as `tune -o`. The tracer writes
+    into it by name, so an existing directory holding something else got the trace mixed into it
+    (and launch.json written over a file of that name); a link is not followed."""
+    if d.is_symlink():
+        raise MtError(f"output directory '{d}' is a symbolic link; choose a new -o (trace run writes only into "
+                      "a directory it creates or an empty one)")
     if d.exists() and not d.is_dir():
         raise MtError(f"cannot use output directory '{d}': it is a file")
     if d.is_dir() and ((d / "trace.json").exists() or (d / "partial").exists()):
         raise MtError(f"output directory '{d}' already holds a trace: choose another or remove it")
-    p = d
-    while not p.exists():
-        p = p.parent
-    if not p.is_dir() or not os.access(p, os.W_OK | os.X_OK):
-        raise MtError(f"cannot create output directory '{d}': '{p}' is not a writable directory")
+    try:
+        nonempty = d.is_dir() and any(d.iterdir())
+    except OSError as e:
+        raise MtError(f"cannot use output directory '{d}': {e.strerror}") from None
+    if nonempty:
+        raise MtError(f"output directory '{d}' already exists and is not empty; choose a new -o (trace run writes "
+                      "only into a directory it creates or an empty one)")
+    from mpitempo.io.paths import check_output_dir
+
+    check_output_dir(d, "the trace directory")   # probed: os.access says yes to root in /proc
 
 
 # ---------------------------------------------------------------------------------------------- run
@@ -224,7 +235,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
               (t["name"] if isinstance(t, dict) else t) != "wtime"]
     if timer not in timers:
         raise MtError(f"unknown timer '{timer}' (allowed: {', '.join(timers)})")
-    if sync:
+    if sync is not None:   # '' too: the core's parser refuses it
         check_sync(build, sync)
     env_vars = {"MPITEMPO_TRACE_DIR": str(out.resolve()), "MPITEMPO_TRACE_TIMER": timer,
                 "MPITEMPO_TRACE_CALLS": calls, "MPITEMPO_TRACE_BUFFER": str(buffer),
@@ -244,7 +255,9 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
 
         rec = dict(lw.to_json(), app=[app_path, *app[1:]], status=status, returncode=rc,
                    core=build.describe(), fingerprint=build.fingerprint, mpiexec_version=build.mpiexec_version)
-        (out / "launch.json").write_text(json.dumps(rec, indent=2) + "\n")
+        from mpitempo.io.safefs import safe_write_text
+
+        safe_write_text(out / "launch.json", json.dumps(rec, indent=2) + "\n", out)   # never through a link
     if not (out / "trace.json").exists():
         partial = out / "partial"
         if partial.is_dir():
@@ -283,7 +296,7 @@ def _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outd
             raise MtError("--resume takes no --mpiruns: the number of mpiruns is the campaign's")
         target = Path(resume_dir)
         check_resume_dir(target)
-        spec = read_campaign_toml(target)
+        spec = read_campaign_toml(target, kind="trace")
         if spec.get("kind") != "trace":
             raise MtError(f"'{target}' is a campaign of kind '{spec.get('kind', 'bench')}', not a trace campaign; "
                           f"resume it with: mpitempo run --resume {target}")
@@ -381,9 +394,9 @@ def show(tracedir, call, rng, plot_path, as_json):
       mpitempo trace amg-trace --call allreduce --range 100:110 --plot gantt.png --json
     """
     if plot_path:
-        p = Path(plot_path)
-        if not p.parent.is_dir() or not os.access(p.parent, os.W_OK):
-            raise MtError(f"cannot write the plot '{p}': directory '{p.parent}' is not writable")
+        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
+
+        check_output_file(plot_path, "the plot", PLOT_FORMATS)
     if is_campaign(Path(tracedir)):
         if plot_path:
             raise MtError(f"--plot draws one trace: '{tracedir}' is a trace campaign; give one of its runs, "

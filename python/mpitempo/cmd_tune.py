@@ -34,9 +34,11 @@ def _np_list(text: str | None) -> list[int]:
 def _ops(text: str) -> list[str]:
     from mpitempo.runner.variants import TUNABLE_OPS
 
-    ops = [o.strip() for o in text.split(",") if o.strip()]
-    if not ops:
+    ops = [o.strip() for o in text.split(",")]
+    if not any(ops):
         raise MtError(f"invalid --ops '{text}': expected a comma-separated list")
+    if not all(ops):
+        raise MtError(f"invalid --ops '{text}': an empty item (two commas in a row, or a comma at an end)")
     for o in ops:
         if o not in TUNABLE_OPS:
             raise MtError(f"unknown op '{o}' for tune (allowed: {', '.join(TUNABLE_OPS)})")
@@ -146,9 +148,9 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     if not ts > 0:
         raise MtError(f"invalid --time-slice '{time_slice}': must be > 0")
     budget_s = parse_budget(budget) if budget is not None else None
-    if verify and (algorithms or dry_run or predict_sizes):
+    if verify and (algorithms is not None or dry_run or predict_sizes is not None):
         raise MtError("--verify measures a written configuration: it takes no --algorithms, --predict or --dry-run")
-    pred_list = parse_sizes(predict_sizes, "--predict") if predict_sizes else []
+    pred_list = parse_sizes(predict_sizes, "--predict") if predict_sizes is not None else []
     both = sorted(set(pred_list) & set(sizes))
     if both:
         raise MtError(f"invalid --predict '{predict_sizes}': {both[0]} B is also in --msizes (it is measured; "
@@ -177,11 +179,17 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     if nrep is None:
         nrep = 5 if platform else 300
     target = Path(outdir) if outdir else Path(f"mpitempo-tune-{time.strftime('%Y%m%d-%H%M%S')}")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not dry_run:
-        raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
+    if not dry_run:
+        if target.is_symlink():
+            raise MtError(f"output directory '{target}' is a symbolic link; choose a new -o (tune writes only into "
+                          "a directory it creates or an empty one)")
+        if target.exists() and not target.is_dir():
+            raise MtError(f"output directory '{target}' already exists and is not a directory; choose a new -o")
+        if target.exists() and any(target.iterdir()):
+            raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
 
     from mpitempo.build import ensure_build
-    from mpitempo.runner.variants import catalogue, restrict
+    from mpitempo.runner.variants import catalogue, restrict, selection_env_note
 
     b = ensure_build(mpicc or ("smpicc" if platform else None))
     if b.flavour == "smpi" and not platform:
@@ -191,6 +199,9 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
         raise MtError(f"--platform needs a core built with SimGrid's smpicc (--mpicc smpicc); {mpicc} is "
                       f"{b.flavour}")
     cat = restrict(catalogue(b, op_list, np_list, smpi_selector=smpi_selector), algorithms)
+    env_note = selection_env_note(b.flavour)
+    if env_note and not quiet and not dry_run:
+        click.echo(f"mpitempo tune: note: {env_note}", err=True)
     simulated = b.flavour == "smpi"
     plat_spec = ({"platform": platform, "platform_ppn": platform_ppn,
                   "platform_oversubscribe": bool(platform_oversubscribe)} if simulated else {})
@@ -283,7 +294,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
 
     data = open_campaign(camp)
     dec = decide(data, min_gain, alpha, failed, seed=seed if seed is not None else 1, deterministic=simulated)
-    rows, notes = dec.rows, list(dec.notes) + [n for n in (failed_note, busy) if n]
+    rows, notes = dec.rows, list(dec.notes) + [n for n in (failed_note, busy, env_note) if n]
     if simulated:   # a simulation's times do not depend on the host's load or on the number of mpiruns
         notes = [n for n in notes if n not in (failed_note, busy) and "too few runs" not in n
                  and "flagged runs (simulated)" not in n]
@@ -522,6 +533,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     from mpitempo.io.tuning_files import read_settings
     from mpitempo.runner.execute import check_campaign, execute
     from mpitempo.runner.tuneplan import Plan, estimate
+    from mpitempo.runner.variants import selection_env_note
     from mpitempo.stats.compare import min_runs_for
     from mpitempo.stats.gain import gain_ci
 
@@ -587,7 +599,8 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
               "rule_gains": per_rule, "cliffs": found_cliffs,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
-              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + _mpich_device_notes(settings),
+              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + _mpich_device_notes(settings)
+              + [n for n in (selection_env_note(b.flavour),) if n],
               "oversubscribed": any(over.values())}
     from mpitempo.io.safefs import safe_write_text
 

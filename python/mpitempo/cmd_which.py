@@ -23,6 +23,8 @@ def which(executable, mpicc, as_path, as_json):
     from mpitempo.build import BINARIES, ensure_build
     from mpitempo.errors import MtError
 
+    if as_json and as_path:
+        raise MtError("--json and --path are two forms of the output: give one of them")
     if executable is not None and executable not in BINARIES:
         raise MtError(f"unknown executable '{executable}': choose from {', '.join(BINARIES)}")
     b = ensure_build(mpicc, quiet=as_json)

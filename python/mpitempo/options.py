@@ -27,6 +27,33 @@ class FiniteFloatRange(click.FloatRange):
 
 FINITE = FiniteFloatRange()
 
+
+class TypedFloat(float):
+    """A float that remembers the text it was given as (``typed``): a later range check can name the
+    value as the user typed it ('1e400'), not as Python prints it ('inf')."""
+
+    typed: str
+
+    def __new__(cls, value, typed: str):
+        self = super().__new__(cls, value)
+        self.typed = typed
+        return self
+
+
+class TypedFloatParam(click.ParamType):
+    """A float option whose value keeps its text (TypedFloat), for checks made after parsing."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        rv = click.FLOAT.convert(value, param, ctx)
+        return TypedFloat(rv, str(value))
+
+
+TYPED_FLOAT = TypedFloatParam()
+
 np_option = click.option("-n", "--np", "np", type=click.IntRange(min=1), default=None,
                          help="Number of MPI ranks. [default: 2]")
 launcher_option = click.option(
@@ -58,9 +85,25 @@ filter_option = click.option("--filter", "filter_kind", type=click.Choice(["tuke
                              default="tukey", show_default=True,
                              help="Outlier filter per mpirun and experiment, applied at analysis time "
                                   "(raw data are kept): Tukey fences, or x <= cut_coef x median (Luecke et al. 2009).")
-tukey_k_option = click.option("--tukey-k", type=float, default=1.5, show_default=True, metavar="K",
+
+
+def _check_filter_value(key):
+    """A callback checking --tukey-k / --cut-coef as soon as it is parsed: before a campaign is opened
+    (which may write its columnar copies), with the value named as typed."""
+    def check(ctx, param, value):
+        if value is not None:
+            from mpitempo.stats.outliers import Filter
+
+            Filter("none", **{key: value})
+        return value
+    return check
+
+
+tukey_k_option = click.option("--tukey-k", type=TYPED_FLOAT, default=1.5, show_default=True, metavar="K",
+                              callback=_check_filter_value("k"),
                               help="Tukey fence factor: keep Q1 - K*IQR .. Q3 + K*IQR.")
-cut_coef_option = click.option("--cut-coef", type=float, default=2.0, show_default=True, metavar="C",
+cut_coef_option = click.option("--cut-coef", type=TYPED_FLOAT, default=2.0, show_default=True, metavar="C",
+                               callback=_check_filter_value("cut_coef"),
                                help="cutcoef filter: keep x <= C x median (C > 1).")
 
 
@@ -78,8 +121,8 @@ def make_filter(filter_kind, tukey_k, cut_coef):
 def _param_help(p) -> str:
     if p.type == "BOOL":
         return p.help[:1].upper() + p.help[1:] + "."
-    dflt = f"  [default: {p.default}{' ' + p.unit if p.unit and p.type not in ('DURATION', 'SIZE') else ''}]" \
-        if p.default is not None else ""
+    unit = p.unit and p.type not in ('DURATION', 'SIZE') and not str(p.default).endswith(p.unit)   # 10us: its own s
+    dflt = f"  [default: {p.default}{' ' + p.unit if unit else ''}]" if p.default is not None else ""
     return p.help[:1].upper() + p.help[1:] + "." + dflt
 
 

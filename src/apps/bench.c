@@ -96,9 +96,12 @@ static int check(mt_run_t *r, int np, char *err)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", root, np, np - 1);
     long long nrep = mt_p_int(p, MTP_nrep);
     b->min_valid = mt_p_set(p, MTP_min_valid) ? mt_p_int(p, MTP_min_valid) : (nrep < 10 ? nrep : 10);
-    mt_sim_t sim; /* the simulated clock's syntax (each rank's values come in the run) */
-    if ((rc = mt_sim_parse(mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts), mt_p_str(p, MTP_sim_random), 0,
-                           np > 0 ? np : 1, &sim, err)) != MT_OK)
+    if (b->min_valid > nrep) /* never met: every experiment would fail after the whole run */
+        return mt_fail(err, MT_EINVAL, "invalid --min-valid %lld: more than --nrep %lld, the most measurements an "
+                       "experiment has (allowed: 0..%lld)", b->min_valid, nrep, nrep);
+    mt_sim_t sim; /* the simulated clock's syntax, from the options or MPITEMPO_SIM_* (each rank's values come in the run) */
+    if ((rc = mt_sim_from_env(mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts), mt_p_str(p, MTP_sim_random), 0,
+                              np > 0 ? np : 1, &sim, err)) != MT_OK)
         return rc;
     free(b->exps);
     rc = mt_exp_build(mt_p_str(p, MTP_ops), mt_p_str(p, MTP_msizes), np, &b->exps, &b->nexp, err);

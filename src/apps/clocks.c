@@ -71,16 +71,27 @@ static int check(mt_run_t *r, int np, char *err)
     if (rc == MT_OK && !(c->parsed = calloc((size_t)c->nspec, sizeof *c->parsed)))
         rc = mt_fail(err, MT_ENOMEM, "out of memory");
     for (int i = 0; i < c->nspec && rc == MT_OK; i++) rc = mt_sync_spec_parse(c->specs[i], &c->parsed[i], err);
+    for (int i = 1; i < c->nspec && rc == MT_OK; i++) { /* the same sync twice would be pooled as one */
+        char a[1024], b[1024];
+        mt_sync_spec_format(&c->parsed[i], a, sizeof a);
+        for (int k = 0; k < i && rc == MT_OK; k++) {
+            mt_sync_spec_format(&c->parsed[k], b, sizeof b);
+            if (strcmp(a, b) == 0)
+                rc = mt_fail(err, MT_EINVAL,
+                             "invalid --algorithms '%s': '%s' and '%s' are the same spec (%s); give each once "
+                             "(more syncs with more mpiruns)", mt_p_str(p, MTP_algorithms), c->specs[k], c->specs[i], a);
+        }
+    }
     if (rc == MT_OK) rc = parse_waits(mt_p_str(p, MTP_wait), &c->waits, &c->nwait, err);
     if (rc == MT_OK && !(c->coff = mt_offset_find(mt_p_str(p, MTP_check_offset)))) {
         char names[128];
         mt_offset_names(names, sizeof names);
         rc = mt_fail(err, MT_EINVAL, "unknown --check-offset '%s' (allowed: %s)", mt_p_str(p, MTP_check_offset), names);
     }
-    mt_sim_t sim; /* the settings' syntax (each rank's values come in run) */
+    mt_sim_t sim; /* the settings' syntax, from the options or MPITEMPO_SIM_* (each rank's values come in run) */
     if (rc == MT_OK)
-        rc = mt_sim_parse(mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts), mt_p_str(p, MTP_sim_random), 0,
-                          np > 0 ? np : 1, &sim, err);
+        rc = mt_sim_from_env(mt_p_str(p, MTP_sim_offsets), mt_p_str(p, MTP_sim_drifts), mt_p_str(p, MTP_sim_random), 0,
+                             np > 0 ? np : 1, &sim, err);
     return rc;
 }
 

@@ -725,7 +725,7 @@ static void tr_start(void)
     rc = mt_sync_spec_parse(tr.sync_str, &spec, err);
     if (rc == MT_OK) rc = mt_gclock_sync(&tr.g, &spec, err);
     if ((rc = mt_agree(tr.comm, rc, err)) != MT_OK) {
-        snprintf(tr.sync_note, sizeof tr.sync_note, "sync '%s' failed (%s); fell back to '%s'", tr.sync_str, err,
+        snprintf(tr.sync_note, sizeof tr.sync_note, "sync '%.200s' failed (%.240s); fell back to '%s'", tr.sync_str, err,
                  TR_FALLBACK_SYNC);
         if (tr.rank == 0) tr_warn("%s", tr.sync_note);
         tr_copy(tr.sync_str, sizeof tr.sync_str, TR_FALLBACK_SYNC);

@@ -1,4 +1,9 @@
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "run/factors.h"
 #include "run/cpushare.h"
@@ -52,8 +57,35 @@ int main(void)
     CHECK(mt_affinity_overlap(2, host, b, 8) == 1); /* unbound ranks */
     /* the probe: a lone busy thread gets (nearly) all of the wall time unless
      * the machine is loaded; only its range is checked here */
+    CHECK(mt_cpushare_suspect(0.95, 0.0) == 0);
+    CHECK(mt_cpushare_suspect(0.95, MT_RUNDELAY_MIN) == 1); /* waited: look longer */
+    CHECK(mt_cpushare_suspect(0.79, 0.0) == 1);
+    CHECK(mt_cpushare_suspect(0.99, -1) == 0);
     mt_cpushare_t cs;
-    mt_cpushare_probe(0.005, &cs);
-    CHECK(cs.wall_s >= 0.005 && cs.share > 0 && cs.share < 1.1 && cs.ncpus_seen >= 1);
+    mt_cpushare_probe(0.005, 0, &cs);
+    CHECK(cs.wall_s >= 0.005 && cs.share > 0 && cs.share < 1.1 && cs.ncpus_seen >= 1 && !cs.extended);
+    /* beside a busy process on its CPU the probe reads well below the threshold: the first window
+     * waits (so it extends), the whole window reads about half. A child spins on this thread's CPU. */
+    cpu_set_t one, old;
+    int cpu = sched_getcpu();
+    if (cpu >= 0 && sched_getaffinity(0, sizeof old, &old) == 0) {
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) == 0) {
+            pid_t child = fork();
+            if (child == 0) {
+                volatile unsigned long x = 0;
+                for (;;) x++;
+            }
+            CHECK(child > 0);
+            usleep(50000); /* the child is running */
+            mt_cpushare_probe(0.02, 0.2, &cs);
+            kill(child, SIGKILL);
+            waitpid(child, NULL, 0);
+            sched_setaffinity(0, sizeof old, &old);
+            CHECK(cs.extended == 1 && cs.wall_s >= 0.2 && cs.share < MT_CPUSHARE_MIN);
+            CHECK(cs.run_delay_share < 0 || mt_cpushare_low(cs.share, cs.run_delay_share));
+        }
+    }
     TEST_DONE();
 }

@@ -1,4 +1,5 @@
 /* clock-sync spec parsing, formatting and list splitting (good and bad). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "base/mt_common.h"
@@ -44,9 +45,9 @@ int main(void)
     char c[1024];
     char err[MT_ERRLEN];
     CHECK(ok("hca3", c));
-    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0");
+    CHECK_STR(c, "hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=auto");
     CHECK(ok("hca3:fitpts=20,pp=10,offset=meanrtt", c));
-    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,rtt=median,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0");
+    CHECK_STR(c, "hca3:fitpts=20,pp=10,offset=meanrtt,rtt=median,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=auto");
     /* Mean-RTT-Offset's RTT: median (default) or the paper's mean; fit=paper sets rtt=mean */
     CHECK(ok("jk:offset=meanrtt,rtt=mean", c));
     CHECK(strstr(c, "offset=meanrtt,rtt=mean,") != NULL);
@@ -67,7 +68,30 @@ int main(void)
     CHECK(ok("hca2:ci=0", c));
     CHECK(strstr(c, ",ci=0") != NULL);
     CHECK(bad("jk:ci=-1", "invalid ci '-1'"));
-    CHECK(bad("jk:ci=abc", "expected ppm in [0, 1e6]"));
+    CHECK(bad("jk:ci=abc", "expected auto or ppm in [0, 1e6]"));
+    CHECK(bad("jk:fit=paper,ci=auto", "(and ci=0)"));
+    /* ci=auto (the default): 0.1 ppm over the models a clock composes, ceil(log2 P) for the trees */
+    {
+        mt_sync_spec_t sp;
+        CHECK(mt_sync_spec_parse("hca3", &sp, err) == MT_OK);
+        CHECK(sp.params[0].ci_ppm == MT_CI_AUTO);
+        CHECK(fabs(mt_sync_ci_for(sp.alg[0], &sp.params[0], 2) - 0.1) < 1e-12);
+        CHECK(fabs(mt_sync_ci_for(sp.alg[0], &sp.params[0], 3) - 0.05) < 1e-12);
+        CHECK(fabs(mt_sync_ci_for(sp.alg[0], &sp.params[0], 64) - 0.1 / 6) < 1e-12);
+        CHECK(fabs(mt_sync_ci_for(sp.alg[0], &sp.params[0], 65) - 0.1 / 7) < 1e-12);
+        CHECK(mt_sync_spec_parse("jk", &sp, err) == MT_OK);
+        CHECK(fabs(mt_sync_ci_for(sp.alg[0], &sp.params[0], 1024) - 0.1) < 1e-12);
+        CHECK(mt_sync_spec_parse("hca2:ci=0.3", &sp, err) == MT_OK);
+        CHECK(mt_sync_ci_for(sp.alg[0], &sp.params[0], 1024) == 0.3);
+        CHECK(mt_sync_spec_parse("hca:ci=0", &sp, err) == MT_OK);
+        CHECK(mt_sync_ci_for(sp.alg[0], &sp.params[0], 1024) == 0);
+        CHECK(mt_sync_spec_parse("skampi", &sp, err) == MT_OK);
+        CHECK(mt_sync_ci_for(sp.alg[0], &sp.params[0], 8) == 0);
+    }
+    CHECK(ok("hca2:ci=-0", c));
+    CHECK(strstr(c, ",ci=0") != NULL && strstr(c, "ci=-0") == NULL);
+    CHECK(ok("hca2:ci=auto", c));
+    CHECK(strstr(c, ",ci=auto") != NULL);
     CHECK(bad("jk:fit=paper,ci=0.1", "(and ci=0)"));
     CHECK(bad("skampi:ci=0.1", "has no parameter 'ci'"));
     CHECK(bad("jk:fit=exact", "expected ts, ols or paper"));
@@ -78,11 +102,18 @@ int main(void)
     CHECK(ok("hoefler:pp=5", c));
     CHECK(ok("prop", c));
     CHECK(ok("h2:hca3/prop", c));
-    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=0/prop:tol=1e-06");
+    CHECK_STR(c, "h[node]:hca3:fitpts=40,pp=100,offset=skampi,recompute=1,window=0.25,slope=auto,z=4,fit=ts,ci=auto/prop:tol=1e-06");
     CHECK(ok("h3:hca3:pp=50/jk/prop:tol=1e-5", c));
     CHECK(strncmp(c, "h[node+socket]:hca3:fitpts=40,pp=50", 35) == 0);
     CHECK(ok("h[block=4+env=MYCOLOR]:hca2/hca3/prop", c));
     CHECK(strncmp(c, "h[block=4+env=MYCOLOR]:hca2:", 28) == 0);
+    CHECK(ok("h[env=_my_color2]:hca3/prop", c));
+    CHECK(bad("h[env=A$(id)]:hca3/prop", "env=A$(id) is not an environment variable name"));
+    CHECK(bad("h[env=2X]:hca3/prop", "env=2X is not an environment variable name"));
+    CHECK(bad("h[env=]:hca3/prop", "env= is not an environment variable name"));
+    CHECK(bad("h[env=A B]:hca3/prop", "is not an environment variable name"));
+    CHECK(bad("h[env=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA]:hca3/prop",
+              "at most 63 characters"));
     CHECK(ok("none", c));
     CHECK_STR(c, "none");
 
@@ -90,6 +121,9 @@ int main(void)
     CHECK(bad("foo", "unknown clock-sync algorithm 'foo'"));
     CHECK(bad("hca3:fitpts=1", "fit points must be an integer >= 2"));
     CHECK(bad("hca3:fitpts=x", "fitpts"));
+    CHECK(bad("hca3:fitpts=1000001", "fit points must be an integer >= 2 and <= 1000000"));
+    CHECK(bad("hca3:pp=2147483647", "ping-pongs must be an integer >= 1 and <= 1000000"));
+    CHECK(bad("hca3:pp= 5", "invalid pp ' 5'"));
     CHECK(bad("hca3:pp=0", "ping-pongs must be an integer >= 1"));
     CHECK(bad("hca3:offset=nope", "unknown offset algorithm 'nope'"));
     CHECK(bad("hca3:fitpts", "expected key=value"));

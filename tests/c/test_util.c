@@ -48,6 +48,7 @@ int main(void)
     CHECK(mt_parse_int("0", "--nrep", 1, 100, &x, err) == MT_EINVAL);
     CHECK(strstr(err, "--nrep") && strstr(err, "'0'"));
     CHECK(mt_parse_int("1x", "--nrep", 1, 100, &x, err) == MT_EINVAL);
+    CHECK(mt_parse_int(" 5", "--nrep", 1, 100, &x, err) == MT_EINVAL); /* as '5 ' is */
 
     char **items;
     CHECK(mt_split_list("a, b,c", &items, &n, err) == MT_OK && n == 3);

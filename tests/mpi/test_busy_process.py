@@ -90,6 +90,9 @@ def test_busy_process_on_a_ranks_cpu_is_flagged(cli, build, tmp_path, busy_cpu):
     for m in metas:
         sc = m["shared_cpu"]
         assert sc["shared"] and not sc["oversubscribed"] and sc["min_cpu_share"] < 0.8, sc
+        # the rank beside the busy process waited in its first 20 ms: its check ran on to 200 ms
+        for r in on_cpu1(m):
+            assert r["cpu_check_s"] >= sc["extended_check_s"] == 0.2 and "first_cpu_share" in r, r
 
     # summary: JSON and text
     code, so, se = cli("summary", busy, "--json")

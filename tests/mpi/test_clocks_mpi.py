@@ -47,7 +47,7 @@ def test_sim_drift_recovered_2_ranks(build, alg):
     assert now["simulated"] and now["nprocs"] == 2 and now["wait_s"] == 0 and later["wait_s"] == 1
     p1 = now["per_rank"][1]
     assert p1["slope"] == "kept"
-    # the default fixed window (ci=0) confirms a slope in a second window; with an adaptive window (ci > 0) it is kept in one window only when its interval reached ci and both
+    # the fixed window (ci=0) confirms a slope in a second window; the adaptive one (ci=auto, the default: 0.1 ppm on 2 ranks) keeps it in one window only when its interval reached ci and both
     # halves agree; otherwise a second window confirmed it (a third breaks a tie)
     if p1["slope_windows"] == 1:
         assert p1["fit_stop"] in ("ci", "window") and p1["fit_points"] >= 6, p1
@@ -87,6 +87,28 @@ def test_adaptive_window_keeps_accuracy_under_sim_drift(build, alg):
             err = abs(p1["drift_ppm"] - p1["true_drift_ppm"])
             assert err < 0.3, (drift, r["algorithm"], p1)
             assert r["max_abs_offset_s"] <= (1e-6 if r["wait_s"] == 0 else 3e-6), (drift, r)
+
+
+@pytest.mark.parametrize("alg", ["hca3", "jk"])
+def test_adaptive_window_measures_no_more_than_the_fixed_window(build, alg):
+    """The default window (ci=auto, adaptive) never takes more offset measurements than ci=0 takes:
+    the client measures a warm-up, the fit points and (HCA3) the recompute point; the fixed window
+    fitpts points per window (1, 2 or 3 windows), the adaptive one past fitpts only where ci=0 takes a
+    second window, whose points they then are (docs/clocks.md, adaptive fit window)."""
+    n, recompute = 40, 1 if alg == "hca3" else 0
+    for drift in ("0", "0.5", "30"):
+        rows = rows_of(clocks(build, 2, ["--algorithms", f"{alg},{alg}:ci=0", "--wait", "0",
+                                         "--sim-offsets", "0,0.73", "--sim-drifts", f"0,{drift}"]))
+        for r in rows:
+            p1 = r["per_rank"][1]
+            w, took = p1["slope_windows"], p1["offset_measurements"]
+            if r["algorithm"].endswith(":ci=0"):
+                assert p1["fit_stop"] == "fixed" and took == 1 + w * n + recompute, (drift, r["algorithm"], p1)
+            else:
+                assert r["algorithm"] == alg and p1["fit_stop"] in ("ci", "window"), p1
+                assert took <= 1 + max(w, 2) * n + recompute, (drift, p1)
+                if w == 1 and p1["fit_stop"] == "window":   # stopped at fitpts on a dropped slope, as ci=0 does
+                    assert took == 1 + n + recompute, (drift, p1)
 
 
 def test_adaptive_window_recorded_in_meta(build, tmp_path):

@@ -35,6 +35,12 @@ def test_example_runs(cli, build, tmp_path, path):
                            *extra)
         if code == 0 or "too few valid measurements" not in se:
             break
+    if code != 0 and "OpenRTE" in build.mpiexec_version:   # Open MPI 4 (Debian's 4.1.4 as the system MPI)
+        if "no MPI-4 persistent collectives" in se:
+            pytest.skip(f"{path.name} needs MPI-4 persistent collectives, which Open MPI 4 lacks (said: {se.strip()})")
+        if "a known Open MPI 4.x bug: MPI_Compare_and_swap" in se:
+            pytest.skip(f"{path.name}: cas on an MPI_Win_allocate window crashes Open MPI 4 (ompi#11349), "
+                        "and the failure says so")
     assert code == 0, se
     code, so, se = cli("summary", out, "--json")
     c = build_campaign(load_toml(path))

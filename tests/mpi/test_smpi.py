@@ -101,7 +101,7 @@ def test_logp_matches_platform(smpi_build, tmp_path, cli):
     g = max(o_s, o_r); tolerance: 3 timer reads (30 ns) absolute, 1% for G (docs/simulation.md)."""
     plat = two_nodes(tmp_path, 1.5, "1GBps", os_us=0.5, or_us=0.8)
     spec = tmp_path / "logp.toml"
-    spec.write_text(f'kind = "logp"\nnp = 2\nmpiruns = 1\nnrep = "50"\nmsizes = "1K,4K,16K"\nplatform = "{plat}"\n')
+    spec.write_text(f'kind = "logp"\nnp = 2\nmpiruns = 1\nnrep = 50\nmsizes = "1K,4K,16K"\nplatform = "{plat}"\n')
     out = tmp_path / "lp"
     code, _, err = cli("run", spec, "-o", out, "--quiet", "--no-summary")
     assert code == 0, err

@@ -65,6 +65,23 @@ def test_tune_end_to_end_json_contract(cli, build, tmp_path):
     assert 'kind = "tune"' in toml and 'scheme = "roundtime"' in toml
 
 
+def test_selection_variable_of_the_users_environment_is_named(cli, build, tmp_path, monkeypatch):
+    """A variable of the user's environment that changes the library's selection reaches every mpirun,
+    the 'default' configuration's too: the result says so instead of calling that setting the default."""
+    var, val = {"mpich": ("MPIR_CVAR_BCAST_INTRA_ALGORITHM", "binomial"),
+                "openmpi": ("OMPI_MCA_coll_tuned_bcast_algorithm", "1")}.get(build.flavour, (None, None))
+    if var is None:
+        pytest.skip(f"no selection variables known for {build.flavour}")
+    monkeypatch.setenv(var, val)
+    out = tmp_path / "t"
+    code, so, se = cli("tune", "--ops", "allreduce", "--algorithms", "allreduce:ring", "--msizes", "8",
+                       "--mpiruns", "2", "--time-slice", "20ms", "--nrep", "50", "-o", out, "--json")
+    assert code == 0, se
+    assert f"note: your environment sets {var}={val}: every mpirun runs with it" in se
+    notes = json.loads((out / "tune.json").read_text())["notes"]
+    assert any(f"{var}={val}" in n and "not the library's own choice" in n for n in notes), notes
+
+
 def test_verify_mpich_cvar(cli, mpich, tmp_path):
     env = tmp_path / "tuning.env"
     env.write_text("# hand-written\nMPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial\n")

@@ -385,6 +385,151 @@ def test_default_commands_need_no_consent(cli, build, tmp_path):
     assert code == 0, err
 
 
+@pytest.mark.parametrize("env", [
+    # MPICH's Hydra starts its proxies with HYDRA_LAUNCHER_EXEC on any host of HYDRA_HOST_FILE
+    {"HYDRA_LAUNCHER": "ssh", "HYDRA_LAUNCHER_EXEC": "{evil}", "HYDRA_HOST_FILE": "{hosts}"},
+    {"HYDRA_BOOTSTRAP_EXEC": "{evil}"},
+    {"OMPI_MCA_orte_fork_agent": "{evil}"},         # Open MPI 4: a command in front of every rank
+    {"PRTE_MCA_prte_fork_agent": "{evil}"},         # Open MPI 5 (PRRTE)
+    {"OMPI_MCA_plm_rsh_agent": "{evil}"},
+    {"OMPI_MCA_mca_base_component_path": "{dir}"},  # plugins loaded from a directory
+], ids=["hydra-launcher-exec", "hydra-bootstrap-exec", "ompi-fork-agent", "prte-fork-agent", "ompi-rsh-agent",
+        "ompi-component-path"])
+def test_stored_launcher_agent_variables_need_consent(env, cli, build, tmp_path):
+    """Hostile input: a campaign.toml whose env names a program the MPI launcher runs (Hydra's launcher
+    exec with a host file, Open MPI's fork or rsh agent) or a plugin directory. These are commands like
+    LD_PRELOAD: `run --resume` without --yes refuses, naming the variable, and the program never runs
+    (before the fix only loader variables were asked for, and Hydra ran the stored script)."""
+    marker = tmp_path / "MARKER"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    evil.chmod(0o755)
+    (tmp_path / "hosts").write_text("otherhost\n")
+    camp = _campaign(tmp_path / "camp", record=False)
+    items = ", ".join(f'{k} = "{v.format(evil=evil, hosts=tmp_path / "hosts", dir=tmp_path)}"' for k, v in env.items())
+    (camp / "campaign.toml").write_text(_canonical(TOML + f"env = {{ {items} }}\n"))
+    _drop_run(camp)
+    code, out, err = cli("run", "--resume", camp, "--quiet", "--no-summary")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "without your consent" in err and f"env {sorted(env)[0]}" in err and "--yes" in err, err
+    assert not marker.exists()
+
+
+def test_tuning_variables_need_no_consent(tmp_path):
+    """The variables tune, imbalance and barrier store (algorithm selections, rule files) are not
+    launcher agents: resuming one's own such campaign asks nothing."""
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.resume import runs_code, stored_commands
+
+    for var in ("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE",
+                "OMPI_MCA_coll_tuned_use_dynamic_rules", "OMPI_MCA_coll_tuned_allreduce_algorithm",
+                "OMPI_MCA_coll_tuned_dynamic_rules_filename", "OMPI_MCA_mpi_yield_when_idle", "MPITEMPO_SMPI_CFG",
+                "OMP_NUM_THREADS"):
+        assert not runs_code(var), var
+    c = build_campaign(__import__("tomllib").loads(TOML + 'env = { MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM = "ring" }\n'))
+    assert stored_commands(c, tmp_path) == []
+
+
+OTHER_ROUTES = {
+    # a configuration directory: Open MPI reads $HOME/.openmpi/mca-params.conf (which can set a fork
+    # agent), PRRTE $HOME/.prte/, PMIx $HOME/.pmix/, ssh $HOME/.ssh/config (ProxyCommand)
+    "home": {"HOME": "{dir}"},
+    "xdg-config-home": {"XDG_CONFIG_HOME": "{dir}"},
+    # parameter files and environments by another MCA name
+    "ompi-param-file-path": {"OMPI_MCA_mca_base_param_file_path": "{dir}"},
+    "ompi-override-param-file": {"OMPI_MCA_mca_base_override_param_file": "{dir}/x.conf"},
+    "ompi-envar-file-prefix": {"OMPI_MCA_mca_base_envar_file_prefix": "x"},
+    "ompi-env-list": {"OMPI_MCA_mca_base_env_list": "LD_PRELOAD={dir}/evil.so"},
+    "pmix-param-files": {"PMIX_MCA_mca_base_param_files": "{dir}/x.conf"},
+    "prte-param-files": {"PRTE_MCA_mca_base_param_files": "{dir}/x.conf"},
+    "ompi-xterm": {"OMPI_MCA_orte_xterm": "0"},
+    # where Open MPI / PMIx find their components and daemons
+    "opal-prefix": {"OPAL_PREFIX": "{dir}"},
+    "pmix-install-prefix": {"PMIX_INSTALL_PREFIX": "{dir}"},
+    # libraries the ranks load by another name
+    "fi-provider-path": {"FI_PROVIDER_PATH": "{dir}"},
+    "ucx-module-dir": {"UCX_MODULE_DIR": "{dir}"},
+    "intel-pmi-library": {"I_MPI_PMI_LIBRARY": "{dir}/evil.so"},
+    # MPICH files other than the algorithm selection
+    "mpich-nameserv-dir": {"MPIR_CVAR_NAMESERV_FILE_PUBDIR": "{dir}"},
+    # configuration files that load plugins, and shells
+    "slurm-conf": {"SLURM_CONF": "{dir}/slurm.conf"},
+    "openssl-conf": {"OPENSSL_CONF": "{dir}/o.cnf"},
+    "shellopts": {"SHELLOPTS": "xtrace", "PS4": "$(touch {dir}/MARKER)"},
+    "tracer-dir": {"MPITEMPO_TRACE_DIR": "{dir}"},
+    "smpi-privatize-libs": {"MPITEMPO_SMPI_CFG": "smpi/privatize-libs:{dir}/evil.so"},
+}
+
+
+@pytest.mark.parametrize("env", list(OTHER_ROUTES.values()), ids=list(OTHER_ROUTES))
+def test_variables_reaching_code_by_another_route_need_consent(env, cli, build, tmp_path):
+    """Hostile input: a stored variable that reaches a parameter file, a launcher, a library or a
+    shell by another name than LD_PRELOAD, HYDRA_* or an MCA agent (before the fix only those names
+    were asked for). `run --resume` without --yes refuses in one line naming the variable; nothing is
+    built or launched."""
+    marker = tmp_path / "MARKER"
+    evil = tmp_path / "evil"
+    (evil / ".openmpi").mkdir(parents=True)
+    (evil / ".openmpi" / "mca-params.conf").write_text(f"orte_fork_agent = /bin/sh -c 'touch {marker}'\n")
+    camp = _campaign(tmp_path / "camp", record=False)
+    items = ", ".join(f'{k} = "{v.format(dir=evil)}"' for k, v in env.items())
+    (camp / "campaign.toml").write_text(_canonical(TOML + f"env = {{ {items} }}\n"))
+    _drop_run(camp)
+    code, out, err = cli("run", "--resume", camp, "--quiet", "--no-summary")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "without your consent" in err and f"env {sorted(env)[0]}" in err and "--yes" in err, err
+    assert not marker.exists() and not (camp / "runs" / "default-001").exists()
+
+
+def test_path_and_home_consent_shows_what_they_choose(tmp_path, monkeypatch):
+    """A stored PATH chooses which mpiexec, srun or ssh a bare name runs: the consent shows where
+    they resolve under it; the stored value is shown escaped (ESC as \\x1b)."""
+    import io
+
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.resume import consent
+
+    bindir = tmp_path / "bin\x1b[2J"
+    bindir.mkdir()
+    (bindir / "srun").write_text("#!/bin/sh\n")
+    (bindir / "srun").chmod(0o755)
+    from mpitempo.io.campaign import _toml_value
+
+    c = build_campaign(__import__("tomllib").loads(
+        TOML + f'env = {{ PATH = {_toml_value(str(bindir))}, HOME = {_toml_value(str(tmp_path))} }}\n'))
+    out = io.StringIO()
+    consent(c, tmp_path, yes=True, out=out)
+    text = out.getvalue()
+    assert "\x1b" not in text and "bin\\x1b[2J" in text, text
+    assert "env PATH = " in text and "programs named without a directory resolve in it: srun -> " in text, text
+    assert "env HOME = " in text and "mca-params.conf" in text, text
+
+
+def test_stored_value_equal_to_your_environment_needs_no_consent(tmp_path, monkeypatch):
+    """A campaign of one's own that stores the PATH (or LD_LIBRARY_PATH) one has anyway: the resumed
+    mpiruns get nothing they would not get from a new run, so nothing is asked; a different value is."""
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.resume import stored_commands
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/mine/lib")
+    same = build_campaign(__import__("tomllib").loads(TOML + 'env = { LD_LIBRARY_PATH = "/opt/mine/lib" }\n'))
+    assert stored_commands(same, tmp_path) == []
+    other = build_campaign(__import__("tomllib").loads(TOML + 'env = { LD_LIBRARY_PATH = "/opt/other/lib" }\n'))
+    assert [w for w, _, _ in stored_commands(other, tmp_path)] == ["env LD_LIBRARY_PATH"]
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    assert [w for w, _, _ in stored_commands(same, tmp_path)] == ["env LD_LIBRARY_PATH"]
+
+
+def test_smpi_cfg_without_files_needs_no_consent(tmp_path):
+    """MPITEMPO_SMPI_CFG of a simulated campaign (smpirun --cfg items) asks only when an item names a
+    library, path, file or plugin."""
+    from mpitempo.runner.resume import value_runs_code
+
+    assert not value_runs_code("MPITEMPO_SMPI_CFG", "smpi/host-speed:1Gf smpi/coll-selector:mpich")
+    assert value_runs_code("MPITEMPO_SMPI_CFG", "smpi/host-speed:1Gf smpi/privatize-libs:/x/libevil.so")
+    assert value_runs_code("MPITEMPO_SMPI_CFG", "path:/x")
+
+
 # -- edits of campaign.toml: values refused, formatting accepted -----------------------------------------
 
 SPEC_EDITS = {
@@ -454,3 +599,19 @@ def test_resume_flag_still_compared(cli, build, tmp_path):
     p.write_text(p.read_text().replace("nrep = 20", "nrep=20"))
     code, out, err = cli("run", "--resume", camp, "--nrep", "5")
     assert code == 2 and "'nrep = 20' there, 'nrep = 5' now" in err, err
+
+
+@pytest.mark.parametrize("cmd,hint", [(["run", "--ops", "bcast"], "choose a new -o or use --resume"),
+                                      (["clocks"], "choose a new -o"), (["tree"], "choose a new -o"),
+                                      (["pingpong"], "choose a new -o")])
+def test_existing_outdir_hint_names_only_options_the_command_has(cmd, hint, cli, build, tmp_path):
+    """An -o that exists: --resume is offered only by the commands that have it (run, barrier, trace),
+    and a device is named as what it is."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep").write_text("x")
+    code, _, err = cli(*cmd, "-n", "2", "-o", str(tmp_path / "out"))
+    assert code == 2 and err.strip().endswith(f"already exists; {hint}"), err
+    assert os.listdir(tmp_path / "out") == ["keep"]
+    if cmd[0] != "run":   # run's -o is a click directory path: click refuses a device itself
+        code, _, err = cli(*cmd, "-n", "2", "-o", "/dev/null")
+        assert code == 2 and "'/dev/null' already exists and is a character device, not a directory" in err, err

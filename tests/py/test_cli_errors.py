@@ -62,3 +62,34 @@ def test_summary_of_empty_campaign(cli, tmp_path):
 def test_bad_mpicc(cli, tmp_path):
     code, out, err = cli("build", "--mpicc", tmp_path / "no-mpicc")
     assert code == 2 and "not found" in err
+
+
+# -- hostile pass A (run/build/info/which) --
+
+def test_campaign_file_fifo_is_refused_not_waited_on(cli, tmp_path, monkeypatch):
+    """A FIFO as the campaign file: refused at once (open without waiting for a writer), nothing created."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo(tmp_path / "c.toml")
+    code, out, err = cli("run", "c.toml", "-o", "out")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "campaign file 'c.toml' is a FIFO, not a regular file" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("var,value,msg", [
+    ("MPITEMPO_SIM_OFFSETS", "garbage", "invalid simulated clock offsets 'garbage'"),
+    ("MPITEMPO_SIM_DRIFTS", "nan", "invalid simulated clock drifts 'nan'"),
+    ("MPITEMPO_SIM_RANDOM", "x", "invalid simulated-clock seed 'x'"),
+])
+def test_bad_sim_clock_variable_refused_before_launch(cli, build, tmp_path, monkeypatch, var, value, msg):
+    """MPITEMPO_SIM_* is read by the core: the dry run reads it too, so a bad value is refused before the
+    campaign directory exists instead of failing every mpirun."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(var, value)
+    code, out, err = cli("run", "--scheme", "roundtime", "--time-slice", "10ms", "--nrep", "3", "--msizes", "8",
+                         "--mpiruns", "1", "-o", "out", "--quiet")
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("mpitempo: error: ") and msg in err
+    assert not (tmp_path / "out").exists()

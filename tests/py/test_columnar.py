@@ -321,3 +321,48 @@ def test_record_groups_that_do_not_fit_the_copy_are_not_used(camp, cli, monkeypa
     g[1][3], g[1][4] = g[1][3] - 5, g[1][4] - 5
     rp.write_text(json.dumps(rec))
     assert _out(cli, monkeypatch, "summary", camp, "--json") == want
+
+
+def _edit_row(root, run, line_no, col, value):
+    p = root / "runs" / run / CSV
+    lines = p.read_text().splitlines(keepends=True)
+    parts = lines[line_no - 1].rstrip("\n").split(",")
+    parts[col] = value
+    lines[line_no - 1] = ",".join(parts) + "\n"
+    p.write_text("".join(lines))
+
+
+@pytest.mark.parametrize("col,value,what", [
+    (7, "2", "1 row(s) have a valid other than 0 or 1"),
+    (7, "", "1 row(s) have a valid other than 0 or 1"),
+    (8, "nan", "1 row(s) have a missing, NaN or infinite local_max_s"),
+    (8, "-1e-06", "1 row(s) have a negative local_max_s"),
+    (6, "1e300", "1 row(s) have a runtime_s above 1e9 s"),
+    (8, "1e300", "1 row(s) have a local_max_s above 1e9 s"),
+])
+@pytest.mark.parametrize("columnar_on", [True, False])
+def test_impossible_rows_are_refused_from_copy_and_csv(tmp_path, cli, monkeypatch, col, value, what, columnar_on):
+    """A valid other than 0/1 (a cast read 2 as true), a NaN or negative local_max_s, a runtime above 1e9 s
+    (it moved every mean): the run is refused naming the file and line, whether its rows come from a
+    columnar copy written now or from the CSV; no copy is left."""
+    root = make_campaign(tmp_path / "r", runs=2, nrep=20, seed=1)
+    _edit_row(root, "A-001", 6, col, value)
+    monkeypatch.setenv("MPITEMPO_COLUMNAR", "on" if columnar_on else "off")
+    code, _, err = cli("summary", root, "--json")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"run 'A-001' of '{root}' is damaged: {what}" in err
+    assert f"(the first: {root}/runs/A-001/{CSV}:6)" in err
+    assert _copies(root) == [] and not list(root.rglob(".columnar-*"))
+
+
+def test_a_record_without_the_new_checks_is_checked_again(camp, cli, monkeypatch):
+    """A copy whose record predates the valid/local_max_s/too-long counts is not taken as clean: its rows
+    are checked again (here a copy made from a row with valid 2 under an older record)."""
+    _out(cli, monkeypatch, "summary", camp, "--json")
+    assert columnar.clean(camp / "runs" / "A-000", CSV, 2)
+    rp = camp / "runs" / "A-000" / "measurements.parquet.json"
+    rec = json.loads(rp.read_text())
+    for k in ("too_long", "bad_valid", "bad_local_max"):
+        rec["checks"].pop(k)
+    rp.write_text(json.dumps(rec))
+    assert not columnar.clean(camp / "runs" / "A-000", CSV, 2)

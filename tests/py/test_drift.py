@@ -28,6 +28,25 @@ def test_windows_and_when_linear_stops_holding():
     assert drift_study(t, {1: np.zeros_like(t)}, [10])["linear_holds_s"] is None
 
 
+def test_a_window_of_the_whole_duration_holds_every_sample():
+    """Samples at 0, 0.5, ..., 10 s; a 10 s window ('all') is [0, 10], not [0, 10): its fit is the
+    whole-run fit (the last sample was left out); a 5 s window splits them 10 + 11."""
+    t = np.arange(0, 10.25, 0.5)
+    y = 1e-6 * t + 1e-9 * np.sin(t)
+    (f,) = window_fits(t, y, 10)
+    assert f["points"] == t.size and f["r2"] == pytest.approx(linear_fit(t, y)["r2"])
+    assert [f["points"] for f in window_fits(t, y, 5)] == [10, 11]
+
+
+def test_default_windows_fit_the_duration():
+    """The default list keeps the lengths between 3 sample intervals and the duration, and 'all' once."""
+    from mpitempo.cmd_drift import _windows
+
+    assert _windows(None, 60.0, 0.6, "60s") == [10.0, 20.0, 60.0]     # 1 s < 3 x 0.6 s; 60 s is 'all'
+    assert _windows(None, 5.0, 0.05, "5s") == [1.0, 5.0]
+    assert _windows("1s,all", 5.0, 0.05, "5s") == [1.0, 5.0]
+
+
 def test_bad_input(cli):
     code, out, err = cli("drift", "--duration", "900s")
     assert code != 0 and "does not fit in --timeout 600 s" in err

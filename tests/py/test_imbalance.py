@@ -38,6 +38,25 @@ def test_parse_ompi():
     assert parse_ompi_info(OMPI, "scan") == []
 
 
+# Open MPI 4.1.4 (Debian's ompi_info --param coll tuned --level 9), recorded on this machine
+OMPI4 = '''          MCA coll tuned: parameter "coll_tuned_barrier_algorithm" (current value: "ignore", data source: default, level: 5 tuner/detail, type: int)
+                          Which barrier algorithm is used. Can be locked down to choice of: 0 ignore, 1 linear, 2 double ring, 3: recursive doubling 4: bruck, 5: two proc only, 6: tree. Only relevant if coll_tuned_use_dynamic_rules is true.
+                          Valid values: 0:"ignore", 1:"linear", 2:"double_ring", 3:"recursive_doubling", 4:"bruck", 5:"two_proc", 6:"tree"
+          MCA coll tuned: informational "coll_tuned_bcast_algorithm_count" (current value: "10", data source: default, level: 5 tuner/detail, type: int)
+                          Number of bcast algorithms available
+          MCA coll tuned: parameter "coll_tuned_bcast_algorithm" (current value: "ignore", data source: default, level: 5 tuner/detail, type: int)
+                          Valid values: 0:"ignore", 1:"basic_linear", 2:"chain", 3:"pipeline", 4:"split_binary_tree", 5:"binary_tree", 6:"binomial", 7:"knomial", 8:"scatter_allgather", 9:"scatter_allgather_ring"
+'''
+
+
+def test_parse_ompi4():
+    """Open MPI 4 writes the valid values as 0:"ignore", Open MPI 5 as 0|ignore."""
+    assert parse_ompi_info(OMPI4, "barrier") == ["ignore", "linear", "double_ring", "recursive_doubling", "bruck",
+                                                 "two_proc", "tree"]
+    assert parse_ompi_info(OMPI4, "bcast")[-2:] == ["scatter_allgather", "scatter_allgather_ring"]
+    assert len(parse_ompi_info(OMPI4, "bcast")) == 10
+
+
 def test_parse_variants():
     v = parse_variants("base;smp:MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp,X=1")
     assert [x.name for x in v] == ["base", "smp"]

@@ -157,3 +157,107 @@ def test_newline_in_a_name_cannot_forge_a_line(tmp_path):
         assert code == 0, err
         assert not [ln for ln in (out + err).splitlines() if ln.lstrip().startswith(b"mpitempo: all runs OK")], out
         assert b"x\\x0ampitempo: all runs OK" in out, out
+
+
+# -- hostile pass D: every plot shows names from files as text ---------------------------------------
+
+NAME = "x$\\nosuchcmd{$y\x1b[2J"     # mathtext that does not parse, and ESC
+
+
+def _texts(fig) -> list[str]:
+    """Every text drawn in fig (tick labels as drawn), after a draw."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    return [t.get_text() for t in fig.findobj(Text)] + [
+        lab.get_text() for ax in fig.axes for lab in (*ax.get_xticklabels(), *ax.get_yticklabels())]
+
+
+def _check_file(path) -> None:
+    assert path.stat().st_size > 0
+
+
+@pytest.mark.parametrize("plot", ["clocks", "tune", "imbalance", "pingpong", "trace", "barrier", "tree",
+                                  "pingpong_pairs"])
+def test_plots_show_names_as_text(plot, tmp_path):
+    """Configuration, algorithm, op, variant and host names and trace call sites reach plot titles,
+    legends and tick labels: a name holding '$...$' that is not valid mathtext made the plot fail (a
+    traceback after the whole campaign had run), ESC gave glyph warnings. Each plot is drawn with
+    warnings as errors; the name is shown escaped, with its '$' kept."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if plot == "clocks":
+            from mpitempo.present.plots.clocks import duration_vs_offset
+
+            rows = [{"wait_s": 1.0, "algorithm": NAME, "sync_duration_s": 0.1, "max_abs_offset_s": 1e-6}]
+            duration_vs_offset(rows, str(tmp_path / "p.png"))
+            _check_file(tmp_path / "p.png")
+            return
+        if plot == "tune":
+            from mpitempo.present.plots.tune import algorithm_plot
+
+            cands = [{"op": "allreduce", "nprocs": 2, "msize": m, "median_s": 1e-6, "algorithm": NAME} for m in (8, 64)]
+            rows = [{"op": "allreduce", "nprocs": 2, "msize": m, "median_default_s": 2e-6, "chosen": NAME,
+                     "median_chosen_s": 1e-6} for m in (8, 64)]
+            fig = algorithm_plot("allreduce", 2, cands, rows, f"{NAME}: allreduce")
+        elif plot == "imbalance":
+            from mpitempo.present.plots.imbalance import boxplot
+
+            fig = boxplot([NAME, "b"], [np.array([1e-6, 2e-6]), np.array([1e-6])], f"{NAME}: exit imbalance")
+        elif plot == "pingpong":
+            from mpitempo.present.plots.pingpong import histogram_png
+
+            h = {"edges": [0.0, 1e-6, 2e-6], "counts": [3, 4], "over": 0, "upper": 2e-6}
+            histogram_png(h, tmp_path / "p.png", f"timer {NAME}")
+            _check_file(tmp_path / "p.png")
+            return
+        elif plot == "trace":
+            from mpitempo.present.plots.trace import gantt
+
+            ev = {"rank": np.array([], dtype=int), "start_raw_s": np.array([]), "end_raw_s": np.array([]),
+                  "start_s": np.array([]), "end_s": np.array([])}
+            from mpitempo.stats.trace import CLOCKS
+
+            for a, b in CLOCKS.values():
+                ev.setdefault(a, np.array([]))
+                ev.setdefault(b, np.array([]))
+            gantt(ev, [], NAME, f"{NAME} instances", str(tmp_path / "p.png"))
+            _check_file(tmp_path / "p.png")
+            return
+        elif plot == "barrier":
+            from mpitempo.present.barrier import plot_runtime
+
+            doc = {"logp": {"L_s": 1e-6, "o_s_s": 1e-7, "o_r_s": 1e-7, "g_s": 1e-7},
+                   "results": [{"algorithm": NAME, "nprocs": p, "median_s": 1e-6 * p, "ci_lo_s": None, "ci_hi_s": None,
+                                "predicted_s": None, "oversubscribed": False} for p in (2, 3)]}
+            plot_runtime(doc, str(tmp_path / "p.png"))
+            _check_file(tmp_path / "p.png")
+            return
+        elif plot == "tree":
+            from mpitempo.present.plots import png
+            from mpitempo.present.plots.tree import comparison_timemap
+
+            tm = {"down_x_s": [-2e-6, -1e-6, 0.0], "up_x_s": [0.0, 1e-6, 2e-6], "down_names": [NAME, NAME],
+                  "up_names": [NAME, NAME]}
+            fig = comparison_timemap(tm, tm, NAME, "b", f"{NAME} path")
+            assert png(fig)[:4] == b"\x89PNG"
+            return
+        else:
+            from mpitempo.present.plots import plain_text
+            from mpitempo.present.plots.pingpong_pairs import heatmap
+
+            fig = heatmap(np.array([[0.0, 1e-6], [1e-6, 0.0]]), f"{NAME} pairs", hosts=[NAME, "h$1$"])
+            plain_text(fig)
+        texts = _texts(fig)
+        plt.close(fig)
+    joined = "\n".join(texts)
+    assert "\x1b" not in joined and "\\x1b[2J" in joined, texts
+    assert "x$\\nosuchcmd{$y" in joined or "x\\$\\nosuchcmd{\\$y" in joined, texts

@@ -2,6 +2,8 @@
 on synthetic events; the bad inputs of `mpitempo trace` that are refused before anything runs."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as hst
@@ -150,7 +152,7 @@ def test_bad_inputs_refused_before_launch(cli, tmp_path):
         (["trace", "run", "-o", out, "--buffer", "0", "--", app], "invalid --buffer 0"),
         (["trace", "run", "-o", out, "--on-full", "drop", "--", app], "'drop' is not one of"),
         (["trace", "run", "-o", out, "--", str(tmp_path / "no-such-app")], "not found or not executable"),
-        (["trace", "run", "-o", tmp_path / "afile" / "trace", "--", app], "cannot create output directory"),
+        (["trace", "run", "-o", tmp_path / "afile" / "trace", "--", app], "cannot write the trace directory"),
     ]
     for args, msg in cases:
         code, stdout, err = cli(*args)
@@ -164,6 +166,20 @@ def test_existing_trace_is_not_overwritten(cli, tmp_path):
     (tmp_path / "trace.json").write_text("{}")
     code, _, err = cli("trace", "run", "-o", tmp_path, "--", "/bin/true")
     assert code != 0 and "already holds a trace" in err
+
+
+def test_trace_run_outdir_must_be_new_or_empty(cli, tmp_path):
+    """An existing directory holding other files, or a link to a directory, is refused before anything
+    is launched (the tracer wrote into it by name, launch.json over a file of that name)."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "launch.json").write_text("the user's file\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "lnk").symlink_to(tmp_path / "empty")
+    for out, msg in (("d", "already exists and is not empty"), ("lnk", "is a symbolic link")):
+        code, _, err = cli("trace", "run", "-o", tmp_path / out, "--", "/bin/true")
+        assert code == 2 and msg in err and len(err.strip().splitlines()) == 1, err
+    assert (tmp_path / "d" / "launch.json").read_text() == "the user's file\n"
+    assert not any((tmp_path / "empty").iterdir())
 
 
 def test_show_bad_inputs(cli, tmp_path):
@@ -242,3 +258,128 @@ def test_show_json_contract_and_plot(cli, tmp_path):
     assert code != 0 and "call 'bcast' is not a collective in this trace" in err
     code, _, err = cli("trace", tmp_path / "tr", "--range", "40:50")
     assert code != 0 and "invalid range '40:50'" in err
+
+
+# -- hostile pass E: a trace directory from someone else ------------------------------------------------
+
+def _hostile_trace(d):
+    rows = []
+    for k in range(4):
+        base = k * 100e-6
+        rows += [allreduce(0, base, base + 10e-6), allreduce(1, base + 1e-6, base + 10.2e-6)]
+    write_trace(d, events(rows))
+    (d / "not_recorded.json").write_text('{"calls": {"MPI_Comm_rank": {"why": "counted only", "total": 2}}}')
+    (d / "sites.tsv").write_text("rank\taddress\tobject\tobject_base\tsymbol\tsymbol_address\n")
+
+
+def _set(d, **kw):
+    import json
+
+    m = json.loads((d / "trace.json").read_text())
+    m.update(kw)
+    (d / "trace.json").write_text(json.dumps(m))
+
+
+def _edit(d, old, new):
+    p = d / "events.csv"
+    text = p.read_text()
+    i = text.index("\n", text.index("\n") + 1)   # the second row
+    p.write_text(text[:i] + text[i:].replace(old, new, 1))
+
+
+def _link(p, target):
+    p.unlink()
+    p.symlink_to(target)
+
+
+def _fifo(p):
+    p.unlink()
+    os.mkfifo(p)
+
+
+HOSTILE_TRACES = {
+    "trace-json-link": (lambda d: _link(d / "trace.json", d.parent / "elsewhere.json"),
+                        "trace.json': it is a symbolic link"),
+    "trace-json-fifo": (lambda d: _fifo(d / "trace.json"), "trace.json': it is a FIFO"),
+    "events-link": (lambda d: _link(d / "events.csv", "/etc/passwd"), "events.csv': it is a symbolic link"),
+    "events-fifo": (lambda d: _fifo(d / "events.csv"), "events.csv': it is a FIFO"),
+    "events-path-outside": (lambda d: _set(d, events="../elsewhere.csv"),
+                            "names events file '../elsewhere.csv': expected a file name inside the trace directory"),
+    "events-truncated-row": (lambda d: _edit(d, "\n1,", "\n1,x"), "is a damaged events file of an mpitempo trace"),
+    "events-not-text": (lambda d: (d / "events.csv").write_bytes(b"rank,seq\xff\xfe\x00"), "(not UTF-8 text)"),
+    "events-nan-time": (lambda d: _edit(d, ",0.0001,", ",nan,"), "holds a value that is not finite"),
+    "events-huge-rank": (lambda d: _edit(d, "\n1,", "\n2000000000,"),
+                         "an event of rank 2000000000, outside the trace's 2 ranks"),
+    "meta-ranks-huge": (lambda d: _set(d, ranks=10 ** 12), "'ranks' is 1000000000000, expected an integer 1..16777216"),
+    "meta-sync-string": (lambda d: _set(d, sync="x"), "'sync' is 'x', expected an object"),
+    "meta-buffer-string": (lambda d: _set(d, buffer={"events_overwritten": "x"}), "events_overwritten is an integer"),
+    "meta-otf2-number": (lambda d: _set(d, otf2=5), "'otf2' is 5, expected a string"),
+    "not-recorded-outside": (lambda d: _set(d, not_recorded={"file": "/etc/passwd"}),
+                             "names not_recorded file '/etc/passwd'"),
+    "not-recorded-fifo": (lambda d: _fifo(d / "not_recorded.json"), "not_recorded.json': it is a FIFO"),
+    "not-recorded-bad-total": (lambda d: (d / "not_recorded.json").write_text(
+        '{"calls": {"MPI_X\\u001b[2J": {"why": "x", "total": "many"}}}'), "the entry of 'MPI_X\\x1b[2J' is not an object"),
+    "sites-link": (lambda d: _link(d / "sites.tsv", "/etc/passwd"), "sites.tsv': it is a symbolic link"),
+    "sites-fifo": (lambda d: _fifo(d / "sites.tsv"), "sites.tsv': it is a FIFO"),
+    "partial-dir-link": (lambda d: ((d / "trace.json").unlink(), (d / "partial").symlink_to(d.parent)),
+                         "partial': it is a symbolic link"),
+    # -- hostile pass F: peers and roots that are no rank of the trace --
+    "events-peer-huge": (lambda d: _edit(d, ",8,-1,", ",8,99999,"),
+                         "events.csv':3: peer 99999 is not a rank of the trace (allowed: 0..1 for its 2 ranks, -1 none, "
+                         "-2 MPI_PROC_NULL)"),
+    "events-peer-negative": (lambda d: _edit(d, ",8,-1,", ",8,-7,"), "events.csv':3: peer -7 is not a rank of the trace"),
+    "events-peer-nprocs": (lambda d: _edit(d, ",8,-1,", ",8,2,"), "events.csv':3: peer 2 is not a rank of the trace"),
+    "events-peer2-huge": (lambda d: _edit(d, ",8,-1,-1,", ",8,-1,99999,"),
+                          "events.csv':3: peer2 99999 is not a rank of the trace"),
+    "events-root-nprocs": (lambda d: _edit(d, "-1,-1,-1,-1,-1,c0", "-1,-1,2,-1,-1,c0"),
+                           "events.csv':3: root 2 is not a rank of the trace (allowed: 0..1"),
+    "partial-peer-huge": (lambda d: _partial(d, ",8,99999,"),
+                          "rank-1.csv':3: peer 99999 is not a rank of the trace (allowed: 0..1 for its 2 ranks"),
+}
+
+
+def _partial(d, peer):
+    """The trace as per-rank partial files (no MPI_Finalize), rank 1's first event with another peer."""
+    lines = (d / "events.csv").read_text().splitlines(keepends=True)
+    (d / "trace.json").unlink()
+    (d / "events.csv").unlink()
+    (d / "partial").mkdir()
+    for r in (0, 1):
+        rows = [x for x in lines[1:] if x.startswith(f"{r},")]
+        if r == 1:
+            rows[0] = rows[0].replace(",8,-1,", peer, 1)
+        (d / "partial" / f"rank-{r}.csv").write_text("# mpitempo partial trace, sync hca3\n" + lines[0] + "".join(rows))
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_TRACES))
+def test_hostile_trace_directory(cli, tmp_path, case):
+    """A damaged or planted trace directory: one line naming the file, exit 2, never a traceback, a
+    hang on a FIFO, a read through a link or of a path elsewhere, nor a wrong number."""
+    damage, msg = HOSTILE_TRACES[case]
+    d = tmp_path / "tr"
+    _hostile_trace(d)
+    (tmp_path / "elsewhere.json").write_text((d / "trace.json").read_text())
+    (tmp_path / "elsewhere.csv").write_text((d / "events.csv").read_text())
+    damage(d)
+    for args in (["trace", d], ["trace", d, "--json"]):
+        code, out, err = cli(*args)
+        assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert msg in err, err
+
+
+def test_hostile_trace_texts_are_shown_escaped(cli, tmp_path):
+    """ESC, BEL and a newline in trace.json's timer and note, a call-site object that is a FIFO (it
+    blocked): shown escaped on one line; the FIFO is not opened."""
+    d = tmp_path / "tr"
+    _hostile_trace(d)
+    _set(d, timer="mono\x1b]0;PWN\x07tonic", note="a\x1b[2Jb\nFAKE")
+    os.mkfifo(tmp_path / "obj")
+    (d / "sites.tsv").write_text("rank\taddress\tobject\tobject_base\tsymbol\tsymbol_address\n"
+                                 f"0\t1000\t{tmp_path / 'obj'}\t0\tf\x1b[2J\t0\n")
+    code, out, err = cli("trace", d)
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\nFAKE" not in out
+    assert "mono\\x1b]0;PWN\\x07tonic" in out and "a\\x1b[2Jb\\x0aFAKE" in out
+    from mpitempo.analysis.trace_sites import _elf_type
+
+    assert _elf_type(str(tmp_path / "obj")) is None and _elf_type("/dev/zero") is None

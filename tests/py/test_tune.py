@@ -88,7 +88,8 @@ def test_restrict(tmp_path):
     assert [a.name for a in r.algorithms["allreduce"]] == ["basic_linear", "ring"]
     assert len(r.algorithms["alltoall"]) == len(cat.algorithms["alltoall"])
     for bad, msg in (("allreduce:nope", "no allreduce algorithm 'nope'"), ("bcast:ring", "not in --ops"),
-                     ("allreduce", "expected OP:NAME")):
+                     ("allreduce", "expected OP:NAME"), ("", "invalid --algorithms ''"),
+                     ("allreduce:ring,", "an empty item")):
         with pytest.raises(MtError, match=msg):
             variants.restrict(cat, bad)
 
@@ -207,6 +208,18 @@ def test_decide_keeps_default_without_evidence(tmp_path):
     assert any("too few runs" in n for n in dec.notes)
 
 
+def test_decide_when_every_algorithm_failed(tmp_path):
+    """Only the default has runs (e.g. --algorithms barrier:smp, which MPICH refuses on 2 ranks): the
+    default is kept with the failure as a note, not compare()'s 'factor config has only one level'."""
+    from mpitempo.analysis.store import open_campaign
+    from mpitempo.analysis.tune import decide
+
+    root = _campaign(tmp_path / "c", {"default": {8: 1.0}}, runs=3)
+    dec = decide(open_campaign(root), failed={"allreduce.smp": "not usable"})
+    assert [r["chosen"] for r in dec.rows] == ["default"]
+    assert any("allreduce.smp: not measured: not usable" in n for n in dec.notes)
+
+
 # -- planning ----------------------------------------------------------------------------------------
 
 def test_parse_budget():
@@ -268,6 +281,15 @@ def test_existing_outdir_refused(cli, tmp_path):
     assert code != 0 and "already exists" in se
 
 
+def test_outdir_symlink_refused(cli, tmp_path):
+    """-o a link to someone's empty directory: refused, nothing written through it."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "lnk").symlink_to("empty")
+    code, so, se = cli("tune", "--ops", "barrier", "-o", tmp_path / "lnk")
+    assert code == 2 and "is a symbolic link" in se and len(se.strip().splitlines()) == 1
+    assert not any((tmp_path / "empty").iterdir())
+
+
 def test_budget_too_small_and_dry_run(cli, tmp_path):
     code, so, se = cli("tune", "--ops", "allreduce", "--budget", "2s", "-o", tmp_path / "o")
     assert code != 0 and "--budget 2 s is too small" in se and not (tmp_path / "o").exists()
@@ -282,3 +304,18 @@ def test_budget_too_small_and_dry_run(cli, tmp_path):
 def test_unknown_algorithm_refused(cli, tmp_path):
     code, so, se = cli("tune", "--ops", "allreduce", "--algorithms", "allreduce:fastest", "-o", tmp_path / "o")
     assert code != 0 and "no allreduce algorithm 'fastest'" in se and not (tmp_path / "o").exists()
+
+
+def test_selection_env_names_the_variables_that_change_the_selection():
+    env = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0",
+           "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": "/x.json", "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+           "OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll": "^han", "OMPI_MCA_btl": "self,vader",
+           "PATH": "/bin"}
+    assert list(variants.selection_env("mpich", env)) == ["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
+                                                         "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE",
+                                                         "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"]
+    assert list(variants.selection_env("openmpi", env)) == ["OMPI_MCA_coll", "OMPI_MCA_coll_tuned_use_dynamic_rules"]
+    assert variants.selection_env("smpi", env) == {}
+    assert variants.selection_env_note("mpich", {"PATH": "/bin"}) is None
+    note = variants.selection_env_note("openmpi", {"OMPI_MCA_coll": "^han\x1b[2J"})
+    assert "OMPI_MCA_coll=^han" in note and "\x1b" not in note

@@ -24,7 +24,8 @@ VOLATILE = [
     "environment.SLURM_PROCID", "environment.SLURM_LOCALID", "environment.SLURM_SRUN_COMM*", "environment.SLURM_LAUNCH_NODE*",
     "clock.duration*", "clock.quality*", "clock.*_s", "check.seed", "results*", "files.*", "launch.system_warnings",
     # measured state of the machine, reported as result flags (analysis/flags.py), not a setting
-    "shared_cpu*", "scheme.warmup_capped_experiments", "ranks.*.cpu_share", "ranks.*.run_delay_share", "ranks.*.cpus_seen", "core_latency*", "clock.rtt_preempted_ranks",
+    "shared_cpu*", "scheme.warmup_capped_experiments", "ranks.*.cpu_share", "ranks.*.run_delay_share", "ranks.*.cpus_seen",
+    "ranks.*.cpu_check_s", "ranks.*.first_cpu_share", "ranks.*.first_run_delay_share", "core_latency*", "clock.rtt_preempted_ranks",
     "clock.below_accuracy_ranks",
     # the timer study reused from an earlier mpirun (--timer-cache), and what each clock fit reached
     "timer.study_cached", "timer.study_from", "clock.fit_points_per_rank*", "clock.fit_ci_ppm_per_rank*",

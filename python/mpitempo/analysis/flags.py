@@ -29,6 +29,10 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
 * ``warmup_capped``: ``--warmup auto`` found no steady state before its cap in a run (meta.json
   experiments[].warmup_capped; analysis/warmup.py): the first measurements may still be warming up.
 
+* ``zero_time``: a run's median runtime is exactly 0: most of its measurements read 0 s, which is not
+  the time of any operation (the timer did not advance between the two reads: coarser than the op; or
+  the data file was edited); ``zero_time_runs`` lists those runs.
+
 * ``simulated``: the run was on a simulated platform (SimGrid/SMPI: meta.json
   launch.launcher.simulation, or an SMPI library string): its times are the platform model's, not a
   measurement of hardware (docs/simulation.md); shown first wherever a flag is shown.
@@ -47,9 +51,9 @@ from mpitempo.stats.modes import modes as find_modes, outlier_runs
 # The flags in order of severity (docs/methods.md, "Flag rates"): first those that say a run's numbers
 # are wrong (not a measurement of the hardware, of the asked placement or clock, or of its machine's
 # usual state), then those that say the numbers are right but mix machine states or may be noisy.
-FLAG_NAMES = ("simulated", "oversubscribed", "sync_inaccurate", "outlier_runs", "shared_cpu", "compute_miscalibrated",
-              "regime_change", "multimodal", "core_latency", "warmup_capped")
-FLAG_SEVERITY = {"simulated": "wrong", "oversubscribed": "wrong", "sync_inaccurate": "wrong", "outlier_runs": "wrong",
+FLAG_NAMES = ("simulated", "zero_time", "oversubscribed", "sync_inaccurate", "outlier_runs", "shared_cpu",
+              "compute_miscalibrated", "regime_change", "multimodal", "core_latency", "warmup_capped")
+FLAG_SEVERITY = {"simulated": "wrong", "zero_time": "wrong", "oversubscribed": "wrong", "sync_inaccurate": "wrong", "outlier_runs": "wrong",
                  "shared_cpu": "wrong", "compute_miscalibrated": "wrong", "regime_change": "mixed",
                  "multimodal": "mixed", "core_latency": "mixed", "warmup_capped": "noisy"}
 REGIME_MAX_ROWS = 2_000_000   # change points are looked for when the data has at most this many measurements
@@ -154,6 +158,9 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
     flags = []
     if any(f.get("simulated") for f in facts.values()):
         flags.append("simulated")
+    zero = [r.get("run_index") for r in rs if float(r["median_s"]) == 0.0]
+    if zero:
+        flags.append("zero_time")
     if any(f["oversubscribed"] for f in facts.values()):
         flags.append("oversubscribed")
     if any(f["shared_cpu"] for f in facts.values()):
@@ -199,7 +206,7 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
         flags.append("warmup_capped")
     return {"warmup": warm, "flags": by_severity(flags), "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
             "outlier_runs": outl, "runs": len(meds), "mode_factor": factor, "core_strata": cs,
-            "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}, "compute_off_runs": off}
+            "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}, "compute_off_runs": off, "zero_time_runs": zero}
 
 
 def _levels_are_strata(ms: list[dict], cs: list[dict], rs: list[dict]) -> bool:
@@ -373,6 +380,12 @@ def flag_notes(rows: list[dict]) -> list[str]:
     if sim:
         add("simulated", f"warning: {len(sim)} group(s) come from a SIMULATED platform (SimGrid/SMPI): the times are "
                      "the platform model's, not a measurement of hardware (docs/simulation.md)")
+    for r in rows:
+        if "zero_time" in r.get("flags", []):
+            z = r.get("zero_time_runs") or []
+            add("zero_time", f"warning: {name(r)}: the median runtime of run(s) "
+                f"{', '.join(str(i) for i in z) or '?'} is 0 s: most measurements read no time at all (a timer "
+                "coarser than the op, or an edited data file); not a measurement of the op")
     over = [r for r in rows if "oversubscribed" in r.get("flags", [])]
     if over:
         add("oversubscribed", f"warning: {len(over)} group(s) come from OVERSUBSCRIBED runs (more ranks than CPUs): "
@@ -430,7 +443,7 @@ def core_strata_text(cs: list[dict]) -> str:
 
 
 def flag_cell(flags) -> str:
-    short = {"simulated": "SIMULATED", "oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
+    short = {"simulated": "SIMULATED", "zero_time": "ZERO-TIME", "oversubscribed": "OVERSUB", "shared_cpu": "shared-cpu", "outlier_runs": "outlier-runs",
              "multimodal": "multimodal", "sync_inaccurate": "sync-off", "regime_change": "regime-change",
              "core_latency": "core-lat", "compute_miscalibrated": "compute-off", "warmup_capped": "warmup-capped"}
     return ",".join(short.get(f, f) for f in by_severity(flags)) or "-"

@@ -73,7 +73,10 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
             exps = {int(e["exp"]): (e["op"], int(e["msize"])) for e in meta.get("experiments", [])}
             sname = str((meta.get("scheme") or {}).get("name", ""))
             rp = _reprompi_run(d / "measurements.csv", filt) if "reprompi" in names else {}
-            pr = read_perrank(d / FILE_NAME) if need_pr else None
+            pr = read_perrank(d / FILE_NAME, root) if need_pr else None
+            if pr is not None and pr.nprocs != nprocs:   # a file of another run: processed as if of this one
+                raise MtError(f"'{d / FILE_NAME}' has {pr.nprocs} ranks, but its run's meta.json says {nprocs}; "
+                              f"refusing to use it")
             if pr is not None and not pr.global_clock:
                 local_clock_runs += 1
             for exp, (op, msize) in exps.items():

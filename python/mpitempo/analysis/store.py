@@ -20,8 +20,11 @@ a CampaignData, so every analysis command also takes a ``.duckdb`` file.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 from mpitempo.errors import MtError
+from mpitempo.io.columnar import MAX_RUNTIME_S   # 1e9 s: a runtime above it is damage (defined once there)
 from mpitempo.io.rundir import FACTORS, campaign_name as _campaign_name, check_root as _check_root, find_runs, load_meta
 
 SCHEMA_VERSION = 2   # 2: runs.binding, runs.cflags
@@ -93,6 +97,8 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool
     if not complete:
         extra = f" ({len(failed)} failed, {len(incomplete)} incomplete)" if failed or incomplete else ""
         raise MtError(f"campaign '{root}' has no complete runs{extra}")
+    for d in complete:   # a kind whose files the query cannot check itself (tree: by position)
+        kind.check_run_files(d, root)
     metas: dict[str, dict] = {}
     rows = []
     first = int(con.execute("SELECT coalesce(max(run_no) + 1, 0) FROM runs").fetchone()[0])
@@ -110,6 +116,14 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool
     if use_copies:
         ready, staged = columnar.ensure_copies(con, complete, kind.data_files[0], kind.csv_select, root)
     try:
+        cols = getattr(kind, "csv_columns", None)
+        if cols:   # DuckDB takes the columns by position: a header of other or reordered columns is refused
+            from mpitempo.io.integrity import csv_header_problem
+
+            for d in complete:
+                bad = csv_header_problem(d / kind.data_files[0], cols)   # one line per run: cheap
+                if bad:
+                    raise MtError(f"cannot read measurements of '{root}': {bad}")
         copies = {**ready, **{d: s.path for d, s in staged.items()}}
         by_dir = dict(zip(complete, rows))
         pq = [(by_dir[d][0], p) for d, p in copies.items()]
@@ -129,7 +143,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool
                     columnar.remove_copy(d, kind.data_files[0], root)
                 _insert_csv(con, kind, root, rows, metas, table)
         checked = [by_dir[d][0] for d in ready if columnar.clean(d, kind.data_files[0], by_dir[d][5], root)]
-        _check_loaded(con, root, first, table, skip=checked)
+        _check_loaded(con, root, first, table, skip=checked, kind=kind)
         for d, s in staged.items():   # the rows are good: put the new copies in place
             final = columnar.commit(s, root)
             if lazy:
@@ -149,7 +163,12 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool
     return metas, failed, incomplete, len(rows), int(nmeas)
 
 
-MEAS_COLS = "op, msize, nprocs, scheme, exp, rep, runtime_s, valid::BOOLEAN AS valid, local_max_s"
+# valid is 0 or 1 in every data file; any other value (2, -1, missing) becomes NULL, which _check_loaded
+# refuses (a cast alone would read 2 as true)
+VALID_SQL = "CASE WHEN {v} IN (0, 1) THEN {v}::BOOLEAN END"
+MEAS_COLS = f"op, msize, nprocs, scheme, exp, rep, runtime_s, {VALID_SQL.format(v='valid')} AS valid, local_max_s"
+# No measurement lasts longer than this: the largest duration mpitempo accepts (docs/reliability.md), far
+# more than any mpirun's timeout. A runtime above it is damage, not a slow run.
 
 
 def _copies_sql(pq: list[tuple[int, Path]]) -> str:
@@ -170,8 +189,8 @@ def _insert_csv(con, kind, root: Path, rows: list, metas: dict, table: str) -> N
     source = kind.meas_sql([(r[-1], metas[r[2]]) for r in rows])
     try:
         con.execute(f"""INSERT INTO {table}
-            SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s, m.valid::BOOLEAN,
-                   m.local_max_s
+            SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s,
+                   {VALID_SQL.format(v="m.valid")}, m.local_max_s
             FROM ({source}) m
             JOIN _new_runs r ON r.file = m.filename""")
     except duckdb.Error as e:
@@ -181,6 +200,13 @@ def _insert_csv(con, kind, root: Path, rows: list, metas: dict, table: str) -> N
             from mpitempo.io.integrity import first_bad_csv_line
 
             where = next(filter(None, (first_bad_csv_line(Path(r[-1]), cols) for r in rows)), None)
+        if where is None:   # name the file DuckDB cannot read, at least (one file at a time: the error path only)
+            for r in rows:
+                try:
+                    con.execute(f"SELECT count(*) FROM ({kind.meas_sql([(r[-1], metas[r[2]])])})").fetchone()
+                except duckdb.Error as e1:
+                    where = f"'{r[-1]}' is not a data file of this format ({str(e1).splitlines()[0][:200]})"
+                    break
         raise MtError(f"cannot read measurements of '{root}': "
                       f"{where or str(e).splitlines()[0]}") from None
 
@@ -192,35 +218,95 @@ def _int(v) -> int:
         return 0
 
 
-def _check_loaded(con, root: Path, first: int, table: str = "meas_raw", skip=()) -> None:
+# The checks of every row (_check_loaded), each: (what it counts as a DuckDB condition over m (the rows)
+# and r (the run), what the message says of the rows it counts, the Python test of one CSV row (a dict of
+# the columns as read: None for an empty field) that finds the first such line for the message).
+def _num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _bad_float(v) -> bool:
+    import math
+
+    x = _num(v)
+    return x is None or not math.isfinite(x)
+
+
+ROW_CHECKS = (
+    ("r.nprocs > 0 AND m.nprocs <> r.nprocs", None, None),   # message of its own (the count seen and meta.json's)
+    ("m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)", "a missing, NaN or infinite runtime_s",
+     lambda row: _bad_float(row.get("runtime_s"))),
+    ("m.runtime_s < 0", "a negative runtime_s", lambda row: (_num(row.get("runtime_s")) or 0) < 0),
+    (f"m.runtime_s > {MAX_RUNTIME_S:g}", "a runtime_s above 1e9 s (longer than any mpirun may last)",
+     lambda row: (_num(row.get("runtime_s")) or 0) > MAX_RUNTIME_S),
+    ("m.msize < 0", "a negative msize", lambda row: (_num(row.get("msize")) or 0) < 0),
+    ("m.valid IS NULL", "a valid other than 0 or 1",
+     lambda row: (row.get("valid") or "").strip() not in ("0", "1")),
+    ("m.local_max_s IS NULL OR isnan(m.local_max_s) OR isinf(m.local_max_s)",
+     "a missing, NaN or infinite local_max_s", lambda row: _bad_float(row.get("local_max_s"))),
+    ("m.local_max_s < 0", "a negative local_max_s", lambda row: (_num(row.get("local_max_s")) or 0) < 0),
+    (f"m.local_max_s > {MAX_RUNTIME_S:g}", "a local_max_s above 1e9 s (longer than any mpirun may last)",
+     lambda row: (_num(row.get("local_max_s")) or 0) > MAX_RUNTIME_S),
+)
+
+
+def _first_line(path: Path, test) -> int | None:
+    """The line number of the first row of CSV path for which test(row) holds (for a message only: this
+    reads the file row by row, and runs only when a run is refused)."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            for no, row in enumerate(csv.DictReader(f), 2):
+                if test({k: (v if v != "" else None) for k, v in row.items()}):
+                    return no
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
+
+
+def _check_loaded(con, root: Path, first: int, table: str = "meas_raw", skip=(), kind=None) -> None:
     """Refuse rows that cannot be measurements of the run they are in: a process count other than the
-    run's (meta.json nprocs), NaN, infinite or negative runtimes, a run without any row. The runs in
-    skip (run_no) were checked when their columnar copy was written (io.columnar.clean)."""
+    run's (meta.json nprocs), NaN, infinite, negative or impossibly long (> MAX_RUNTIME_S) runtimes and
+    local_max_s, negative message sizes, a valid other than 0 or 1, a run without any row (ROW_CHECKS;
+    one vectorised query). The message names the run and, for a CSV of the kind's columns, the file
+    and line of the first such row. The runs in skip (run_no) were checked when their columnar copy
+    was written (io.columnar.clean)."""
     skip = ", ".join(str(int(n)) for n in skip) or "-1"
+    counts = ", ".join(f"count(*) FILTER (WHERE {cond})" for cond, _, _ in ROW_CHECKS)
+    any_bad = " OR ".join(f"count(*) FILTER (WHERE {cond}) > 0" for cond, _, _ in ROW_CHECKS)
     bad = con.execute(f"""
-        SELECT r.run_id, count(m.run_no),
-               count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)),
-               count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)),
-               count(*) FILTER (WHERE m.runtime_s < 0),
+        SELECT r.run_id, any_value(r.file), count(m.run_no), {counts},
                min(m.nprocs) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)), any_value(r.nprocs)
         FROM (SELECT * FROM _new_runs WHERE run_no NOT IN ({skip})) r
         LEFT JOIN (SELECT * FROM meas_raw WHERE run_no >= ? AND run_no NOT IN ({skip})) m ON m.run_no = r.run_no
         GROUP BY r.run_id
-        HAVING count(m.run_no) = 0 OR count(*) FILTER (WHERE (r.nprocs > 0 AND m.nprocs <> r.nprocs)) > 0
-            OR count(*) FILTER (WHERE m.runtime_s IS NULL OR isnan(m.runtime_s) OR isinf(m.runtime_s)) > 0
-            OR count(*) FILTER (WHERE m.runtime_s < 0) > 0
+        HAVING count(m.run_no) = 0 OR {any_bad}
         ORDER BY r.run_id LIMIT 1""", [first]).fetchone()
     if not bad:
         return
-    run_id, n, wrong_np, nan, neg, np_seen, np_meta = bad
+    run_id, file, n, *found, np_seen, np_meta = bad
     if n == 0:
         what = "its data file has no measurement rows (header only?)"
-    elif wrong_np:
-        what = f"{wrong_np} row(s) have nprocs {np_seen}, but its meta.json says {np_meta}"
-    elif nan:
-        what = f"{nan} row(s) have a missing, NaN or infinite runtime_s"
     else:
-        what = f"{neg} row(s) have a negative runtime_s"
+        i = next(k for k, c in enumerate(found) if c)
+        _, said, test = ROW_CHECKS[i]
+        if i == 0:
+            what = f"{found[0]} row(s) have nprocs {np_seen}, but its meta.json says {np_meta}"
+            test = lambda row: row.get("nprocs") is not None and _num(row["nprocs"]) != np_meta   # noqa: E731
+        else:
+            what = f"{found[i]} row(s) have {said}"
+        line = _first_line(Path(file), test) if getattr(kind, "csv_columns", None) and Path(file).name.endswith(".csv") \
+            else None
+        if line is not None:
+            try:
+                shown = Path(file).relative_to(Path(root).resolve())
+            except ValueError:
+                shown = Path(file)
+            what += f" (the first: {Path(root) / shown}:{line})"
     con.execute(f"DELETE FROM {table} WHERE run_no >= ?", [first])
     raise MtError(f"run '{run_id}' of '{root}' is damaged: {what}; refusing to use it "
                   f"(rerun it with: mpitempo run --resume {root})")
@@ -292,7 +378,16 @@ def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     try:
         return connect(str(db), read_only=read_only)
     except duckdb.Error as e:
-        raise MtError(f"cannot open store '{db}': {str(e).splitlines()[0]}") from None
+        import re
+
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if "not a valid DuckDB database file" in text:
+            why = "it is not a DuckDB database file (a store is made by `mpitempo ingest`)"
+        elif "Could not set lock" in text or "Conflicting lock" in text:
+            why = "another process has it open for writing"
+        else:   # without DuckDB's "IO Error:" and the path it repeats
+            why = re.sub(r'^[A-Za-z ]*Error: ', "", text).replace(f'"{Path(db).resolve()}"', "").replace(" : ", ": ")
+        raise MtError(f"cannot open store '{db}': {why}") from None
 
 
 def ingest(db: str | Path, roots) -> list[dict]:
@@ -375,8 +470,21 @@ def export_parquet(data: CampaignData, out: str | Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     res = {}
     for table, name in (("meas", "measurements.parquet"), ("runs", "runs.parquet")):
-        p = str((out / name).resolve()).replace("'", "''")
-        data.con.execute(f"COPY (SELECT * FROM {table}) TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
+        # into a new temporary file (mkstemp: never a planted link), renamed over the file: a link
+        # named like the output is replaced, not written through; a failure leaves no half file
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
+        os.close(fd)
+        try:
+            p = str(Path(tmp).resolve()).replace("'", "''")
+            data.con.execute(f"COPY (SELECT * FROM {table}) TO '{p}' (FORMAT parquet, COMPRESSION zstd)")
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, out / name)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(e, duckdb.IOException):
+                raise MtError(f"cannot write --parquet '{out / name}': {str(e).splitlines()[0]}") from None
+            raise
         res[name] = int(data.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     return res
 

@@ -25,10 +25,15 @@ OPTIONAL = {"req": 0, "of": "", "flags": 0,   # columns of format 2 (older trace
 def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
     import duckdb
 
-    with open(files[0], newline="") as f:
-        for _ in range(skip):
-            f.readline()
-        header = f.readline().strip().split(",")
+    try:
+        with open(files[0], newline="", encoding="utf-8") as f:
+            for _ in range(skip):
+                f.readline()
+            header = f.readline().strip().split(",")
+    except UnicodeDecodeError:
+        raise MtError(f"'{files[0]}' is not an events file of an mpitempo trace (not UTF-8 text)") from None
+    except OSError as e:
+        raise MtError(f"cannot read '{files[0]}': {e.strerror}") from None
     have = [k for k in COLUMNS if k in header]
     missing = [k for k in COLUMNS if k not in header and k not in OPTIONAL]
     if missing or len(header) != len(have):
@@ -37,8 +42,13 @@ def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
     cols = ", ".join(f"'{k}': '{COLUMNS[k]}'" for k in header)
     lst = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
     con = duckdb.connect()
-    rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, delim=',', skip={skip}, columns={{{cols}}}) "
-                      f"ORDER BY rank, seq").fetchnumpy()
+    try:
+        rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, delim=',', skip={skip}, columns={{{cols}}}) "
+                          f"ORDER BY rank, seq").fetchnumpy()
+    except duckdb.Error as e:   # a truncated or edited line, a value of the wrong type, bytes that are not text
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        where = files[0] if len(files) == 1 else files[0].parent
+        raise MtError(f"'{where}' is a damaged events file of an mpitempo trace: {first[:200]}") from None
     out = {}
     n = len(rel["rank"])
     for k in COLUMNS:
@@ -61,7 +71,7 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     if not d.is_dir():
         raise MtError(f"'{d}' is not a directory (expected a trace directory from 'mpitempo trace run')")
     meta_p = d / "trace.json"
-    if meta_p.is_file():
+    if _present(meta_p, d):
         from mpitempo.io.safeload import load_json
 
         meta = load_json(meta_p)
@@ -69,24 +79,141 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
             raise MtError(f"'{meta_p}' is not a JSON object (expected an mpitempo trace record)")
         if meta.get("format") != "mpitempo-trace":
             raise MtError(f"'{meta_p}' is not an mpitempo trace (format '{meta.get('format')}')")
-        ev_p = d / meta.get("events", "events.csv")
-        if not ev_p.is_file():
+        check_meta(meta, meta_p)
+        ev_p = d / file_name(meta.get("events", "events.csv"), meta_p, "events")
+        if not _present(ev_p, d):
             raise MtError(f"'{d}' has trace.json but no {ev_p.name}: incomplete trace directory")
         meta["complete"] = True
-        return meta, _read_csv([ev_p])
-    partial = sorted((d / "partial").glob("rank-*.csv")) if (d / "partial").is_dir() else []
+        ev = _read_csv([ev_p])
+        check_events(ev, meta.get("ranks"), ev_p, [ev_p])
+        return meta, ev
+    partial = []
+    if _present(d / "partial", d, want="dir"):
+        partial = sorted((d / "partial").glob("rank-*.csv"))
+        for p in partial:
+            _present(p, d)
     if partial:
         meta = {"format": "mpitempo-trace", "complete": False, "ranks": len(partial), "otf2": None,
                 "perfetto": None, "sync": {"algorithm": _partial_sync(partial[0]), "duration_s": None,
                                           "drift_at_end_s": None},
                 "note": "the application did not call MPI_Finalize: per-rank partial files, timestamps on the "
                         "MPI_Init clock model (no drift correction), no OTF2 or Perfetto output"}
-        return meta, _read_csv(partial, skip=1)
+        ev = _read_csv(partial, skip=1)
+        check_events(ev, len(partial), d / "partial", partial, skip=1)
+        return meta, ev
     raise MtError(f"'{d}' holds no trace (no trace.json, no partial/rank-*.csv)")
 
 
+MAX_RANKS = 1 << 24
+
+
+def _present(p: Path, root: Path, want: str = "file") -> bool:
+    """Whether a file (or directory) of a trace directory is there; a trace directory may come from
+    someone else: a symbolic link, a FIFO (reading it blocks) or a device in its place is refused."""
+    from mpitempo.io.safefs import check_not_link
+
+    st = check_not_link(p, root, want="any", verb="read")
+    if st is None:
+        return False
+    import stat
+
+    if (want == "dir") != stat.S_ISDIR(st.st_mode):
+        raise MtError(f"'{p}' is {'not ' if want == 'dir' else ''}a directory: not a trace directory's "
+                      f"{'directory' if want == 'dir' else 'file'}")
+    return True
+
+
+def file_name(v, meta_p: Path, key: str) -> str:
+    """A file name that trace.json records (events, not_recorded.file): a plain name inside the trace
+    directory, never a path elsewhere ('/etc/passwd', '../x')."""
+    if not isinstance(v, str) or not v or "/" in v or "\\" in v or v in (".", "..") or "\0" in v:
+        from mpitempo.present.safe_text import safe
+
+        raise MtError(f"'{meta_p}' names {key} file '{safe(v)}': expected a file name inside the trace directory")
+    return v
+
+
+def check_meta(meta: dict, meta_p: Path) -> None:
+    """The keys of trace.json that are read, of the types the tracer writes (one line naming the key)."""
+    def bad(key, want):
+        from mpitempo.present.safe_text import safe
+
+        raise MtError(f"'{meta_p}' is damaged: '{key}' is {safe(repr(meta.get(key)))[:80]}, expected {want}")
+
+    r = meta.get("ranks")
+    if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= MAX_RANKS:
+        bad("ranks", f"an integer 1..{MAX_RANKS}")
+    for key in ("buffer", "sync", "not_recorded"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            bad(key, "an object")
+    for key in ("timer", "otf2", "perfetto", "note", "calls"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            bad(key, "a string")
+    if meta.get("communicators") is not None and not (
+            isinstance(meta["communicators"], list) and all(isinstance(x, dict) for x in meta["communicators"])):
+        bad("communicators", "a list of objects")
+    for v in (meta.get("buffer") or {}).values():
+        if v is not None and not isinstance(v, (int, float, str)):
+            bad("buffer", "an object of numbers")
+    for key in ("events_dropped", "events_overwritten", "ranks_full"):
+        v = (meta.get("buffer") or {}).get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            bad("buffer", f"an object whose {key} is an integer >= 0")
+    sync = meta.get("sync") or {}
+    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s"):
+        if sync.get(key) is not None and (isinstance(sync[key], bool) or not isinstance(sync[key], (int, float))):
+            bad("sync", f"an object whose {key} is a number")
+
+
+def check_events(ev: dict, ranks, where: Path, files: list[Path] | None = None, skip: int = 0) -> None:
+    """Ranks within the trace's rank count (a rank of 2000000000 made the analysis allocate per rank
+    up to it), finite timestamps (NaN compared false everywhere and gave no violation, no wait), and
+    peers and roots that are ranks of the trace (or -1 none, -2 MPI_PROC_NULL): a message to rank
+    99999 was matched against nothing and counted as a wait of no one."""
+    r = ev["rank"]
+    if r.size and (int(r.min()) < 0 or (isinstance(ranks, int) and int(r.max()) >= ranks)):
+        bad_r = int(r.min()) if int(r.min()) < 0 else int(r.max())
+        raise MtError(f"'{where}' is damaged: an event of rank {bad_r}, outside the trace's {ranks} ranks")
+    for k in ("t_enter_raw_s", "t_exit_raw_s", "t_enter_s", "t_exit_s"):
+        a = np.asarray(ev[k], dtype=float)
+        if a.size and not np.isfinite(a).all():
+            raise MtError(f"'{where}' is damaged: {k} holds a value that is not finite (NaN or infinity)")
+    if not isinstance(ranks, int):
+        return
+    for k in ("peer", "peer2", "root"):
+        a = np.asarray(ev[k], dtype=np.int64)
+        bad = (a < -2) | (a >= ranks)
+        if not bad.any():
+            continue
+        i = int(np.argmax(bad))
+        f, line = _line_of(files or [], skip, int(ev["rank"][i]), int(ev["seq"][i]))
+        at = f"'{f}':{line}" if f is not None else f"'{where}'"
+        raise MtError(f"{at}: {k} {int(a[i])} is not a rank of the trace (allowed: 0..{ranks - 1} for its {ranks} "
+                      "ranks, -1 none, -2 MPI_PROC_NULL)")
+
+
+def _line_of(files: list[Path], skip: int, rank: int, seq: int) -> tuple[Path | None, int]:
+    """The file and line number (1-based) of the event (rank, seq): for an error message only."""
+    import csv
+
+    for f in files:
+        with open(f, newline="", encoding="utf-8", errors="replace") as fh:
+            for _ in range(skip):
+                fh.readline()
+            rd = csv.reader(fh)
+            head = next(rd, [])
+            try:
+                ri, si = head.index("rank"), head.index("seq")
+            except ValueError:
+                continue
+            for row in rd:
+                if len(row) > max(ri, si) and row[ri].strip() == str(rank) and row[si].strip() == str(seq):
+                    return f, skip + rd.line_num
+    return None, 0
+
+
 def _partial_sync(p: Path) -> str | None:
-    first = p.read_text().split("\n", 1)[0]
+    first = p.read_text(errors="replace").split("\n", 1)[0]
     return first.split(" sync ", 1)[1].split(" ", 1)[0].rstrip(",") if " sync " in first else None
 
 
@@ -165,8 +292,9 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
 def _not_recorded(d: Path, meta: dict) -> dict | None:
     """What the tracer saw and did not record (DIR/not_recorded.json): per MPI call, why and how
     many calls over all ranks; None for traces without it (partial traces, older tracers)."""
-    p = d / (meta.get("not_recorded") or {}).get("file", "not_recorded.json")
-    if not p.is_file():
+    p = d / file_name((meta.get("not_recorded") or {}).get("file", "not_recorded.json"), d / "trace.json",
+                      "not_recorded")
+    if not _present(p, d):
         return None
     from mpitempo.io.safeload import load_json
 
@@ -174,5 +302,13 @@ def _not_recorded(d: Path, meta: dict) -> dict | None:
     calls = nr.get("calls") if isinstance(nr, dict) else None
     if not isinstance(calls, dict):
         raise MtError(f"'{p}' is not a not-recorded list (expected an object with 'calls')")
+    for k, v in calls.items():
+        t = v.get("total") if isinstance(v, dict) else None
+        if not isinstance(v, dict) or isinstance(t, bool) or not isinstance(t, (int, type(None))) or (t or 0) < 0 \
+                or not isinstance(v.get("why"), (str, type(None))):
+            from mpitempo.present.safe_text import safe
+
+            raise MtError(f"'{p}' is damaged: the entry of '{safe(k)}' is not an object with 'why' (a string) and "
+                          "'total' (an integer >= 0)")
     return {"file": str(p), "calls": {k: {"why": v.get("why"), "total": v.get("total")} for k, v in calls.items()},
             "total": sum(int(v.get("total") or 0) for v in calls.values())}

@@ -32,8 +32,13 @@ MAX_SITES_BYTES = 64 << 20
 
 def _elf_type(path: str) -> int | None:
     """e_type of an ELF file (2 fixed-address executable, 3 PIE executable or shared object)."""
-    try:
-        with open(path, "rb") as f:
+    import stat
+
+    try:   # the path comes from a trace directory: a FIFO there must not block, a device is not read
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             head = f.read(18)
     except OSError:
         return None
@@ -45,12 +50,13 @@ def _elf_type(path: str) -> int | None:
 def read_sites(d: Path) -> dict[tuple[int, int], dict] | None:
     """{(rank, address): row} of DIR/sites.tsv, None when the trace has none (older tracers,
     partial traces)."""
+    from mpitempo.analysis.trace import _present
+    from mpitempo.io.safeload import read_bytes
+
     p = Path(d) / SITES_FILE
-    if not p.is_file():
+    if not _present(p, Path(d)):   # a link or a FIFO in its place is refused
         return None
-    if p.stat().st_size > MAX_SITES_BYTES:
-        raise MtError(f"'{p}' is larger than {MAX_SITES_BYTES >> 20} MB: not a call-site table of a trace")
-    lines = p.read_text(errors="replace").splitlines()
+    lines = read_bytes(p, MAX_SITES_BYTES).decode(errors="replace").splitlines()
     if not lines or lines[0].split("\t") != HEADER:
         raise MtError(f"'{p}' is not a call-site table of an mpitempo trace (expected the header "
                       f"{' '.join(HEADER)})")

@@ -39,17 +39,23 @@ def sim_record(meta: dict) -> dict | None:
     return record(meta)
 
 
-def analyse_run(d: Path, skip: int = 0) -> dict:
-    run = load_run(Path(d))
+def analyse_run(d: Path, skip: int = 0, root: Path | None = None) -> dict:
+    """One run directory (its files checked by io.tree.load_run; root: the directory the user named)."""
+    from mpitempo.errors import MtError
+
+    run = load_run(Path(d), root)
     m = run["meta"]
     t = m["tree"]
     parent, hosts = list(t["parent"]), list(t["host"])
+    ncalls = int(np.unique(run["events"]["call"]).size)
+    if skip >= ncalls:
+        raise MtError(f"invalid --skip {skip}: must be smaller than the {ncalls} recorded calls of run '{d}'")
     ev = matrices(run, skip)
     n = len(parent)
     ct = st.call_times(ev)
     res = {"dir": str(d), "config": m.get("config"), "run_index": m.get("run_index"), "spec": t["spec"],
            "mpi": bool(t.get("mpi_allreduce")), "parent": parent, "hosts": hosts, "nprocs": n,
-           "workload": m["workload"], "overhead": m.get("overhead", {}),
+           "workload": m["workload"], "overhead": m.get("overhead") or {},
            "oversubscribed": bool(m.get("oversubscribed")), "calls": int(ct.size), "simulated": sim_record(m),
            "call_median_s": float(np.median(ct)) if ct.size else None,
            "call_mean_s": float(np.mean(ct)) if ct.size else None,

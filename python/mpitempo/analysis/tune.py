@@ -53,8 +53,14 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
 
     filt = Filter()
     # oversubscribed process counts are tuned for function only: cmd_tune marks every such row
-    cmp = compare(data, by="config", alternative="two-sided", base=DEFAULT, filt=filt, alpha=alpha,
-                  allow_oversubscribed=True)
+    configs = {str(c) for (c,) in data.con.execute("SELECT DISTINCT CAST(config AS VARCHAR) FROM runs").fetchall()}
+    # every algorithm failed in every mpirun: nothing to compare with (compare() refuses one level); the
+    # default is kept and the failures are the notes
+    cmp_rows, cmp_notes = [], []
+    if configs - {DEFAULT}:
+        cmp = compare(data, by="config", alternative="two-sided", base=DEFAULT, filt=filt, alpha=alpha,
+                      allow_oversubscribed=True)
+        cmp_rows, cmp_notes = cmp.rows, cmp.notes
     arr = sample_arrays(data, filt)
     samples: dict[tuple, list[float]] = {}
     for cfg, op, msize, nprocs, med in zip(arr["config"], arr["op"], arr["msize"], arr["nprocs"], arr["med"]):
@@ -62,7 +68,7 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
             samples.setdefault((str(cfg), str(op), int(msize), int(nprocs)), []).append(float(med))
 
     groups: dict[tuple, list[dict]] = {}
-    for r in cmp.rows:
+    for r in cmp_rows:
         op, alg = _split(r["b"])
         if op != r["op"]:
             continue
@@ -130,7 +136,7 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
         rows.append(row)
     # the comparison's own notes, without those that the design of a tune campaign makes expected (an
     # algorithm's configuration measures its op only) or that the per-size Holm adjustment answers
-    notes = [n for n in dict.fromkeys(cmp.notes) if not n.startswith("only in ") and "--holm" not in n]
+    notes = [n for n in dict.fromkeys(cmp_notes) if not n.startswith("only in ") and "--holm" not in n]
     if deterministic:
         notes.append("SIMULATED platform: every mpirun of a configuration gives the same times (no dispersion), "
                      f"so an algorithm is chosen when it is faster than the default by more than {min_gain_pct:g}% "

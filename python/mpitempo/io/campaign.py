@@ -41,7 +41,8 @@ def _int_check(lo: int, hi: int = 2**31 - 1):
             except ValueError:
                 raise MtError(f"invalid {key} '{v}': expected an integer >= {lo}") from None
         if not lo <= v <= hi:
-            raise MtError(f"invalid {key} {v}: must be an integer >= {lo}" + (f" and <= {hi}" if hi < 2**31 - 1 else ""))
+            raise MtError(f"invalid {key} {v}: must be an integer >= {lo}"
+                          + (f" and <= {hi}" if hi < 2**31 - 1 or v > hi else ""))
         return v
     return check
 
@@ -92,7 +93,8 @@ def _opt_str(value, key: str, where: str = "") -> str | None:
 
 
 _NONEMPTY = {"mpicc": "the path or name of an MPI compiler wrapper",
-             "launcher": "'mpiexec', 'srun' or a command template with {cmd}"}
+             "launcher": "'mpiexec', 'srun' or a command template with {cmd}",
+             "governor": "the name of a cpufreq governor, e.g. 'performance'"}
 
 
 def _short(v) -> str:
@@ -239,8 +241,10 @@ def _toml_value(v) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
-def load_toml(path: str | Path) -> dict:
+def load_toml(path: str | Path, kind: str | None = None) -> dict:
+    """A campaign file as a dict, every key known and of its TOML type (io.toml_schema)."""
     from mpitempo.io.safeload import load_toml_text
+    from mpitempo.io.toml_schema import check_campaign
 
     p = Path(path)
     if not str(path).strip():
@@ -249,11 +253,13 @@ def load_toml(path: str | Path) -> dict:
         raise MtError(f"campaign file '{path}' not found")
     text = load_toml_text(p, what=f"campaign file '{path}'")
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"campaign file '{path}' is not valid TOML: {e}") from None
     except RecursionError:
         raise MtError(f"campaign file '{path}' is not valid TOML: nested too deeply") from None
+    check_campaign(doc, f"campaign file '{path}'", kind)
+    return doc
 
 
 def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: str | None = None) -> Campaign:
@@ -282,6 +288,8 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
     params = {}
     for key in pnames:
         if key in overrides:   # a flag: errors name the flag the user typed
+            if raw.get(key) is not None:   # the file's value is overridden, but a bad one is still an error
+                k.normalise(key, raw[key])
             params[key] = k.normalise(key, overrides[key], label="--" + key.replace("_", "-"))
         else:
             v = raw.get(key, k.default(key))
@@ -298,6 +306,8 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                       "more mpiruns with --mpiruns)")
     order = _choice(*ORDERS)("order", d["order"])
     try:
+        if isinstance(d["timeout_s"], bool):   # float(True) would be a timeout of 1 s
+            raise TypeError
         timeout = float(d["timeout_s"])
     except (TypeError, ValueError):
         raise MtError(f"invalid timeout_s '{d['timeout_s']}': expected seconds > 0") from None
@@ -384,6 +394,16 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                                   platform_ppn=ppn_of(c.get("platform_ppn", d["platform_ppn"]), where),
                                   platform_oversubscribe=bool(c.get("platform_oversubscribe",
                                                                     d["platform_oversubscribe"]))))
+    if not any(c.platform for c in configs):   # simulation-only settings of a campaign that simulates nothing
+        from mpitempo.options import check_platform_flags
+
+        check_platform_flags(None, platform_ppn=overrides.get("platform_ppn"),
+                             platform_oversubscribe=overrides.get("platform_oversubscribe") or None)
+        for key in ("platform_ppn", "platform_oversubscribe"):
+            tables = [raw] + [c for c in (configs_raw or []) if isinstance(c, dict)]
+            if any(t.get(key) not in (None, False) for t in tables):
+                raise MtError(f"{key} needs platform = \"FILE.xml\" (a simulated platform), which no configuration "
+                              "of the campaign has: remove it or add the platform")
     seen = set()
     for c in configs:
         if not _NAME.match(c.name):
@@ -394,4 +414,4 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
 
     return Campaign(name=name, kind=kind_name, np=nps, mpiruns=_int_check(1, 100000)("mpiruns", d["mpiruns"]),
                     seed=seed, order=order, timeout_s=timeout, configs=configs, params=params,
-                    governor=None if d["governor"] is None else str(d["governor"]))
+                    governor=_opt_str(d["governor"], "governor"))

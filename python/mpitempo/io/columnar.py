@@ -36,6 +36,7 @@ from mpitempo.io import safefs
 from mpitempo.io.integrity import digest
 
 COLUMNAR_VERSION = 1
+MAX_RUNTIME_S = 1e9   # as analysis.store.MAX_RUNTIME_S: a runtime above it is damage
 _UNWRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
@@ -184,7 +185,12 @@ def stage_copy(con, run_dir: Path, csv_name: str, select_sql: str, root=None) ->
                 FROM read_parquet('{q}') GROUP BY ALL ORDER BY op, msize, nprocs""").fetchall()
             checks = con.execute(f"""SELECT count(*), min(nprocs), max(nprocs),
                 count(*) FILTER (WHERE runtime_s IS NULL OR isnan(runtime_s) OR isinf(runtime_s)),
-                count(*) FILTER (WHERE runtime_s < 0) FROM read_parquet('{q}')""").fetchone()
+                count(*) FILTER (WHERE runtime_s < 0), count(*) FILTER (WHERE msize < 0),
+                count(*) FILTER (WHERE runtime_s > {MAX_RUNTIME_S:g} OR local_max_s > {MAX_RUNTIME_S:g}),
+                count(*) FILTER (WHERE valid IS NULL OR valid NOT IN (0, 1)),
+                count(*) FILTER (WHERE local_max_s IS NULL OR isnan(local_max_s) OR isinf(local_max_s)
+                                 OR local_max_s < 0)
+                FROM read_parquet('{q}')""").fetchone()
         except duckdb.IOException as e:
             if any(w in str(e) for w in ("Permission denied", "Read-only file system", "No space left")):
                 return None
@@ -194,11 +200,13 @@ def stage_copy(con, run_dir: Path, csv_name: str, select_sql: str, root=None) ->
         if not stat.S_ISREG(os.lstat(tmp).st_mode):
             raise MtError(f"the columnar copy written to '{tmp}' is not a regular file")
         copy_rec, _, _ = _file_record(tmp)
-        rows, np_min, np_max, nonfinite, negative = checks
+        rows, np_min, np_max, nonfinite, negative, negative_msize, too_long, bad_valid, bad_local = checks
         rec = {"columnar_version": COLUMNAR_VERSION, "source": csv_name, "csv": csv_rec,
                "csv_stat": csv_stat, "csv_read_at_ns": csv_t0, "copy": copy_rec,
                "checks": {"rows": int(rows), "nprocs_min": np_min, "nprocs_max": np_max,
-                          "nonfinite": int(nonfinite), "negative": int(negative)},
+                          "nonfinite": int(nonfinite), "negative": int(negative),
+                          "negative_msize": int(negative_msize), "too_long": int(too_long),
+                          "bad_valid": int(bad_valid), "bad_local_max": int(bad_local)},
                "groups": [[g[0], g[1], g[2], int(g[3]), int(g[4])] for g in groups]}
         ok = True
         return Staged(run_dir, csv_name, tmpdir, tmp, rec)
@@ -238,13 +246,16 @@ def groups(copy: Path) -> list | None:
 
 def clean(run_dir: Path, csv_name: str, nprocs: int, root=None) -> bool:
     """The checks recorded when the copy was written say its rows are all usable measurements of a run
-    of nprocs ranks (rows > 0, no missing/NaN/infinite or negative runtime, every row of nprocs ranks):
-    the reader need not scan it for them again."""
+    of nprocs ranks (rows > 0, no missing/NaN/infinite, negative or too long runtime or local_max_s, no negative
+    msize, valid 0 or 1, every row of nprocs ranks): the reader need not scan it for them again. A record
+    without one of these counts (written by an older mpitempo) is not clean: its rows are checked again."""
     rec = _read_record(paths(Path(run_dir), csv_name)[1], root) or {}
     c = rec.get("checks")
     if not isinstance(c, dict):
         return False
     return (isinstance(c.get("rows"), int) and c["rows"] > 0 and c.get("nonfinite") == 0 and c.get("negative") == 0
+            and c.get("negative_msize") == 0 and c.get("too_long") == 0 and c.get("bad_valid") == 0
+            and c.get("bad_local_max") == 0
             and (nprocs <= 0 or c.get("nprocs_min") == c.get("nprocs_max") == nprocs))
 
 

@@ -66,7 +66,7 @@ class Param:
                               + (" or auto" if self.type == "INT_AUTO" else "")) from None
             if not lo <= v <= hi:
                 raise MtError(f"invalid {key} {v}: must be an integer >= {lo}"
-                              + (f" and <= {hi}" if hi < 2**31 - 1 else ""))
+                              + (f" and <= {hi}" if hi < 2**31 - 1 or v > hi else ""))
             return v
         if self.type == "FLOAT":
             try:

@@ -2,6 +2,7 @@
 start, not a traceback after a long run."""
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -22,11 +23,21 @@ def _probe(d: Path, what: str, p: Path) -> None:
         raise MtError(f"cannot write {what} '{p}': {e.strerror} (in '{d}')") from None
 
 
-def check_output_file(path, what: str = "the output file") -> Path:
-    """PATH can be written as a file: its directory exists and takes files, it is not a directory."""
+# what --plot writes: matplotlib's savefig by the name's suffix (clocks, trace); PNG bytes (drift, pingpong)
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def check_output_file(path, what: str = "the output file", formats: tuple[str, ...] = ()) -> Path:
+    """PATH can be written as a file: its directory exists and takes files, it is not a directory;
+    with formats (e.g. ("png", "pdf", "svg")) its name ends in one of them. A plot's name needs its
+    suffix: matplotlib fails on an unknown one after the run, and appends .png to a name without one
+    (--plot /dev/null would write /dev/null.png)."""
     p = Path(path)
     if p.is_dir():
         raise MtError(f"cannot write {what} '{p}': it is a directory")
+    if formats and p.suffix[1:].lower() not in formats:
+        allowed = ", ".join(f".{f}" for f in formats[:-1]) + (" or " if len(formats) > 1 else "") + f".{formats[-1]}"
+        raise MtError(f"cannot write {what} '{p}': give a file name ending in {allowed}")
     _probe(p.parent if str(p.parent) else Path("."), what, p)
     return p
 
@@ -42,6 +53,44 @@ def check_output_dir(path, what: str = "the output directory") -> Path:
             break
         q = q.parent
     _probe(q, what, p)
+    return p
+
+
+def write_output(path, data, what: str = "the output file") -> Path:
+    """Write an output file whole: a new temporary file in its directory (created exclusively, so
+    never a planted link), renamed over PATH. A link at PATH is replaced, never written through; a
+    failure (disk full) leaves PATH as it was and no temporary file. A device or FIFO that PATH
+    names (/dev/null, /dev/stdout) is written to, never replaced."""
+    import stat
+
+    p = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        st = os.stat(p)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        try:
+            with open(p, "wb") as f:
+                f.write(raw)
+        except OSError as e:
+            raise MtError(f"cannot write {what} '{p}': {e.strerror}") from None
+        return p
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    except OSError as e:
+        raise MtError(f"cannot write {what} '{p}': {e.strerror}") from None
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.replace(tmp, p)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise MtError(f"cannot write {what} '{p}': {e.strerror}") from None
     return p
 
 

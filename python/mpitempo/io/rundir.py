@@ -78,6 +78,9 @@ def check_meta_shape(meta: dict, path) -> dict:
         v = meta[key]
         if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
             raise MtError(f"'{path}': key '{key}' is {type(v).__name__} {repr(v)[:40]}, expected {_JSON_TYPE[typ]}")
+    n = meta.get("nprocs")
+    if n is not None and n < 1:   # the check of every row's nprocs against it would be skipped
+        raise MtError(f"'{path}': key 'nprocs' is {n}, expected an integer >= 1 (the run's number of ranks)")
     for key in _META_OBJ_LISTS:
         for i, x in enumerate(meta.get(key) or []):
             if not isinstance(x, dict):
@@ -117,9 +120,17 @@ def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], l
         from mpitempo import kinds
 
         kind = kinds.of_campaign(root)
+    from mpitempo.io.safefs import check_not_link
+
     runs_dir = Path(root) / "runs"
+    if Path(root).is_dir():   # (a store is a file: it has no runs/)
+        check_not_link(runs_dir, root, want="dir", verb="read")
     complete, failed, incomplete = [], [], []
     for d in sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.is_dir() else []:
+        # a campaign may come from someone else: never read through a link, nor open a FIFO or device
+        # (it would block) in place of a run's files
+        for f in (d, d / "meta.json", d / "failed.json", *(d / n for n in kind.data_files)):
+            check_not_link(f, root, want="dir" if f == d else "any", verb="read")
         if kind.complete(d):
             complete.append(d)
         elif (d / "failed.json").exists():

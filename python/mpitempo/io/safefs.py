@@ -39,9 +39,9 @@ def _what(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def _refuse(path, what: str) -> UnsafePath:
-    return UnsafePath(f"refusing to write '{path}': it is {what}; a campaign directory holds only regular "
-                      "files and directories (check where this directory came from)")
+def _refuse(path, what: str, verb: str = "write") -> UnsafePath:
+    return UnsafePath(f"refusing to {verb} '{path}': it is {what}; a campaign or trace directory holds only "
+                      "regular files and directories (check where this directory came from)")
 
 
 def _components(path: Path, root: Path | None) -> list[Path]:
@@ -61,10 +61,11 @@ def _components(path: Path, root: Path | None) -> list[Path]:
     return out
 
 
-def check_not_link(path, root=None, want: str = "any") -> os.stat_result | None:
+def check_not_link(path, root=None, want: str = "any", verb: str = "write") -> os.stat_result | None:
     """Refuse when path, or a directory between root and path, is a symbolic link; when it exists
     it must be a directory (want="dir"), a regular file with one link (want="file"), or either.
-    Returns path's lstat (None when it does not exist)."""
+    Returns path's lstat (None when it does not exist). ``verb`` ("read" for the readers of a
+    campaign) is what the refusal says mpitempo was about to do."""
     comps = _components(Path(path), None if root is None else Path(root))
     if not comps:   # path is root: what the user named
         return None
@@ -75,18 +76,18 @@ def check_not_link(path, root=None, want: str = "any") -> os.stat_result | None:
         except FileNotFoundError:
             return None
         except NotADirectoryError:
-            raise _refuse(p, "below a file, not a directory") from None
+            raise _refuse(p, "below a file, not a directory", verb) from None
         last = i == len(comps) - 1
         if stat.S_ISLNK(st.st_mode):
-            raise _refuse(p, "a symbolic link")
+            raise _refuse(p, "a symbolic link", verb)
         if not last and not stat.S_ISDIR(st.st_mode):
-            raise _refuse(p, _what(st.st_mode) + ", where a directory is expected")
+            raise _refuse(p, _what(st.st_mode) + ", where a directory is expected", verb)
     if want == "dir" and not stat.S_ISDIR(st.st_mode):
-        raise _refuse(path, _what(st.st_mode) + ", where a directory is expected")
+        raise _refuse(path, _what(st.st_mode) + ", where a directory is expected", verb)
     if want == "file":
         _check_file(path, st)
     elif want == "any" and not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-        raise _refuse(path, _what(st.st_mode))
+        raise _refuse(path, _what(st.st_mode), verb)
     return st
 
 

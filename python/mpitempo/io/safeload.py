@@ -29,9 +29,20 @@ MAX_DEPTH = 64
 
 def read_bytes(path, limit: int, what: str = "") -> bytes:
     """The bytes of ``path``, refused above ``limit`` bytes (read no further than that)."""
+    import os
+    import stat
+
     label = what or f"'{path}'"
-    try:
-        with open(path, "rb") as f:
+    try:   # O_NONBLOCK: opening a FIFO without a writer must not wait for one
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(mode):
+                kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+                raise MtError(f"{label} is {kind}, not a regular file")
             data = f.read(limit + 1)
     except IsADirectoryError:
         raise MtError(f"{label} is a directory, not a file") from None

@@ -25,21 +25,22 @@ def parse_size(text: str | int) -> int:
     return v
 
 
-def refuse_duplicates(sizes: list[int], spec, label: str = "msizes") -> list[int]:
+def refuse_duplicates(sizes: list[int], spec, label: str = "msizes", nrep: str = "--nrep") -> list[int]:
     """A size given twice (8,8 or 8,8B or 8-16,16) would be measured twice and pooled: refused."""
     seen = set()
     for x in sizes:
         if x in seen:
             shown = ",".join(str(v) for v in spec) if isinstance(spec, (list, tuple)) else str(spec)
             raise MtError(f"invalid {label} '{shown}': {x} B is listed twice (each size once; more measurements "
-                          "with --nrep)")
+                          f"with {nrep})")
         seen.add(x)
     return sizes
 
 
-def parse_sizes(spec, label: str | None = "msizes") -> list[int]:
+def parse_sizes(spec, label: str | None = "msizes", nrep: str = "--nrep") -> list[int]:
     """A list of sizes from a string "8,1K,4-64" or a list of ints/strings; a size listed twice is an
-    error naming ``label`` (None: duplicates are the caller's to check)."""
+    error naming ``label`` (None: duplicates are the caller's to check) and ``nrep``, the option that
+    gives more measurements instead."""
     items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
     if not items or (not isinstance(spec, (list, tuple)) and not str(spec).strip()):
         raise MtError(f"invalid size list {spec!r}: give at least one size in bytes, e.g. 8,1K,4-64")
@@ -58,7 +59,7 @@ def parse_sizes(spec, label: str | None = "msizes") -> list[int]:
             if isinstance(item, str) and not item.strip():
                 raise MtError(f"invalid size list '{spec}': an empty item; give sizes in bytes such as 8,1K,4-64")
             out.append(parse_size(item))
-    return out if label is None else refuse_duplicates(out, spec, label)
+    return out if label is None else refuse_duplicates(out, spec, label, nrep)
 
 
 def format_size(n: int) -> str:

@@ -30,10 +30,14 @@ def of_campaign(root) -> Kind:
     """The kind of a campaign directory, from its campaign.toml (bench when absent)."""
     from pathlib import Path
 
+    from mpitempo.io.safefs import check_not_link
+    from mpitempo.io.safeload import MAX_TOML_BYTES, read_bytes
+
     spec = Path(root) / "campaign.toml"
     name = "bench"
-    if spec.exists():
-        for line in spec.read_text(errors="replace").splitlines():
+    # from someone else: not through a link, not a FIFO (blocks) or a device (/dev/zero), at most 1 MiB
+    if Path(root).is_dir() and check_not_link(spec, root, want="any", verb="read") is not None:
+        for line in read_bytes(spec, MAX_TOML_BYTES).decode(errors="replace").splitlines():
             k, _, v = line.partition("=")
             if k.strip() == "kind":
                 name = v.strip().strip('"')

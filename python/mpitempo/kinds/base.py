@@ -87,6 +87,11 @@ class Kind:
         return ((rundir / "meta.json").exists() and all((rundir / f).exists() for f in self.data_files)
                 and not (rundir / "failed.json").exists())
 
+    def check_run_files(self, rundir: Path, root: Path) -> None:
+        """Refuse (MtError, naming file and line) a complete run whose data files the measurement
+        query would misread; the query itself checks the kinds that have csv_columns."""
+        return None
+
     def status(self, returncode: int | None, complete: bool) -> str | None:
         """A kind-specific status for a finished mpirun (None: the runner's own)."""
         return None

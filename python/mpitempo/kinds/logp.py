@@ -16,9 +16,24 @@ from mpitempo.kinds.clocks import check_args
 
 
 class LogpKind(Kind):
+    def normalise(self, key, value, where="", label=None):
+        if key == "msizes" and not (isinstance(value, str) and not value.strip()):   # "": no G (the default)
+            from mpitempo.io.sizes import parse_sizes
+
+            # a size twice (1K,1K or 1K,1024) was measured twice and weighed twice in the fit of G
+            parse_sizes(value, (label or key) + where)
+        return super().normalise(key, value, where, label)
+
     def check(self, campaign, build, configs=None) -> None:
         for cfg in configs if configs is not None else campaign.configs:
             check_args(build.binary(self.executable), campaign.core_args(cfg), build)
+
+    def check_run_files(self, rundir, root) -> None:
+        """logp.csv and meta.json through the strict reader (io/kindcsv.py): the measurement query
+        reads logp.csv by column position."""
+        from mpitempo.io.kindcsv import load_logp
+
+        load_logp(rundir, root)
 
     def meas_sql(self, files):
         """Every timing as a row of the common measurement table, so that summary, compare and

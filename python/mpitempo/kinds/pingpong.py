@@ -77,6 +77,13 @@ class PingpongKind(Kind):
                 if src == dst:
                     raise MtError(f"--source and --dest are both rank {src}: they must differ")
 
+    def check_run_files(self, rundir, root) -> None:
+        """timings.csv and meta.json through the strict reader (io/kindcsv.py): the measurement query
+        reads timings.csv by column position and takes s_per_tick from meta.json."""
+        from mpitempo.io.kindcsv import load_timings
+
+        load_timings(rundir, root)
+
     def meas_sql(self, files):
         consts = ", ".join(f"({sql_str(f)}, {float(m['timer']['s_per_tick'])!r}, {int(m.get('nprocs', 2))})"
                            for f, m in files)

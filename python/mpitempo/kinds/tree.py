@@ -33,6 +33,13 @@ class TreeKind(Kind):
                     msg = msg.split(": error: ", 1)[-1]
                     raise MtError(f"configuration '{cfg.name}': {msg}")
 
+    def check_run_files(self, rundir, root) -> None:
+        """events.csv and links.csv through the strict reader of `tree --from` (io/tree.py): the
+        measurement query reads events.csv by column position and trusts its values."""
+        from mpitempo.io.tree import load_run
+
+        load_run(rundir, root)
+
     def meas_sql(self, files):
         consts = ", ".join(f"({sql_str(f)}, {int(m.get('nprocs', 2))}, {int(m['workload']['msize'])}, "
                            f"{sql_str('allreduce' if m['tree'].get('mpi_allreduce') else 'allreduce-tree')})"

@@ -131,6 +131,9 @@ def plot_runtime(doc: dict, path: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
     ax.set_title("measured (Round-Time, median over mpiruns, 95% CI) and LogP-predicted runtime")
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)   # algorithm names from the campaign: text, never mathtext
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -176,6 +179,9 @@ def plot_arity(doc: dict, path: str) -> None:
     bx.set_title("combining tree by arity (Hoefler et al. 2005, Fig. 8)")
     bx.grid(True, alpha=0.3)
     bx.legend(fontsize=7)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)   # algorithm names from the campaign: text, never mathtext
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

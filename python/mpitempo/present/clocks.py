@@ -18,20 +18,21 @@ def clocks_table(summary: list[dict], title: str) -> None:
 
 def clocks_html(summary: list[dict], plot_png: bytes | None, title: str) -> str:
     import base64
-    import html
+
+    from mpitempo.present.report import esc   # control characters escaped too (HTML does not allow them)
 
     rows = "".join(
-        f"<tr><td>{html.escape(s['algorithm'])}</td><td class=n>{s['wait_s']:g}</td><td class=n>{s['mpiruns']}</td>"
+        f"<tr><td>{esc(s['algorithm'])}</td><td class=n>{s['wait_s']:g}</td><td class=n>{s['mpiruns']}</td>"
         f"<td class=n>{s['sync_duration_s'] * 1e3:.1f}</td><td class=n>{us(s['max_abs_offset_s'])}</td>"
         f"<td class=n>{us(s['worst_max_abs_offset_s'])}</td><td class=n>{us(s['median_abs_offset_s'])}</td>"
         f"<td class=n>{s['max_abs_drift_ppm']:.3f}</td></tr>" for s in summary)
     img = (f'<img alt="sync duration vs max offset" src="data:image/png;base64,{base64.b64encode(plot_png).decode()}">'
            if plot_png else "")
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(title)}</title>"
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>{esc(title)}</title>"
             "<style>body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1150px;padding:0 1em}"
             "table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #ddd;padding:3px 8px}"
             "td.n{text-align:right}img{max-width:100%}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><table><tr><th>algorithm</th><th>wait [s]</th><th>runs</th>"
+            f"<h1>{esc(title)}</h1><table><tr><th>algorithm</th><th>wait [s]</th><th>runs</th>"
             "<th>sync [ms]</th><th>max |offset| [µs]</th><th>worst [µs]</th><th>median |offset| [µs]</th>"
             f"<th>max |drift| [ppm]</th></tr>{rows}</table><p>Medians over mpiruns (Hunold and Carpen-Amarie 2018, "
             f"Algorithm 6).</p>{img}</body></html>")

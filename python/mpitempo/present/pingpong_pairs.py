@@ -18,8 +18,10 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
     from mpitempo.runner.execute import check_campaign, run_campaign
 
     chosen = parse_pairs(pairs, np)
-    if plot_path and not Path(plot_path).resolve().parent.is_dir():
-        raise MtError(f"cannot write the plot '{plot_path}': its directory does not exist")
+    if plot_path:
+        from mpitempo.io.paths import check_output_file
+
+        check_output_file(plot_path, "the plot", ("png",))
     spec = {"config": [{"name": config_name(a, b), "source": a, "dest": b} for a, b in chosen]}
     c = build_campaign(spec, dict(params, np=np, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc,
                                   timeout_s=timeout_s, name="pingpong-pairs", **(platform_args or {})),

@@ -128,6 +128,9 @@ def figure(rows: list[dict]):
         ax.legend(fontsize=7)
     fig.suptitle("the same raw data, processed as each benchmark does (median over mpiruns; band: range over "
                  "mpiruns)", fontsize=9)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)
     fig.tight_layout()
     return fig
 
@@ -137,12 +140,10 @@ def write_plot(rows: list[dict], out: str) -> None:
 
     if not rows:
         raise MtError("nothing to plot: no rows")
+    from mpitempo.io.paths import write_output
     from mpitempo.present.plots import png
 
-    try:
-        Path(out).write_bytes(png(figure(rows)))
-    except OSError as e:
-        raise MtError(f"cannot write '{out}': {e.strerror}") from None
+    write_output(out, png(figure(rows)), "--plot")
 
 
 def report_section(roots, filt) -> str:

@@ -313,9 +313,6 @@ def write_report(data, out: str | Path, filt: Filter | None = None, title: str |
     if out.exists() and out.is_dir():
         out = out / "report.html"
     doc = build_report(data, filt, title)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(doc, encoding="utf-8")
-    except OSError as e:
-        raise MtError(f"cannot write '{out}': {e.strerror}") from None
-    return out
+    from mpitempo.io.paths import write_output
+
+    return write_output(out, doc, "the report")

@@ -27,6 +27,9 @@ def timebins_figure(series: dict[str, dict], title: str):
     ax.set_title(title, fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)
     fig.tight_layout()
     return fig
 

@@ -1,6 +1,7 @@
 """The terminal summary of `mpitempo trace DIR`."""
 from __future__ import annotations
 
+from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import console
 
 
@@ -11,19 +12,19 @@ def _us(v) -> str:
 def print_summary(r: dict) -> None:
     c = console()
     s = r["sync"]
-    head = f"trace {r['dir']}: {r['ranks']} ranks, {r['events']} events, timer {r['timer']}"
+    head = f"trace {safe(r['dir'])}: {r['ranks']} ranks, {r['events']} events, timer {safe(r['timer'])}"
     if not r["complete"]:
         head += " (INCOMPLETE)"
     c.print(head)
     if r.get("note"):
-        c.print(f"  note: {r['note']}")
+        c.print(f"  note: {safe(r['note'])}")
     if r["oversubscribed"]:
         c.print("  OVERSUBSCRIBED: more ranks than cores; timings and skews are not meaningful")
     dur = "-" if s.get("duration_s") is None else f"{s['duration_s'] * 1e3:.2f} ms"
-    c.print(f"  clock sync: {s['algorithm']} ({dur}), max |offset| after sync "
+    c.print(f"  clock sync: {safe(s['algorithm'])} ({dur}), max |offset| after sync "
             f"{_us(s.get('max_abs_offset_after_sync_s'))}, drift at end {_us(s.get('drift_at_end_s'))}")
     if s.get("note"):
-        c.print(f"  sync note: {s['note']}")
+        c.print(f"  sync note: {safe(s['note'])}")
     b = r.get("buffer") or {}
     if b.get("events_dropped") or b.get("events_overwritten"):
         c.print(f"  buffer full on {b.get('ranks_full')} rank(s) ({b.get('on_full')}): "
@@ -50,12 +51,12 @@ def print_summary(r: dict) -> None:
                               for k, v in top[:8])
             more = f", ... ({len(top) - 8} more)" if len(top) > 8 else ""
             c.print(f"  not recorded (counted): {nr['total']} MPI calls of {len(top)} functions: {shown}{more} "
-                    f"(all: {nr['file']})")
+                    f"(all: {safe(nr['file'])})")
         else:
             c.print("  not recorded: none of the calls the tracer sees")
     for k in ("otf2", "perfetto", "plot"):
         if r.get(k):
-            c.print(f"  {k}: {r[k]}")
+            c.print(f"  {k}: {safe(r[k])}")
     ws = r.get("wait_states")
     if ws:
         from mpitempo.present.tables import print_fitted

@@ -20,9 +20,13 @@ def _path_table(paths: list[dict]) -> list[str]:
 
 
 def text(runs: list[dict], res: dict) -> str:
+    """The text output; the strings a run directory stores (configuration names, tree specs, host
+    names, the workload) are shown escaped (present.safe_text): a run may come from someone else."""
+    from mpitempo.present.safe_text import safe as s
+
     a = next((r for r in runs if not r["mpi"]), runs[0])
-    lines = [f"allreduce tree '{res['config']}' ({res['tree']}), {res['nprocs']} ranks, {res['mpiruns']} mpirun(s), "
-             f"{a['calls']} calls per run, workload {a['workload']['name']}"]
+    lines = [f"allreduce tree '{s(res['config'])}' ({s(res['tree'])}), {res['nprocs']} ranks, {res['mpiruns']} "
+             f"mpirun(s), {a['calls']} calls per run, workload {s(a['workload']['name'])}"]
     if res["oversubscribed"]:
         lines.append("WARNING: oversubscribed (more ranks than CPUs): times are for correctness only")
     if res.get("simulated"):
@@ -35,23 +39,23 @@ def text(runs: list[dict], res: dict) -> str:
     others = (res.get("configs") or [])[1:]
     lines.append("")
     if others:
-        lines.append(f"paths of '{res['config']}' ({res['tree']}), medians over its mpiruns:")
+        lines.append(f"paths of '{s(res['config'])}' ({s(res['tree'])}), medians over its mpiruns:")
     lines += _path_table(res["paths"])
     imb = res["imbalance"]
     if imb:
         verdict = ("load imbalance" if imb["imbalanced"] else
                    "no application imbalance (the latest branch does not work longer between calls: "
                    f"{_us(imb['excess_work_s'])} µs more than the others)")
-        lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {imb['culprit_host']} "
+        lines += ["", f"imbalance: {verdict}; culprit rank {imb['culprit_rank']} on host {s(imb['culprit_host'])} "
                       f"(last at the root in {100 * imb['share']:.0f}% of calls, root waited {_us(imb['evidence_s'])} "
                       f"µs on average for it; path of last arrivals {' > '.join(map(str, imb['path']))})"]
     for h in res.get("slow_hosts") or []:
-        lines.append(f"slow host: {h['host']} (ranks {','.join(map(str, h['ranks']))}) works {_us(h['work_s'])} µs "
+        lines.append(f"slow host: {s(h['host'])} (ranks {','.join(map(str, h['ranks']))}) works {_us(h['work_s'])} µs "
                      f"between calls, {h['ratio']:.1f}x the hosts' median {_us(h['hosts_median_s'])} µs")
     for ln in res.get("slow_links") or []:
-        where = (f"; the link of host {ln['suspect_host']} (every link of that host between hosts is slow)"
+        where = (f"; the link of host {s(ln['suspect_host'])} (every link of that host between hosts is slow)"
                  if ln.get("suspect_host") and ln["between_hosts"] else "")
-        lines.append(f"slow link: {ln['child']}>{ln['parent']} ({ln['child_host']} -> {ln['parent_host']}) two-way "
+        lines.append(f"slow link: {ln['child']}>{ln['parent']} ({s(ln['child_host'])} -> {s(ln['parent_host'])}) two-way "
                      f"{_us(ln['two_way_s'])} µs, {ln['ratio']:.1f}x the median of the links "
                      f"{'between hosts' if ln['between_hosts'] else 'within a host'} ({_us(ln['class_median_s'])} µs)"
                      + where)
@@ -71,16 +75,16 @@ def text(runs: list[dict], res: dict) -> str:
                          f"{_us(g['mean_no_wait_s'])} µs, representative {g['representative']}")
     if res.get("subtrees"):
         lines += ["", f"{'subtree':<10} {'ranks':>6} {'down [us]':>10} {'up [us]':>9} {'dep wait [us]':>13}  host"]
-        for s in res["subtrees"]:
-            lines.append(f"{s['root']:<10} {len(s['ranks']):>6} {_us(s['down_latency_s']):>10} {_us(s['up_latency_s']):>9} "
-                         f"{_us(s['departure_wait_s']):>13}  {s['host'] or '(several)'}")
+        for st in res["subtrees"]:
+            lines.append(f"{st['root']:<10} {len(st['ranks']):>6} {_us(st['down_latency_s']):>10} {_us(st['up_latency_s']):>9} "
+                         f"{_us(st['departure_wait_s']):>13}  {s(st['host']) if st['host'] else '(several)'}")
     for c in others:
-        lines += ["", f"paths of '{c['config']}' ({c['tree']}), {c['mpiruns']} mpirun(s), allreduce time per call "
+        lines += ["", f"paths of '{s(c['config'])}' ({s(c['tree'])}), {c['mpiruns']} mpirun(s), allreduce time per call "
                       f"{_us(c['call_median_s'])} µs, medians over its mpiruns:"]
         lines += _path_table(c["paths"])
     if res.get("comparison"):
         names = list(dict.fromkeys(r["config"] for r in runs if not r["mpi"]))
-        lines += ["", f"comparison per path (time without arrival waits): A = {names[0]}, B = {names[1]}",
+        lines += ["", f"comparison per path (time without arrival waits): A = {s(names[0])}, B = {s(names[1])}",
                   f"{'rank':<6} {'A [us]':>9} {'B [us]':>9} {'delta':>8} {'p':>7}"]
         for c in res["comparison"]:
             d = "-" if c["delta_pct"] is None else f"{c['delta_pct']:+.1f}%"
@@ -91,13 +95,13 @@ def text(runs: list[dict], res: dict) -> str:
         lines += ["", "tuning: allreduce time per call (median over mpiruns of run medians)",
                   f"{'config':<24} {'tree':<20} {'runs':>5} {'median [us]':>12} {'min [us]':>9} {'max [us]':>9}"]
         for row in t["ranking"]:
-            lines.append(f"{row['config']:<24} {row['tree']:<20} {row['runs']:>5} {_us(row['median_s']):>12} "
+            lines.append(f"{s(row['config']):<24} {s(row['tree']):<20} {row['runs']:>5} {_us(row['median_s']):>12} "
                          f"{_us(row['min_s']):>9} {_us(row['max_s']):>9}")
-        lines.append(f"fastest tree: {t['fastest']}")
+        lines.append(f"fastest tree: {s(t['fastest'])}")
         for v in t["vs_baselines"]:
             p = "-" if v["p_value"] is None else f"p={v['p_value']:.3g}{v['stars']}"
             note = "" if v["p_value"] is not None and v["min_p"] <= 0.05 else f" (need more mpiruns: min p {v['min_p']:.3g})"
-            lines.append(f"  vs {v['baseline']}: {_us(v['baseline_s'])} -> {_us(v['fastest_s'])} µs "
+            lines.append(f"  vs {s(v['baseline'])}: {_us(v['baseline_s'])} -> {_us(v['fastest_s'])} µs "
                          f"({v['delta_pct']:+.1f}%, {p}){note}")
     from mpitempo.present.tables import WIDTH, wrap_line
 
@@ -107,6 +111,11 @@ def text(runs: list[dict], res: dict) -> str:
 
 
 def _img(png: bytes, alt: str) -> str:
+    from html import escape
+
+    from mpitempo.present.safe_text import safe
+
+    alt = escape(safe(alt), quote=True)      # a configuration name may hold quotes and control characters
     return f"<img alt='{alt}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
 
 
@@ -127,7 +136,7 @@ def section(runs: list[dict], res: dict) -> str:
         r = next(x for x in trees if x["config"] == name)
         parts.append(_img(png(plots.timemap(r["timemaps"], r["groups"],
                                             f"timemap of '{r['config']}' ({r['spec']}), run {r['run_index']}: mean "
-                                            "time per stage without arrival waits")), f"timemap of {escape(name)}"))
+                                            "time per stage without arrival waits")), f"timemap of {name}"))
     if len(names) >= 2:
         from mpitempo.analysis.tree import most_changed_path
 
@@ -156,10 +165,14 @@ def section(runs: list[dict], res: dict) -> str:
     return "\n".join(parts)
 
 
+def html(runs: list[dict], res: dict) -> str:
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>mpitempo tree</title>"
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}pre{font-size:12px}</style></head><body>"
+            + section(runs, res) + "</body></html>\n")
+
+
 def write_html(runs: list[dict], res: dict, out: Path) -> Path:
-    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>mpitempo tree</title>"
-           "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}pre{font-size:12px}</style></head><body>"
-           + section(runs, res) + "</body></html>\n")
+    doc = html(runs, res)
     from mpitempo.io.safefs import safe_write_text
 
     safe_write_text(out, doc, out.parent)   # never through a link planted in the output directory
@@ -177,7 +190,8 @@ def report_section(root) -> str:
     from mpitempo.io.rundir import find_runs
 
     complete, _, _ = find_runs(root)
-    runs = analysis.in_config_order([analysis.analyse_run(d) for d in complete], analysis.campaign_order(root))
+    runs = analysis.in_config_order([analysis.analyse_run(d, 0, root) for d in complete],
+                                    analysis.campaign_order(root))
     if not runs:
         return ""
     names = [c for c in dict.fromkeys(r["config"] for r in runs) if not next(x for x in runs if x["config"] == c)["mpi"]]

@@ -159,11 +159,18 @@ def load(out: Path) -> Study:
 
 
 def _toml(out: Path, text: str, what: str) -> dict:
+    from mpitempo.io.toml_schema import check_campaign
+
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"cannot resume '{out}': the {what} campaign in its {STUDY_FILE} is not valid TOML: {e}") \
             from None
+    try:
+        check_campaign(doc, f"the {what} campaign in '{out / STUDY_FILE}'")
+    except MtError as e:
+        raise MtError(f"cannot resume '{out}': {e}") from None
+    return doc
 
 
 def run(study: Study, quiet: bool, keep: bool) -> tuple[list[Path], list[Path]]:

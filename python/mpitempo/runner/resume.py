@@ -7,8 +7,10 @@
   (older campaigns: the core arguments in each run's launch.json). A changed value (an edited
   ``msizes`` or ``nrep``) is refused with the first differing key; a formatting-only edit
   (whitespace, comments, key order, quoting) is not a difference.
-* **Consent for stored commands.** The mpicc, launcher template, compiler flags and loader
-  variables (LD_PRELOAD, ...) stored in campaign.toml are commands the resume will execute. When
+* **Consent for stored commands.** The mpicc, launcher template, compiler flags, loader
+  variables (LD_PRELOAD, PATH, HOME, ...), the MPI launcher's agent variables (HYDRA_*, OMPI_MCA_*agent*, ...)
+  and every variable whose name says it names a program, library, file, directory or environment
+  (runs_code) stored in campaign.toml are commands the resume will execute. When
   they differ from what this user gets by default, the commands are shown and run only with the
   user's consent: a yes/no question on a terminal, ``--yes`` in scripts; without either the
   resume is refused, naming the stored value.
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -29,9 +32,76 @@ SPEC_FORMAT = 1
 # what the runner writes at the top of a campaign directory
 RUNNER_FILES = ("campaign.toml", ".mpitempo.lock", "runlog.jsonl", "order.json", "system-check.json",
                 "dvfs.json", SPEC_RECORD, "slurm.json", "sbatch.sh", "timer-study.txt")
-# environment variables that make the loader or a shell run other code
+# environment variables that make the loader, a shell or an interpreter run other code, or name the
+# directory whose dot files configure them (HOME: Open MPI reads $HOME/.openmpi/mca-params.conf, PRRTE
+# $HOME/.prte/mca-params.conf, PMIx $HOME/.pmix/mca-params.conf, ssh $HOME/.ssh/config with its
+# ProxyCommand), or choose which program a bare name runs (PATH: `srun`, `mpiexec` of a template,
+# Hydra's ssh, a wrapper)
 LOADER_VARS = ("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PATH", "BASH_ENV", "ENV", "PYTHONPATH",
-               "PYTHONSTARTUP", "PERL5OPT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH")
+               "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT",
+               "RUBYLIB", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "DYLD_INSERT_LIBRARIES",
+               "DYLD_LIBRARY_PATH", "GCONV_PATH", "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
+               "ZDOTDIR", "SHELL", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "SSH_ASKPASS",
+               "OPENSSL_CONF", "SLURM_CONF", "KRB5_CONFIG", "NLSPATH", "LOCPATH", "TMPDIR")
+# variables through which the MPI's own launcher runs or loads another program: every Hydra setting
+# (HYDRA_LAUNCHER_EXEC and HYDRA_BOOTSTRAP_EXEC name the program that starts the proxies, with
+# HYDRA_HOST_FILE on any host), and the MCA parameters of Open MPI, PRRTE and PMIx that name an agent
+# (plm_rsh_agent, orte_fork_agent: a command in front of every rank), a launch module, a plugin
+# directory or a parameter file (which can set any of those)
+_MCA = ("OMPI_MCA_", "ORTE_MCA_", "PRTE_MCA_", "PMIX_MCA_", "OPAL_MCA_")
+_MCA_EXEC_WORDS = ("agent", "plm", "component_path", "param_files", "envar_file", "prefix", "hostfile")
+# Any variable (of any MPI, PMIx, PRRTE, libfabric, UCX, Slurm or other library the ranks load, or
+# mpitempo's tracer) whose name says it names a program, a library, a file, a directory, a search
+# path or an environment to apply: Open MPI's mca_base_param_file_path, mca_base_override_param_file,
+# mca_base_env_list (sets LD_PRELOAD by another name), orte_xterm, orte_base_user_debugger; OPAL_PREFIX
+# and OPAL_LIBDIR (where Open MPI finds its components and its prted); PMIX_INSTALL_PREFIX; MPICH's
+# MPIR_CVAR_*_FILE / *_DIR; Intel MPI's I_MPI_PMI_LIBRARY; FI_PROVIDER_PATH (libfabric loads every
+# provider library in it); UCX_MODULE_DIR. The words are matched anywhere in the lower-cased name.
+_NAME_WORDS = ("path", "file", "dir", "lib", "prefix", "exec", "agent", "launch", "bootstrap", "plugin", "module",
+               "component", "preload", "audit", "conf", "home", "cmd", "command", "program", "shell", "script",
+               "xterm", "debugger", "rsh", "ssh", "fork", "env", "plm", "daemon", "proxy", "askpass")
+_SMPI_WORDS = ("lib", "path", "file", "dir", "plugin", "exec", "conf", "cmd", "command", "program", "script")
+# files that only select among the library's own built-in collective algorithms (data, not code: they
+# name no program, library or variable): written by `mpitempo tune` and stored by its campaigns
+DATA_FILE_VARS = ("OMPI_MCA_coll_tuned_dynamic_rules_filename", "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE",
+                  "MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE",
+                  "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE")
+SMPI_CFG_VAR = "MPITEMPO_SMPI_CFG"   # smpirun --cfg=KEY:VALUE items (runner/launch.py)
+
+
+def runs_code(var: str) -> bool:
+    """True for an environment variable whose value makes the loader, a shell or the MPI launcher run
+    or load other code, or read a file that can: a stored one is a command, shown and run only with
+    consent."""
+    if var in DATA_FILE_VARS or var == SMPI_CFG_VAR:
+        return False
+    if var in LOADER_VARS or var.startswith(("LD_", "DYLD_", "HYDRA_", "BASH_FUNC_")):
+        return True
+    if var.startswith(_MCA) and any(w in var.lower() for w in _MCA_EXEC_WORDS):
+        return True
+    return any(w in var.lower() for w in _NAME_WORDS)
+
+
+def value_runs_code(var: str, value: str) -> bool:
+    """runs_code, and for MPITEMPO_SMPI_CFG the smpirun options it holds: an item whose key names a
+    library, path, file or plugin (smpi/privatize-libs loads libraries, path: a search path) counts."""
+    if var == SMPI_CFG_VAR:
+        return any(w in item.partition(":")[0].lower() for item in str(value).split() for w in _SMPI_WORDS)
+    return runs_code(var)
+
+
+def _env_commands(var: str, value: str) -> list[str]:
+    """What a stored variable makes the resumed mpiruns run or read, for the consent text."""
+    import shutil
+
+    out = [f"every mpirun with {var}={shlex.quote(value)}"]
+    if var == "PATH":
+        found = [f"{n} -> {p}" for n in ("mpiexec", "mpirun", "srun", "ssh") if (p := shutil.which(n, path=value))]
+        out.append("programs named without a directory resolve in it"
+                   + (": " + ", ".join(found) if found else " (none of mpiexec, mpirun, srun, ssh is in it)"))
+    elif var in ("HOME", "XDG_CONFIG_HOME"):
+        out.append(f"Open MPI, PRRTE and PMIx read their mca-params.conf, and ssh its config, under {shlex.quote(value)}")
+    return out
 
 
 def spec_items(c: Campaign) -> list[tuple[str, object]]:
@@ -250,9 +320,9 @@ def stored_commands(c: Campaign, outdir: Path, typed: frozenset = frozenset()) -
                               w.startswith(("mpicc", "cflags")) and w.endswith(where) for w, _, _ in found))
                            + "   (the first mpirun, before --seed, --expect-np and --launch-json; the others differ in run directory and index)"]))
         for var in sorted(cfg.env):
-            if (var in LOADER_VARS or var.startswith(("LD_", "DYLD_"))) and "env" not in typed:
-                found.append((f"env {var}{where}", cfg.env[var],
-                              [f"every mpirun with {var}={shlex.quote(cfg.env[var])}"]))
+            # a value equal to this user's own environment changes nothing: the mpiruns get it anyway
+            if value_runs_code(var, cfg.env[var]) and "env" not in typed and os.environ.get(var) != cfg.env[var]:
+                found.append((f"env {var}{where}", cfg.env[var], _env_commands(var, cfg.env[var])))
         if hasattr(c.kind_obj, "stored_commands"):   # a kind whose mpiruns run a stored program (trace: the application)
             found += [(w + where, v, cmds) for w, v, cmds in c.kind_obj.stored_commands(c, cfg, outdir)]
     return found

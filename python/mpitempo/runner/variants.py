@@ -81,6 +81,38 @@ def discover(build: Build, op: str, np: int, smpi_selector: str = "mpich") -> li
     return out
 
 
+# Variables that change which collective algorithm the library selects. Set in the user's environment,
+# they reach every mpirun, the "default" configuration included: its times are then those of that
+# setting, not of the library's own choice.
+_SELECTION_VARS = {
+    "mpich": re.compile(r"^MPIR_CVAR_(\w+_(INTRA|INTER)_ALGORITHM|\w+_DEVICE_COLLECTIVE|DEVICE_COLLECTIVES"
+                        r"|(CH4_|CH4_POSIX_)?COLL_SELECTION_TUNING_JSON_FILE|COLLECTIVE_FALLBACK)$"),
+    "openmpi": re.compile(r"^OMPI_MCA_coll(_\w+)?$"),
+}
+
+
+def selection_env(flavour: str, environ=None) -> dict[str, str]:
+    """The variables of ``environ`` (the process environment) that change the collective-algorithm
+    selection of a library of this flavour."""
+    import os
+
+    pat = _SELECTION_VARS.get(flavour)
+    env = os.environ if environ is None else environ
+    return {k: env[k] for k in sorted(env) if pat and pat.match(k)} if pat else {}
+
+
+def selection_env_note(flavour: str, environ=None) -> str | None:
+    """A note for results that compare against the library's default, when the environment changes it."""
+    from mpitempo.present.safe_text import safe
+
+    sel = selection_env(flavour, environ)
+    if not sel:
+        return None
+    what = ", ".join(f"{k}={v}" for k, v in sel.items())
+    return safe(f"your environment sets {what}: every mpirun runs with it, so 'default' is that setting, not the "
+                "library's own choice (unset it to compare with the library's default)")
+
+
 def parse_variants(spec: str) -> list[Variant]:
     """'NAME:VAR=VAL,VAR=VAL;NAME2:VAR=VAL' (a NAME without ':' runs with no extra environment)."""
     out, seen = [], set()
@@ -100,6 +132,8 @@ def parse_variants(spec: str) -> list[Variant]:
             k, eq, v = kv.partition("=")
             if not eq or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
                 raise MtError(f"invalid setting '{kv}' of variant '{name}': expected VAR=VALUE")
+            if k in env:    # the last value would win silently
+                raise MtError(f"variable {k} is set twice in variant '{name}' of --variants ('{env[k]}' and '{v}')")
             env[k] = v
         if not env and name != "default":   # a bare name runs the default: refuse a misspelt keyword
             import difflib
@@ -186,7 +220,8 @@ def mpich_cvar(op: str) -> str:
 
 
 def parse_ompi_info_ids(text: str, op: str) -> list[tuple[int, str]]:
-    """(id, name) pairs of coll_tuned_<op>_algorithm ('Valid values: 0|ignore, 1|basic_linear, ...')."""
+    """(id, name) pairs of coll_tuned_<op>_algorithm: 'Valid values: 0|ignore, 1|basic_linear, ...' (Open
+    MPI 5) or 'Valid values: 0:"ignore", 1:"basic_linear", ...' (Open MPI 4)."""
     key = f'"coll_tuned_{op}_algorithm"'
     idx = text.find(key)
     if idx < 0:
@@ -196,9 +231,9 @@ def parse_ompi_info_ids(text: str, op: str) -> list[tuple[int, str]]:
         return []
     out = []
     for item in m.group(1).split(","):
-        num, bar, name = item.strip().partition("|")
-        if bar and num.strip().isdigit():
-            out.append((int(num), name.strip()))
+        mm = re.fullmatch(r'\s*(\d+)\s*(?:\||:\s*")([A-Za-z0-9_]+)"?\s*', item)
+        if mm:
+            out.append((int(mm.group(1)), mm.group(2)))
     return out
 
 
@@ -339,10 +374,15 @@ def catalogue(build: Build, ops, np_list=(2,), use_tool: bool = True, smpi_selec
 
 def restrict(cat: Catalogue, spec: str | None) -> Catalogue:
     """Keep only the algorithms named in 'OP:NAME[+NAME...][,OP:NAME...]' (other ops keep all)."""
-    if not spec:
+    if spec is None:
         return cat
+    items = [x.strip() for x in spec.split(",")]
+    if not all(items):     # '' would have meant every algorithm: the largest campaign instead of a smaller one
+        why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
+               "expected OP:NAME[+NAME...][,OP:...]")
+        raise MtError(f"invalid --algorithms '{spec}': {why}")
     keep: dict[str, list[str]] = {}
-    for part in filter(None, (x.strip() for x in spec.split(","))):
+    for part in items:
         op, colon, names = part.partition(":")
         if not colon or not names:
             raise MtError(f"invalid --algorithms item '{part}': expected OP:NAME[+NAME...]")

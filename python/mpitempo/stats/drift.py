@@ -24,13 +24,17 @@ def linear_fit(t, y) -> dict:
 
 
 def window_fits(t, y, window_s: float) -> list[dict]:
-    """Fits over consecutive windows [k W, (k + 1) W) with at least 3 points each."""
+    """Fits over consecutive windows [k W, (k + 1) W) with at least 3 points each; a window that
+    reaches the last sample includes it (a window of the whole duration left the last sample out)."""
     t = np.asarray(t, dtype=float)
     y = np.asarray(y, dtype=float)
     out = []
     k = 0
-    while k * window_s <= t.max():
-        sel = (t >= k * window_s) & (t < (k + 1) * window_s)
+    tmax = t.max()
+    while k * window_s <= tmax:
+        end = (k + 1) * window_s
+        last = end >= tmax - 1e-9 * max(abs(tmax), 1.0)
+        sel = (t >= k * window_s) & ((t <= end) if last else (t < end))
         if sel.sum() >= 3:
             out.append(dict(linear_fit(t[sel], y[sel]), start_s=k * window_s, window_s=window_s,
                             points=int(sel.sum())))

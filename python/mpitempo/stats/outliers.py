@@ -37,9 +37,9 @@ class Filter:
         if self.kind not in FILTERS:
             raise MtError(f"unknown filter '{self.kind}' (allowed: {', '.join(FILTERS)})")
         if not (0 < self.k < float("inf")):
-            raise MtError(f"invalid --tukey-k {self.k}: must be a finite number > 0")
+            raise MtError(f"invalid --tukey-k {as_typed(self.k)}: must be a finite number > 0")
         if not (1 < self.cut_coef < float("inf")):
-            raise MtError(f"invalid --cut-coef {self.cut_coef}: must be a finite number > 1")
+            raise MtError(f"invalid --cut-coef {as_typed(self.cut_coef)}: must be a finite number > 1")
 
     def settings(self) -> dict:
         """What the outputs record about the filter."""
@@ -56,6 +56,13 @@ class Filter:
         if self.kind == "cutcoef":
             return f"cut_coef filter, x <= {self.cut_coef:g} x median per mpirun"
         return "no outlier filter"
+
+
+def as_typed(v) -> str:
+    """A value for an error message: as the user typed it when it came from the command line
+    (options.TypedFloat: '1e400', not 'inf')."""
+    typed = getattr(v, "typed", None)
+    return typed if typed else f"{v:g}" if isinstance(v, float) else str(v)
 
 
 NONE = Filter("none")

@@ -191,7 +191,8 @@ int mt_parse_int(const char *s, const char *name, long long lo, long long hi, lo
     errno = 0;
     char *end = NULL;
     long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno == ERANGE)
+    /* strtoll skips leading white space: ' 5' passed where '5 ' did not */
+    if (end == s || *end || errno == ERANGE || isspace((unsigned char)s[0]))
         return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected an integer in [%lld, %lld]", name, s, lo, hi);
     if (v < lo || v > hi)
         return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected an integer in [%lld, %lld]", name, s, lo, hi);

@@ -18,6 +18,15 @@ const mt_sync_alg_t *const mt_sync_algs[] = {
 };
 const int mt_nsync_algs = (int)(sizeof(mt_sync_algs) / sizeof(mt_sync_algs[0]));
 
+double mt_sync_ci_for(const mt_sync_alg_t *a, const mt_sync_params_t *p, int size)
+{
+    if (p->ci_ppm != MT_CI_AUTO) return p->ci_ppm;
+    int depth = 1;
+    if (a->tree)
+        while ((1 << depth) < size && depth < 30) depth++;
+    return MT_CI_AUTO_PPM / depth;
+}
+
 const mt_sync_alg_t *mt_sync_find(const char *name)
 {
     for (int i = 0; i < mt_nsync_algs; i++)
@@ -112,12 +121,12 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
         switch (bit) {
         case MT_P_FITPTS:
             if (mt_parse_int(v, "fitpts", 2, 1000000, &ll, e2))
-                return mt_fail(err, MT_EINVAL, "invalid fitpts '%s' in '%s': fit points must be an integer >= 2", v, whole);
+                return mt_fail(err, MT_EINVAL, "invalid fitpts '%s' in '%s': fit points must be an integer >= 2 and <= 1000000", v, whole);
             p->fitpts = (int)ll;
             break;
         case MT_P_PP:
             if (mt_parse_int(v, "pp", 1, 1000000, &ll, e2))
-                return mt_fail(err, MT_EINVAL, "invalid pp '%s' in '%s': ping-pongs must be an integer >= 1", v, whole);
+                return mt_fail(err, MT_EINVAL, "invalid pp '%s' in '%s': ping-pongs must be an integer >= 1 and <= 1000000", v, whole);
             p->pp = (int)ll;
             break;
         case MT_P_OFFSET:
@@ -159,10 +168,11 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
             else return mt_fail(err, MT_EINVAL, "invalid rtt '%s' in '%s': expected median or mean", v, whole);
             break;
         case MT_P_CI:
-            if (!parse_num(v, &d) || d < 0 || d > 1e6)
-                return mt_fail(err, MT_EINVAL, "invalid ci '%s' in '%s': expected ppm in [0, 1e6] (0: the whole window)",
-                               v, whole);
-            p->ci_ppm = d;
+            if (!strcmp(v, "auto")) d = MT_CI_AUTO;
+            else if (!parse_num(v, &d) || d < 0 || d > 1e6)
+                return mt_fail(err, MT_EINVAL,
+                               "invalid ci '%s' in '%s': expected auto or ppm in [0, 1e6] (0: the whole window)", v, whole);
+            p->ci_ppm = d == 0 ? 0 : d; /* -0 is 0 */
             break;
         case MT_P_TOL:
             if (!parse_num(v, &d) || d < 0)
@@ -188,6 +198,18 @@ static int parse_flat(char *s, const char *whole, const mt_sync_alg_t **alg, mt_
     return MT_OK;
 }
 
+/* a POSIX environment variable name: a letter or '_', then letters, digits and '_' (a name such as
+ * 'A$(id)' was accepted and looked up as given) */
+static int env_name_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= max) return 0;
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return 0;
+    return 1;
+}
+
 static int parse_levels(char *s, const char *whole, mt_sync_spec_t *out, char *err)
 {
     out->nlevels = 0;
@@ -207,7 +229,12 @@ static int parse_levels(char *s, const char *whole, mt_sync_spec_t *out, char *e
                 return mt_fail(err, MT_EINVAL, "malformed hierarchical spec '%s': block size '%s' must be an integer >= 1", whole, s + 6);
             l->kind = MT_LEVEL_BLOCK;
             l->block = (int)b;
-        } else if (!strncmp(s, "env=", 4) && s[4] && strlen(s + 4) < sizeof l->env) {
+        } else if (!strncmp(s, "env=", 4)) {
+            if (!env_name_ok(s + 4, sizeof l->env))
+                return mt_fail(err, MT_EINVAL,
+                               "malformed hierarchical spec '%s': env=%s is not an environment variable name "
+                               "(allowed: a letter or _, then letters, digits and _; at most %d characters)",
+                               whole, s + 4, (int)sizeof l->env - 1);
             l->kind = MT_LEVEL_ENV;
             strcpy(l->env, s + 4);
         } else
@@ -311,7 +338,8 @@ static void fmt_flat(const mt_sync_alg_t *a, const mt_sync_params_t *p, char *bu
         ADD("slope=%s", p->slope == MT_SLOPE_AUTO ? "auto" : p->slope == MT_SLOPE_FIT ? "fit" : "zero");
     if (a->keys & MT_P_Z) ADD("z=%g", p->z);
     if (a->keys & MT_P_FIT) ADD("fit=%s", p->fit == MT_FIT_PAPER ? "paper" : p->fit == MT_FIT_OLS ? "ols" : "ts");
-    if (a->keys & MT_P_CI) ADD("ci=%g", p->ci_ppm);
+    if ((a->keys & MT_P_CI) && p->ci_ppm == MT_CI_AUTO) ADD("ci=auto");
+    else if (a->keys & MT_P_CI) ADD("ci=%g", p->ci_ppm);
     if (a->keys & MT_P_TOL) ADD("tol=%g", p->tol_s);
 #undef ADD
 }

@@ -37,6 +37,12 @@ enum { MT_STOP_FIXED = 0, /* the whole window (ci=0, slope=fit/zero, fit=paper) 
 /* a slope kept in one adaptive window (no confirming second window) must be at
  * least this many times ci (10 x 0.1 ppm = 1 ppm); smaller ones are confirmed */
 #define MT_ADAPT_KEEP_CI 10
+/* ci=auto (the default of jk, hca, hca2, hca3): the adaptive window's interval is
+ * MT_CI_AUTO_PPM divided by the number of models one rank's clock composes in
+ * that sync (ceil(log2 P) for the tree algorithms, 1 for JK), so that their
+ * slope errors together stay within MT_CI_AUTO_PPM (1 us after 10 s) */
+#define MT_CI_AUTO (-1.0)
+#define MT_CI_AUTO_PPM 0.1
 
 /* how the slope is fitted */
 /* MT_FIT_PAPER: LEARN_CLOCK_MODEL exactly as Hunold and Carpen-Amarie 2018 (Alg. 2) specify it:
@@ -55,7 +61,8 @@ typedef struct mt_sync_params {
     int fit;                       /* MT_FIT_TS (RTT filter + Theil-Sen, default) or MT_FIT_OLS (Alg. 2) */
     int rtt;                       /* offset=meanrtt: MT_RTT_MEDIAN (default) or MT_RTT_MEAN (fit=paper) */
     double ci_ppm;                 /* slope=auto: end the fit window once z * SE(slope) <= ci_ppm (ppm);
-                                    * 0: always the whole window (docs/clocks.md, adaptive fit window) */
+                                    * 0: always the whole window; MT_CI_AUTO: mt_sync_ci_for
+                                    * (docs/clocks.md, adaptive fit window) */
 } mt_sync_params_t;
 
 /* What one rank did during a sync (reported per rank by mpitempo-clocks). */
@@ -117,11 +124,18 @@ typedef struct mt_sync_alg {
     /* non-NULL: only the last algorithm of a hierarchical spec may be this one;
      * the reason, for the error message */
     const char *innermost_only;
+    /* 1: a rank's clock composes up to ceil(log2 P) models (nested or merged
+     * down a tree; ci=auto divides its interval by that), 0: one model */
+    int tree;
 } mt_sync_alg_t;
 
 extern const mt_sync_alg_t *const mt_sync_algs[];
 extern const int mt_nsync_algs;
 const mt_sync_alg_t *mt_sync_find(const char *name);
+/* the adaptive window's interval (ppm) of a sync with these parameters on a
+ * communicator of `size` ranks: ci_ppm as given, or for MT_CI_AUTO
+ * MT_CI_AUTO_PPM / (models composed: ceil(log2 size) for a tree, else 1) */
+double mt_sync_ci_for(const mt_sync_alg_t *a, const mt_sync_params_t *p, int size);
 void mt_sync_names(char *buf, size_t len);
 
 

@@ -59,5 +59,5 @@ static int hca3_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, ch
 const mt_sync_alg_t mt_sync_hca3 = {
     "hca3", "HCA3: linear models pushed down a binomial tree, intercept recomputed (O(log p))",
     MT_P_FITPTS | MT_P_PP | MT_P_OFFSET | MT_P_RECOMPUTE | MT_P_WINDOW | MT_P_SLOPE | MT_P_Z | MT_P_FIT | MT_P_CI,
-    {40, 100, NULL, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
-    hca3_sync, NULL};
+    {40, 100, NULL, 1, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS, MT_RTT_MEDIAN, MT_CI_AUTO},
+    hca3_sync, NULL, 1};

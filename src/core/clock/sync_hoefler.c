@@ -28,4 +28,4 @@ const mt_sync_alg_t mt_sync_hoefler = {
     "hoefler", "NBCBench (Hoefler et al.): offset-only, pushed down a binomial tree (O(log p), no drift model)",
     MT_P_PP | MT_P_OFFSET,
     {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
-    hoefler_sync, NULL};
+    hoefler_sync, NULL, 0};

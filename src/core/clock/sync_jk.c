@@ -18,5 +18,5 @@ static int jk_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char
 const mt_sync_alg_t mt_sync_jk = {
     "jk", "JK (Jones & Koenig): a linear model between the reference and each client in turn (O(p))",
     MT_P_FITPTS | MT_P_PP | MT_P_OFFSET | MT_P_RECOMPUTE | MT_P_WINDOW | MT_P_SLOPE | MT_P_Z | MT_P_FIT | MT_P_CI,
-    {40, 100, NULL, 0, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
-    jk_sync, NULL};
+    {40, 100, NULL, 0, 0.25, MT_SLOPE_AUTO, 4.0, 0, MT_FIT_TS, MT_RTT_MEDIAN, MT_CI_AUTO},
+    jk_sync, NULL, 0};

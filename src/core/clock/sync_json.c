@@ -61,7 +61,14 @@ void mt_sync_write_json(mt_json_t *j, const mt_sync_spec_t *spec, const mt_basec
         if (a->keys & MT_P_SLOPE)
             mt_json_kstr(j, "slope", p->slope == MT_SLOPE_AUTO ? "auto" : p->slope == MT_SLOPE_FIT ? "fit" : "zero");
         if (a->keys & MT_P_Z) mt_json_knum(j, "z", p->z);
-        if (a->keys & MT_P_CI) mt_json_knum(j, "ci_ppm", p->ci_ppm);
+        if ((a->keys & MT_P_CI) && p->ci_ppm == MT_CI_AUTO) { /* the interval depends on the group's size */
+            mt_json_kstr(j, "ci", "auto");
+            mt_json_key(j, "ci_ppm");
+            mt_json_null(j);
+        } else if (a->keys & MT_P_CI) {
+            mt_json_kstr(j, "ci", "ppm");
+            mt_json_knum(j, "ci_ppm", p->ci_ppm);
+        }
         if (a->keys & MT_P_FIT) mt_json_kstr(j, "fit", p->fit == MT_FIT_PAPER ? "paper" : p->fit == MT_FIT_OLS ? "ols" : "ts");
         if (a->keys & MT_P_TOL) mt_json_knum(j, "tol_s", p->tol_s);
         mt_json_obj_end(j);

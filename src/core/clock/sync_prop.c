@@ -85,4 +85,4 @@ const mt_sync_alg_t mt_sync_prop = {
     MT_P_TOL,
     {0, 0, NULL, 0, 0, MT_SLOPE_ZERO, 0, 1e-6, MT_FIT_TS, MT_RTT_MEDIAN, 0},
     prop_sync,
-    "prop (ClockPropSync) can only be the last algorithm, inside a group that shares a time source"};
+    "prop (ClockPropSync) can only be the last algorithm, inside a group that shares a time source", 0};

@@ -27,4 +27,4 @@ const mt_sync_alg_t mt_sync_skampi = {
     "skampi", "SKaMPI: offset-only, reference to each client in turn (O(p), no drift model)",
     MT_P_PP | MT_P_OFFSET,
     {0, 100, NULL, 0, 0, MT_SLOPE_ZERO, 0, 0, MT_FIT_TS, MT_RTT_MEDIAN, 0},
-    skampi_sync, NULL};
+    skampi_sync, NULL, 0};

@@ -31,6 +31,8 @@ enum {
     MT_OPT_COMPUTE = 32,    /* --overlap-compute */
     MT_OPT_TOPO = 64,       /* --neighbor-topo */
     MT_OPT_RBUF = 128,      /* --bw-rbuf */
+    MT_OPT_REDOP = 256,     /* --redop (implied by MT_OP_REDUCTION; fop sets it) */
+    MT_OPT_DELAY = 512,     /* --delay (the synthetic op delay) */
 };
 enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW };
 enum { MT_WIN_CREATE, MT_WIN_ALLOCATE, MT_WIN_DYNAMIC };

@@ -52,7 +52,7 @@ static int c_delay(mt_op_args_t *a)
     return MPI_SUCCESS;
 }
 
-const mt_op_t mt_op_delay = {.name = "delay", .mpi_name = "delay (synthetic busy-wait)", .min_procs = 1, .flags = MT_OP_SYNTHETIC | MT_OP_NOSIZE, .blocks = 0, .call = c_delay, .family = "synthetic"};
+const mt_op_t mt_op_delay = {.name = "delay", .mpi_name = "delay (synthetic busy-wait)", .min_procs = 1, .flags = MT_OP_SYNTHETIC | MT_OP_NOSIZE, .blocks = 0, .call = c_delay, .family = "synthetic", .opts = MT_OPT_DELAY};
 
 int mt_op_delay_for_rank(const char *list, int rank, double *out, char *err)
 {

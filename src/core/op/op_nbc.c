@@ -374,12 +374,12 @@ NBC_OP(iexscan, "MPI_Iexscan", MT_OP_REDUCTION, one, 2, 0)
     static int so_##nm(mt_op_args_t *a, char *err) { return overlap_setup(a, c_##nm, err); }                       \
     static const mt_op_t op_##nm = {.name = #nm, .mpi_name = DESC, .min_procs = 1,                                 \
                                     .flags = MT_OP_SYNTHETIC | MT_OP_NOSIZE, .blocks = one, .call = c_##nm,       \
-                                    .family = "synthetic"};                                                        \
+                                    .family = "synthetic", .opts = MT_OPT_DELAY};                                  \
     static const mt_op_t op_##nm##_overlap = {.name = #nm "_overlap", .mpi_name = DESC " + compute",               \
                                               .min_procs = 1, .flags = MT_OP_SYNTHETIC | MT_OP_NOSIZE,             \
                                               .blocks = one, .call = co_##nm, .setup = so_##nm,                    \
                                               .teardown = overlap_teardown, .family = "synthetic",                 \
-                                              .opts = MT_OPT_COMPUTE, .info = overlap_info};
+                                              .opts = MT_OPT_DELAY | MT_OPT_COMPUTE, .info = overlap_info};
 
 DELAY_OP(idelay, p_idelay, w_idelay, "idelay (synthetic: progresses by itself)")
 DELAY_OP(idelay_blocking, p_idelay_blocking, w_none, "idelay_blocking (synthetic: progresses in the post only)")

@@ -362,7 +362,7 @@ static const mt_op_t op_get_acc = {.name = "get_acc", .mpi_name = "MPI_Get_accum
                                    .opts = RMA_OPTS};
 static const mt_op_t op_fop = {.name = "fop", .mpi_name = "MPI_Fetch_and_op", .min_procs = 2,
                                .flags = MT_OP_NOSIZE, .blocks = one, .call = rma_call, .setup = s_fop,
-                               .teardown = rma_teardown, .family = "rma", .opts = RMA_OPTS};
+                               .teardown = rma_teardown, .family = "rma", .opts = RMA_OPTS | MT_OPT_REDOP};
 static const mt_op_t op_cas = {.name = "cas", .mpi_name = "MPI_Compare_and_swap", .min_procs = 2,
                                .flags = MT_OP_NOSIZE, .blocks = one, .call = rma_call, .setup = s_cas,
                                .teardown = rma_teardown, .family = "rma", .opts = RMA_OPTS};

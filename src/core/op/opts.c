@@ -59,13 +59,20 @@ static const struct {
     {MT_OPT_RMA_WIN, MTP_rma_win, "--rma-win"},          {MT_OPT_VCOUNTS, MTP_vcounts, "--vcounts"},
     {MT_OPT_IN_PLACE, MTP_in_place, "--in-place"},       {MT_OPT_COMPUTE, MTP_overlap_compute, "--overlap-compute"},
     {MT_OPT_TOPO, MTP_neighbor_topo, "--neighbor-topo"}, {MT_OPT_RBUF, MTP_bw_rbuf, "--bw-rbuf"},
+    {MT_OPT_REDOP, MTP_redop, "--redop"},                {MT_OPT_DELAY, MTP_delay, "--delay"},
 };
+
+/* the options op reads: its own bits, and --redop for every reduction */
+static unsigned reads(const mt_op_t *op)
+{
+    return op->opts | ((op->flags & MT_OP_REDUCTION) ? MT_OPT_REDOP : 0u);
+}
 
 int mt_op_opts_check_used(const struct mt_params *pp, const mt_op_t *const *ops, int n, char *err)
 {
     const mt_params_t *p = pp;
     unsigned used = 0;
-    for (int i = 0; i < n; i++) used |= ops[i]->opts;
+    for (int i = 0; i < n; i++) used |= reads(ops[i]);
     for (size_t k = 0; k < sizeof opt_flags / sizeof opt_flags[0]; k++) {
         /* given with a value other than its default (an orchestrator may pass every default explicitly) */
         const mt_param_def_t *d = mt_param_def(opt_flags[k].id, p->app);
@@ -77,7 +84,7 @@ int mt_op_opts_check_used(const struct mt_params *pp, const mt_op_t *const *ops,
         int nops = mt_op_count(), shown = 0, more = 0;
         for (int i = 0; i < nops; i++) {
             const mt_op_t *op = mt_op_at(i);
-            if (!(op->opts & opt_flags[k].bit)) continue;
+            if (!(reads(op) & opt_flags[k].bit)) continue;
             if (shown < 8) {
                 mt_names_add(readers, sizeof readers, op->name);
                 shown++;

@@ -8,7 +8,7 @@
 #include "scheme/ctx.h"
 #include "base/json.h"
 
-#define MT_RANKREC_LEN 1024
+#define MT_RANKREC_LEN 2048
 
 /* This rank's record as a JSON object text: rank, host, pid, allowed CPUs
  * (affinity as reported by the OS), CPU at the time of the call, bound flag,

@@ -135,10 +135,16 @@ static void append_cpushare(char *rec, size_t len, const mt_cpushare_t *cs)
     mt_format_cpulist(cs->seen, MT_CPUSHARE_MAXCPU, seen, sizeof seen);
     size_t l = strlen(rec);
     if (l == 0 || rec[l - 1] != '}') return;
-    char delay[32] = "null";
+    char delay[32] = "null", first[96] = "";
     if (cs->run_delay_share >= 0) snprintf(delay, sizeof delay, "%.3f", cs->run_delay_share);
-    snprintf(rec + l - 1, len - (l - 1), ", \"cpu_share\": %.3f, \"run_delay_share\": %s, \"cpus_seen\": \"%s\"}",
-             cs->share, delay, seen);
+    if (cs->extended) {
+        char fd[32] = "null";
+        if (cs->first_run_delay_share >= 0) snprintf(fd, sizeof fd, "%.3f", cs->first_run_delay_share);
+        snprintf(first, sizeof first, ", \"first_cpu_share\": %.3f, \"first_run_delay_share\": %s", cs->first_share, fd);
+    }
+    snprintf(rec + l - 1, len - (l - 1),
+             ", \"cpu_share\": %.3f, \"run_delay_share\": %s, \"cpu_check_s\": %.4f%s, \"cpus_seen\": \"%s\"}",
+             cs->share, delay, cs->wall_s, first, seen);
 }
 
 /* Collective: the writer learns the smallest CPU share, the ranks below the
@@ -206,6 +212,7 @@ static void write_shared_cpu(const mt_run_t *r, mt_json_t *j)
     mt_json_kbool(j, "oversubscribed", r->ctx.oversubscribed);
     mt_json_kbool(j, "affinity_overlap", r->affinity_overlap);
     mt_json_knum(j, "check_s", MT_CPUSHARE_CHECK_S);
+    mt_json_knum(j, "extended_check_s", r->ctx.oversubscribed ? MT_CPUSHARE_CHECK_S : MT_CPUSHARE_EXT_S);
     mt_json_knum(j, "min_cpu_share", r->cpu_share_min);
     mt_json_knum(j, "threshold", MT_CPUSHARE_MIN);
     mt_json_knum(j, "max_run_delay_share", r->run_delay_max >= 0 ? r->run_delay_max : NAN); /* null: unknown */
@@ -625,7 +632,8 @@ int mt_run_main(const mt_app_t *app, int argc, char **argv)
     r.cpu_share_min = 1.0;
     r.run_delay_max = -1;
 #else
-    mt_cpushare_probe(MT_CPUSHARE_CHECK_S, &cs);
+    /* an oversubscribed job is flagged whatever the check reads: no longer look */
+    mt_cpushare_probe(MT_CPUSHARE_CHECK_S, c->oversubscribed ? 0 : MT_CPUSHARE_EXT_S, &cs);
     shared_cpu_verdict(&r, &cs);
 #endif
 

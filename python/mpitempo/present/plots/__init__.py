@@ -16,11 +16,61 @@ from mpitempo.stats.diagnostics import clt_means, mpirun_factor, normalized  # n
 US = 1e6
 
 
+def plain_text(fig) -> None:
+    """Show the texts of fig (titles, legends, labels: they hold configuration names and other
+    strings from campaign files) as they are: never parsed as mathtext (a name holding '$\\x$' made
+    rendering fail) and with control characters escaped (present.safe_text). Tick labels keep
+    matplotlib's own formatting (10^k on log axes). Call it before tight_layout and saving."""
+    from matplotlib.text import Text
+
+    from mpitempo.present.safe_text import safe_block
+
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()) for t in (tick.label1, tick.label2)}
+    for t in fig.findobj(Text):
+        if id(t) not in ticks:
+            t.set_parse_math(False)
+            t.set_text(safe_block(t.get_text()))
+    # tick labels given as strings (names, hostnames: set_xticks(pos, names), boxplot labels) are made at
+    # each draw by the axis' formatter (FixedFormatter, or a FuncFormatter over the labels), with mathtext
+    # on: their output is escaped, each '$' too ('\\$' is a literal '$'). matplotlib's own numeric
+    # formatters (10^k on log axes is mathtext) are left alone.
+    def plain(text) -> str:
+        return safe_block(str(text)).replace("$", "\\$")
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for major in (True, False):
+                fmt = axis.get_major_formatter() if major else axis.get_minor_formatter()
+                if getattr(fmt, "_mt_plain", False) or not isinstance(fmt, (FixedFormatter, FuncFormatter)):
+                    continue
+                if isinstance(fmt, FixedFormatter):
+                    fmt.seq = [plain(x) for x in fmt.seq]
+                    new = fmt
+                else:
+                    new = FuncFormatter(lambda x, pos=None, f=fmt: plain(f(x, pos)))
+                new._mt_plain = True
+                (axis.set_major_formatter if major else axis.set_minor_formatter)(new)
+
+
 def png(fig) -> bytes:
+    plain_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
+
+
+def _log_y(ax) -> None:
+    """A log y axis, unless nothing plotted is positive (all-zero runtimes, flagged zero_time): then linear,
+    without matplotlib's warning on stderr."""
+    ys = [np.asarray(c.get_offsets() if hasattr(c, "get_offsets") else c.get_ydata(), dtype=float)
+          for c in (*ax.lines, *ax.collections) if hasattr(c, "get_offsets") or hasattr(c, "get_ydata")]
+    vals = np.concatenate([y[:, 1] if y.ndim == 2 else y.ravel() for y in ys]) if ys else np.empty(0)
+    if np.any(np.isfinite(vals) & (vals > 0)):
+        ax.set_yscale("log")
 
 
 def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
@@ -33,7 +83,7 @@ def runtime_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
         ax.plot(x, np.asarray(s["median"]) * US, marker="o", label=name)
         ax.fill_between(x, np.asarray(s["lo"]) * US, np.asarray(s["hi"]) * US, alpha=0.25)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    _log_y(ax)
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     sizes = sorted({int(m) if m > 0 else 1 for s in series.values() for m in s["msize"]})
     step = max(1, -(-len(sizes) // 10))        # at most 10 labels: never overlapping
@@ -84,7 +134,7 @@ def bandwidth_vs_size(op: str, series: dict[str, dict]) -> plt.Figure:
     from matplotlib.ticker import FuncFormatter
 
     fig, ax = _band_lines(series)
-    ax.set_yscale("log")
+    _log_y(ax)
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(fmt)
     ax.yaxis.set_minor_formatter(fmt)
@@ -124,6 +174,7 @@ def box_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dict[
         ax.tick_params(axis="y", labelsize=8)
     axes[0][0].set_ylabel("run median [µs]")
     fig.suptitle(f"{op}: per-mpirun medians per size (stars: Wilcoxon rank-sum, '~' not significant)", fontsize=9)
+    plain_text(fig)
     fig.tight_layout()
     return fig
 
@@ -155,7 +206,7 @@ def strip_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dic
             ax.scatter(x0 + rng.uniform(-width / 4, width / 4, v.size), v, s=14, alpha=0.7,
                        color=colors[j % len(colors)], label=c if i == 0 else None, zorder=3)
             ax.hlines(np.median(v), x0 - width * 0.4, x0 + width * 0.4, color="black", lw=1.5, zorder=4)
-    ax.set_yscale("log")
+    _log_y(ax)
     from matplotlib.ticker import FuncFormatter
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(fmt)
@@ -174,6 +225,7 @@ def strip_per_size(op: str, groups: dict[int, dict[str, np.ndarray]], marks: dic
     ax.set_title(f"{op}: per-mpirun medians per size (bar: their median)", fontsize=10)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
+    plain_text(fig)
     fig.tight_layout()
     return fig
 
@@ -216,6 +268,7 @@ def clt_check(x, title: str, sizes=(10, 50, 100, 500), seed: int = 1) -> plt.Fig
     axes[0][0].set_ylabel("count of means")
     axes[1][0].set_ylabel("mean [µs] vs normal quantile")
     fig.suptitle(title, fontsize=9)
+    plain_text(fig)
     fig.tight_layout()
     return fig
 

@@ -24,6 +24,9 @@ def duration_vs_offset(rows: list[dict], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("max |offset| to rank 0 [µs]")
     axes[0][-1].legend(fontsize=7)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)   # algorithm names from the runs' files: never mathtext, control characters escaped
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -18,5 +18,8 @@ def boxplot(names: list[str], skews: list[np.ndarray], title: str):
     ax.set_ylabel("exit skew [µs] (last exit - first exit)")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)   # variant names (tick labels) and the title: text, never mathtext
     fig.tight_layout()
     return fig

@@ -9,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from mpitempo.present.plots import plain_text  # noqa: E402
+
 
 def histogram_png(h: dict, path: Path, title: str, xlabel: str = "one-way time [µs]") -> Path:
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -21,6 +23,7 @@ def histogram_png(h: dict, path: Path, title: str, xlabel: str = "one-way time [
     if h["over"]:
         title += f"  ({h['over']} values >= {h['upper'] * 1e6:.3g} µs not shown)"
     ax.set_title(title, fontsize=9)
+    plain_text(fig)   # the timer's name comes from the run's files
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -49,6 +52,7 @@ def rate_curve_png(a: dict, path: Path) -> Path:
     ax.set_title(f"ping-pong rate, ranks {a['source']} -> {a['dest']}" + _sim(a), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    plain_text(fig)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpitempo.present.plots import plt
+from mpitempo.present.plots import plain_text, plt
 
 
 def heatmap(mat, title: str, hosts: list[str] | None = None):
@@ -25,5 +25,6 @@ def heatmap(mat, title: str, hosts: list[str] | None = None):
                     ax.text(j, i, f"{a[i, j]:.2f}", ha="center", va="center", fontsize=6,
                             color="white" if a[i, j] < np.nanmean(a) else "black")
     ax.set_title(title, fontsize=9)
+    plain_text(fig)   # hostnames (tick labels) from the runs' files: text, never mathtext
     fig.tight_layout()
     return fig

@@ -71,6 +71,9 @@ def gantt(ev: dict, instances: list[list[int]], call: str, title: str, path: str
     axes[0].set_yticks(ranks, [f"rank {r}" for r in ranks])
     axes[0].invert_yaxis()
     fig.suptitle(title)
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)   # call names and call sites from the trace: text, never mathtext
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

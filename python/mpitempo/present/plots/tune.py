@@ -20,6 +20,7 @@ def algorithm_plot(op: str, nprocs: int, candidates: list[dict], rows: list[dict
     if not rws and not mine:
         ax.text(0.5, 0.5, "no valid measurements", ha="center", va="center", transform=ax.transAxes)
         ax.set_title(title)
+        _plain(fig)
         return fig
     xs = [max(r["msize"], 1) for r in rws]
     ax.plot(xs, [r["median_default_s"] * 1e6 for r in rws], "k-o", lw=2, label="default", zorder=3)
@@ -37,5 +38,13 @@ def algorithm_plot(op: str, nprocs: int, candidates: list[dict], rows: list[dict
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
+    _plain(fig)
     fig.tight_layout()
     return fig
+
+
+def _plain(fig) -> None:
+    """Algorithm and op names (from the campaign's files) shown as text: never mathtext."""
+    from mpitempo.present.plots import plain_text
+
+    plain_text(fig)
