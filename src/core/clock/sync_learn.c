@@ -34,6 +34,8 @@
 #include <time.h>
 
 #define TAG_CONFIRM 711
+/* the adaptive window fits after every point up to this many, then after 25% more each time */
+#define ADAPT_EVERY_UNTIL 64
 #define TAG_MORE 712
 
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
@@ -305,11 +307,23 @@ static int adaptive_min(const mt_sync_params_t *p)
     return k < n ? k : n;
 }
 
-/* adaptive fit window: at most this many points (twice the window's span) */
+/* adaptive fit window: at most this many points (twice the window's span).
+ * Past the fixed window's fitpts points it goes on only where ci=0 would
+ * measure a second window (its slope was not dropped there), and when it
+ * reaches 2 x fitpts - 1 without stopping, the points past fitpts are that
+ * second window: never more points than ci=0 takes */
 static int adaptive_max(const mt_sync_params_t *p)
 {
     int n = p->fitpts;
     return adaptive_min(p) < n ? 2 * n - 1 : n;
+}
+
+/* adaptive: may the first window end here with no second window? (slope=auto's
+ * decision, with the two halves standing in for the second window) */
+static int adaptive_done(const mt_sync_params_t *p, int cls, int reached, int halves, double s1)
+{
+    if (cls == FIT_KEEP) return reached && halves && fabs(s1) >= MT_ADAPT_KEEP_CI * p->ci_ppm * 1e-6;
+    return cls == FIT_DROP || (reached && fabs(s1) <= p->ci_ppm * 1e-6);
 }
 
 void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_model_t *lm)
@@ -340,7 +354,7 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
         if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
     } else if (e->pp.rank == client) {
         e->st->learn_client++;
-        /* the first window (adaptive: up to twice as long), two more + the recompute point */
+        /* the first window, two more + the recompute point */
         size_t cap = (size_t)adaptive_max(p) + 2 * (size_t)n + 1;
         double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
@@ -349,21 +363,48 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
          * (it may still serve another client) and runs on cold caches; it
          * is not a fit point, and the window starts when it is done */
         if (p->fit != MT_FIT_PAPER) mt_sync_measure(e, clk, ref, client, &o);
-        int n1 = n, ntot, cls, halves = 0;
+        int n1 = n, ntot, cls, halves = 0, reached = 0;
         double s1 = 0, s2 = 0;
         int nmin = adaptive_min(p), nmax = adaptive_max(p);
+        /* the first window's decision at its fitpts points (the adaptive window
+         * may go on past them), and whether its points past fitpts, up to nmax,
+         * are the second window */
+        int cls_w1 = FIT_DROP, w2_measured = 0;
+        double s_w1 = 0;
         e->st->fit_stop = MT_STOP_FIXED;
         if (nmin < n) {
             /* adaptive fit window: after each point from nmin on, fit; stop
-             * when the slope's interval z * SE is within ci, else tell the
+             * when the slope's interval z * SE is within ci; at the fixed
+             * window's last point also when its slope is dropped (as ci=0
+             * decides there); past it only when the interval is reached and
+             * no second window is needed (adaptive_done). Else tell the
              * reference that one more point follows */
             double t1 = mt_clock_now(clk);
             measure_points(e, clk, ref, client, 0, nmin, t1, x, y, rtt);
+            /* the rule is looked at after every point up to ADAPT_EVERY_UNTIL points, then
+             * after 25% more points each time (and always at fitpts and at nmax): a fit (its
+             * Theil-Sen check is O(points^2)) after every one of thousands of points made a
+             * sync of fitpts=6000 take minutes; geometric steps cost about 3 final fits */
+            int next_fit = nmin;
             for (n1 = nmin;; n1++) {
+                if (n1 != next_fit && n1 != n && n1 != nmax) {
+                    double more = 1;
+                    mt_pp_send(&e->pp, &more, 1, ref, TAG_MORE);
+                    measure_points(e, clk, ref, client, n1, n1 + 1, t1, x, y, rtt);
+                    continue;
+                }
+                next_fit = n1 + (n1 < ADAPT_EVERY_UNTIL ? 1 : n1 / 4);
                 cls = fit_decide_x(p, x, y, rtt, n1, lm, e->st, &s1, &halves);
-                int reached = e->st->fit_slope_se > 0 && e->st->fit_ci_ppm <= p->ci_ppm;
-                if (reached || n1 == nmax) {
+                reached = e->st->fit_slope_se > 0 && e->st->fit_ci_ppm <= p->ci_ppm;
+                if (n1 == n) {
+                    cls_w1 = cls;
+                    s_w1 = s1;
+                }
+                int one_window = reached && adaptive_done(p, cls, reached, halves, s1);
+                int stop = n1 < n ? reached : n1 == n ? reached || cls == FIT_DROP : one_window || n1 == nmax;
+                if (stop) {
                     e->st->fit_stop = reached ? MT_STOP_CI : MT_STOP_MAX;
+                    w2_measured = n1 > n && !one_window;
                     if (n1 < nmax) {
                         double more = 0;
                         mt_pp_send(&e->pp, &more, 1, ref, TAG_MORE);
@@ -397,35 +438,46 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
              * window) and at least MT_ADAPT_KEEP_CI x ci: a small slope may
              * be a slow wander of the offsets within the window, which only
              * an independent window tells from a drift. */
-            int ci_reached = e->st->fit_stop == MT_STOP_CI;
-            int done = nmin < n && (cls == FIT_KEEP ? ci_reached && halves && fabs(s1) >= MT_ADAPT_KEEP_CI * p->ci_ppm * 1e-6
-                                                    : cls == FIT_DROP || (ci_reached && fabs(s1) <= p->ci_ppm * 1e-6));
-            double again = !done && cls != FIT_DROP;
-            mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
+            /* w2_measured: the adaptive window ran to nmax past the fixed
+             * window, whose slope was not dropped: points n .. nmax-1 are the
+             * second window, and the first window is the fixed one (n points) */
+            int done = !w2_measured && nmin < n && adaptive_done(p, cls, reached, halves, s1);
+            double again = w2_measured || (!done && cls != FIT_DROP);
+            if (!w2_measured) mt_pp_send(&e->pp, &again, 1, ref, TAG_CONFIRM);
             if (again != 0) {
-                double *x2 = x + n1, *y2 = y + n1, *r2 = rtt + n1;
-                measure_window(e, clk, ref, client, n, x2, y2, r2);
+                int nw1 = w2_measured ? n : n1, nw2 = w2_measured ? n1 - n : n;
+                if (w2_measured) {
+                    cls = cls_w1;
+                    s1 = s_w1;
+                }
+                double *x2 = x + nw1, *y2 = y + nw1, *r2 = rtt + nw1;
+                if (!w2_measured) measure_window(e, clk, ref, client, n, x2, y2, r2);
                 mt_model_t m2;
                 mt_sync_stats_t st2 = *e->st;
-                int cls2 = fit_decide_x(p, x2, y2, r2, n, &m2, &st2, &s2, NULL);
+                int cls2 = fit_decide_x(p, x2, y2, r2, nw2, &m2, &st2, &s2, NULL);
                 int confirmed = cls2 == FIT_KEEP && s1 * s2 > 0, ntie = 0;
                 double third = cls == FIT_KEEP && !confirmed;
                 mt_pp_send(&e->pp, &third, 1, ref, TAG_CONFIRM);
                 if (third != 0) {
-                    measure_window(e, clk, ref, client, n, x2 + n, y2 + n, r2 + n);
+                    measure_window(e, clk, ref, client, n, x2 + nw2, y2 + nw2, r2 + nw2);
                     double s3 = 0;
                     mt_sync_stats_t st3 = *e->st;
-                    int cls3 = fit_decide_x(p, x2 + n, y2 + n, r2 + n, n, &m2, &st3, &s3, NULL);
+                    int cls3 = fit_decide_x(p, x2 + nw2, y2 + nw2, r2 + nw2, n, &m2, &st3, &s3, NULL);
                     ntie = 1;
+                    if (w2_measured) { /* the reference asks once more (its second window was ours) */
+                        double none = 0;
+                        mt_pp_send(&e->pp, &none, 1, ref, TAG_CONFIRM);
+                    }
                     if (cls3 == FIT_KEEP && s1 * s3 > 0) {
                         /* the first and the third agree: window 2 is left out of the fit */
-                        memcpy(x2, x2 + n, sizeof(double) * (size_t)n);
-                        memcpy(y2, y2 + n, sizeof(double) * (size_t)n);
-                        memcpy(r2, r2 + n, sizeof(double) * (size_t)n);
+                        memmove(x2, x2 + nw2, sizeof(double) * (size_t)n);
+                        memmove(y2, y2 + nw2, sizeof(double) * (size_t)n);
+                        memmove(r2, r2 + nw2, sizeof(double) * (size_t)n);
+                        nw2 = n;
                         confirmed = 1;
                     }
                 }
-                ntot = confirmed ? n1 + n : n1 + (1 + ntie) * n;
+                ntot = confirmed ? nw1 + nw2 : nw1 + nw2 + ntie * n;
                 e->st->slope_windows = 2 + ntie;
                 if (confirmed) {
                     fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL, NULL);
@@ -442,13 +494,14 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                 e->st->slope_windows = 1;
             }
         }
-        if (p->slope != MT_SLOPE_FIT) {
-            /* is the drift known to within MT_UNRESOLVED_PPM? A kept slope: its interval z x SE (the
-             * last fit: one window, or both) must be within it; an offset-only model (slope=auto
-             * dropped the slope, or slope=zero): |slope| + z x SE of the last fit (the first window,
-             * or all windows measured). Otherwise this clock can drift away unseen (a real drift of
-             * 18-50 ppm dropped, or kept 3-8 ppm off, under preemption) and says so (docs/clocks.md,
-             * "The flag") */
+        {
+            /* is the drift known to within MT_UNRESOLVED_PPM? A kept slope (slope=auto kept it, or
+             * slope=fit, which always keeps it): its interval z x SE (the last fit: one window, or
+             * both) must be within it; an offset-only model (slope=auto dropped the slope, or
+             * slope=zero): |slope| + z x SE of the last fit (the first window, or all windows
+             * measured). Otherwise this clock can drift away unseen (a real drift of 18-50 ppm
+             * dropped, or kept 3-8 ppm off, under preemption; fit=paper's back-to-back fit points
+             * keep slopes of +-4-41 ppm on two bound ranks) and says so (docs/clocks.md, "The flag") */
             if (isnan(unres_slope)) unres_slope = e->st->fit_slope;
             e->st->slope_unresolved |=
                 mt_slope_unresolved(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
@@ -485,7 +538,9 @@ int mt_sync_one(const mt_sync_alg_t *alg, const mt_sync_params_t *p, MPI_Comm co
     mt_sync_env_t e;
     int rc = mt_pp_open(&e.pp, comm, lazy, err);
     if (rc != MT_OK) return rc;
-    e.p = p;
+    mt_sync_params_t q = *p; /* ci=auto resolved for this communicator */
+    q.ci_ppm = mt_sync_ci_for(alg, p, e.pp.size);
+    e.p = &q;
     e.st = st;
     e.pp.rtt_mode = p->rtt;
     if (e.pp.size == 1) {
