@@ -58,6 +58,13 @@ static int check(mt_run_t *r, int np, char *err)
     pp->barrier_all = mt_p_bool(p, MTP_barrier_all);
     pp->loop_iters = mt_p_set(p, MTP_loop_iters) ? mt_p_int(p, MTP_loop_iters) : 0;
     pp->loop_reps = mt_p_int(p, MTP_loop_reps);
+    const char *bufs = mt_p_str(p, MTP_buffers);
+    if (strcmp(bufs, "two") == 0)
+        pp->one_buffer = 0;
+    else if (strcmp(bufs, "one") == 0)
+        pp->one_buffer = 1;
+    else
+        return mt_fail(err, MT_EINVAL, "invalid --buffers '%s' (allowed: two, one)", bufs);
     int rc = MT_OK;
     if (!(pp->res_npp > 0))
         return mt_fail(err, MT_EINVAL, "invalid --res-npp '%s': must be > 0", mt_p_raw(p, MTP_res_npp));
@@ -203,6 +210,7 @@ static void write_config(mt_json_t *j, const mt_pp_cfg_t *pp, const int64_t *siz
     mt_json_kint(j, "loop_reps", pp->loop_reps);
     mt_json_kint(j, "loop_iters", pp->loop_iters);
     mt_json_kstr(j, "datatype", "MPI_BYTE");
+    mt_json_kstr(j, "buffers", pp->one_buffer ? "one" : "two");
     mt_json_kint(j, "handshake_bytes", 8);
     mt_json_kstr(j, "idle_ranks", pp->barrier_all ? "take part in every trial's MPI_Barrier on the whole job" : "sleep in MPI_Ibarrier/MPI_Test with 20 us naps");
     mt_json_key(j, "msizes");

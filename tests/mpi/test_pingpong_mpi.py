@@ -74,6 +74,16 @@ def test_json_stdout_sweep_and_fixed_ranks(build):
     assert t["npp"] == [1, 3, 7] and all(v > 0 for v in t["median time"])
 
 
+@pytest.mark.parametrize("bufs", [None, "one", "two"])
+def test_buffers_recorded(build, bufs):
+    r = run_pp(build, 2, QUICK + ["--msizes", "0,64K", "--ntrial", "5", "--npp", "2", "--loop", "--loop-reps", "1",
+                                  "--loop-iters", "5"] + (["--buffers", bufs] if bufs else []))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["pingpong"]["buffers"] == (bufs or "two")
+    assert [x["msize"] for x in doc["results"]] == [0, 65536]
+
+
 def test_fixed_npp_and_max_pp(build):
     r = run_pp(build, 2, QUICK + ["--msizes", "16", "--ntrial", "100", "--npp-sweep", "1,50", "--max-pp", "1000"])
     assert r.returncode == 0, r.stderr
@@ -95,6 +105,7 @@ def test_fixed_npp_and_max_pp(build):
     (2, ["--msizes", "8,-4"], "sizes cannot be negative"),
     (2, ["--npp", "3", "--npp-sweep", "1,2"], "exclude each other"),
     (2, ["--expect-np", "3"], "expected 3 ranks but the job has 2"),
+    (2, ["--buffers", "three"], "invalid --buffers 'three' (allowed: two, one)"),
 ])
 def test_core_bad_input(build, np_, args, msg):
     r = run_pp(build, np_, QUICK + args)

@@ -184,12 +184,15 @@ int mt_pp_pair_init(mt_pp_pair_t *p, MPI_Comm world, const mt_pp_cfg_t *c, const
     if (max_msize > INT_MAX) return mt_fail(err, MT_EINVAL, "message size %lld is above INT_MAX", (long long)max_msize);
     p->buflen = max_msize < 8 ? 8 : max_msize;
     if (p->role >= 0) {
-        p->buf = malloc((size_t)p->buflen);
-        p->buf2 = malloc((size_t)p->buflen);
-        if (!p->buf || !p->buf2)
+        /* two arrays always (the bidirectional exchange needs a receive buffer apart from the send
+         * buffer); with --buffers one the ping-pongs use the first for both directions */
+        p->sbuf = malloc((size_t)p->buflen);
+        p->xbuf = malloc((size_t)p->buflen);
+        if (!p->sbuf || !p->xbuf)
             return mt_fail(err, MT_ENOMEM, "out of memory for a %lld-byte buffer", (long long)p->buflen);
-        memset(p->buf, 1, (size_t)p->buflen); /* touch every page before timing */
-        memset(p->buf2, 1, (size_t)p->buflen);
+        memset(p->sbuf, 1, (size_t)p->buflen); /* touch every page before timing */
+        memset(p->xbuf, 2, (size_t)p->buflen);
+        p->rbuf = c->one_buffer ? p->sbuf : p->xbuf;
     }
     return MT_OK;
 }
@@ -197,9 +200,9 @@ int mt_pp_pair_init(mt_pp_pair_t *p, MPI_Comm world, const mt_pp_cfg_t *c, const
 void mt_pp_pair_free(mt_pp_pair_t *p)
 {
     if (p->pair != MPI_COMM_NULL) mt_check_mpi(MPI_Comm_free(&p->pair), "MPI_Comm_free");
-    free(p->buf);
-    free(p->buf2);
-    p->buf = p->buf2 = NULL;
+    free(p->sbuf);
+    free(p->xbuf);
+    p->sbuf = p->rbuf = p->xbuf = NULL;
 }
 
 void mt_pp_sleepy_barrier(MPI_Comm world)
@@ -224,11 +227,11 @@ void mt_pp_warmup(mt_pp_pair_t *p, int64_t msize, int64_t n)
     int cnt = (int)msize;
     for (int64_t i = 0; i < n; i++) {
         if (p->role == 0) {
-            mt_check_mpi(MPI_Send(p->buf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair), "MPI_Send");
-            mt_check_mpi(MPI_Recv(p->buf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair, MPI_STATUS_IGNORE), "MPI_Recv");
+            mt_check_mpi(MPI_Send(p->sbuf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair), "MPI_Send");
+            mt_check_mpi(MPI_Recv(p->rbuf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair, MPI_STATUS_IGNORE), "MPI_Recv");
         } else {
-            mt_check_mpi(MPI_Recv(p->buf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair, MPI_STATUS_IGNORE), "MPI_Recv");
-            mt_check_mpi(MPI_Send(p->buf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair), "MPI_Send");
+            mt_check_mpi(MPI_Recv(p->rbuf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair, MPI_STATUS_IGNORE), "MPI_Recv");
+            mt_check_mpi(MPI_Send(p->sbuf, cnt, MPI_BYTE, p->peer, MT_PP_TAG, p->pair), "MPI_Send");
         }
     }
 }
@@ -238,26 +241,26 @@ void mt_pp_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntrial, i
 {
     int64_t (*now)(void) = p->ti->t->now;
     int cnt = (int)msize, peer = p->peer, rc = MPI_SUCCESS;
-    unsigned char *a = p->buf;
+    unsigned char *sb = p->sbuf, *rb = p->rbuf;
     MPI_Comm comm = p->pair;
     for (int64_t k = 0; k < ntrial; k++) {
         mt_check_mpi(MPI_Barrier(p->bar), "MPI_Barrier");
         if (p->role == 0) {
             /* hand-shake: the dest has left the barrier and is about to post its receive */
-            mt_check_mpi(MPI_Recv(a, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
+            mt_check_mpi(MPI_Recv(rb, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
             int64_t t1 = now();
             for (int64_t i = 0; i < npp; i++) {
-                if ((rc = MPI_Send(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
-                if ((rc = MPI_Recv(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
+                if ((rc = MPI_Send(sb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
+                if ((rc = MPI_Recv(rb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
             }
             int64_t t2 = now();
             mt_check_mpi(rc, "MPI_Send/MPI_Recv (ping-pong)");
             ticks[k] = t2 - t1 - min_ov_ticks;
         } else {
-            mt_check_mpi(MPI_Send(a, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm), "MPI_Send (hand-shake)");
+            mt_check_mpi(MPI_Send(sb, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm), "MPI_Send (hand-shake)");
             for (int64_t i = 0; i < npp; i++) {
-                if ((rc = MPI_Recv(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
-                if ((rc = MPI_Send(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
+                if ((rc = MPI_Recv(rb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
+                if ((rc = MPI_Send(sb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
             }
             mt_check_mpi(rc, "MPI_Recv/MPI_Send (ping-pong)");
         }
@@ -274,12 +277,12 @@ void mt_pp_bidir_trials(mt_pp_pair_t *p, int64_t msize, int64_t npp, int64_t ntr
 {
     int64_t (*now)(void) = p->ti->t->now;
     int cnt = (int)msize, peer = p->peer, rc = MPI_SUCCESS;
-    unsigned char *out = p->buf, *in = p->buf2;
+    unsigned char *out = p->sbuf, *in = p->xbuf;
     MPI_Comm comm = p->pair;
     for (int64_t k = 0; k < ntrial; k++) {
         mt_check_mpi(MPI_Barrier(p->bar), "MPI_Barrier");
         if (p->role == 0)
-            mt_check_mpi(MPI_Recv(out, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
+            mt_check_mpi(MPI_Recv(in, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm, MPI_STATUS_IGNORE), "MPI_Recv (hand-shake)");
         else
             mt_check_mpi(MPI_Send(out, 8, MPI_BYTE, peer, MT_PP_TAG_HS, comm), "MPI_Send (hand-shake)");
         int64_t t1 = now();
@@ -299,23 +302,23 @@ void mt_pp_loop(mt_pp_pair_t *p, int64_t msize, int64_t skip, int64_t iters, int
 {
     int64_t (*now)(void) = p->ti->t->now;
     int cnt = (int)msize, peer = p->peer, rc = MPI_SUCCESS;
-    unsigned char *a = p->buf;
+    unsigned char *sb = p->sbuf, *rb = p->rbuf;
     MPI_Comm comm = p->pair;
     int64_t t1 = 0;
     mt_check_mpi(MPI_Barrier(comm), "MPI_Barrier");
     if (p->role == 0) {
         for (int64_t i = 0; i < skip + iters; i++) {
             if (i == skip) t1 = now();
-            if ((rc = MPI_Send(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
-            if ((rc = MPI_Recv(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
+            if ((rc = MPI_Send(sb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
+            if ((rc = MPI_Recv(rb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
         }
         int64_t t2 = now();
         mt_check_mpi(rc, "MPI_Send/MPI_Recv (loop)");
         *ticks = t2 - t1;
     } else {
         for (int64_t i = 0; i < skip + iters; i++) {
-            if ((rc = MPI_Recv(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
-            if ((rc = MPI_Send(a, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
+            if ((rc = MPI_Recv(rb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm, MPI_STATUS_IGNORE)) != MPI_SUCCESS) break;
+            if ((rc = MPI_Send(sb, cnt, MPI_BYTE, peer, MT_PP_TAG, comm)) != MPI_SUCCESS) break;
         }
         mt_check_mpi(rc, "MPI_Recv/MPI_Send (loop)");
     }

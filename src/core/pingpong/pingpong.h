@@ -4,6 +4,9 @@
  *       difference, min_ov = min non-negative difference, exact frequencies;
  *   3.2 ping-pong between two ranks, blocking send/recv, barrier per trial,
  *       hand-shake before each timing loop, min_ov subtracted from every loop;
+ *       each rank sends from its send buffer and receives into its receive
+ *       buffer (as osu_latency's s_buf and r_buf), or with --buffers one
+ *       through one array for both (the paper's Fortran A);
  *   3.3 npp = nint(max(1, res_npp * res_timing / median_ppt));
  * plus the loop-averaged OSU/IMB-style ping-pong for comparison.
  * Statistics are computed by the Python side from the raw ticks. */
@@ -38,6 +41,9 @@ typedef struct mt_pp_cfg {
     int barrier_all;         /* the barrier per trial spans the whole job, not only the pair */
     int64_t loop_iters;      /* 0: OSU default (10000 up to 8 KiB, 1000 above) */
     int64_t loop_reps;       /* repetitions of the loop-averaged measurement */
+    int one_buffer;          /* --buffers one: send and receive through one array (the paper's A);
+                              * 0 (--buffers two, the default): a send and a receive buffer per rank,
+                              * as OSU's osu_latency (s_buf, r_buf) */
 } mt_pp_cfg_t;
 
 /* ---- pure parts (no MPI; unit tested) ---- */
@@ -89,8 +95,10 @@ typedef struct mt_pp_pair {
     int role;                /* 0 source, 1 dest, -1 idle */
     int peer;                /* the other one's rank in pair */
     const mt_timer_inst_t *ti;
-    unsigned char *buf;      /* message buffer, at least 8 bytes */
-    unsigned char *buf2;     /* receive buffer of the bidirectional exchange, as large */
+    unsigned char *sbuf;     /* send buffer, at least 8 bytes */
+    unsigned char *rbuf;     /* receive buffer, as large; = sbuf with --buffers one */
+    unsigned char *xbuf;     /* receive buffer of the bidirectional exchange (never sbuf: both are
+                              * pending at once), = rbuf with --buffers two */
     int64_t buflen;
 } mt_pp_pair_t;
 
