@@ -139,6 +139,11 @@ int MPI_Win_flush(int r, MPI_Win w)
     mt_cnt.rma_syncs++;
     return PMPI_Win_flush(r, w);
 }
+int MPI_Win_flush_local(int r, MPI_Win w)
+{
+    mt_cnt.rma_syncs++;
+    return PMPI_Win_flush_local(r, w);
+}
 int MPI_Win_flush_all(MPI_Win w)
 {
     mt_cnt.rma_syncs++;
@@ -446,7 +451,7 @@ int MPI_Neighbor_alltoallw(const void *sb, const int sn[], const MPI_Aint sd[], 
 
 mt_op_opts_t mt_cnt_default_opts(void)
 {
-    mt_op_opts_t o = {.window = 64, .rma_sync = MT_RMA_FLUSH, .rma_win = MT_WIN_ALLOCATE,
+    mt_op_opts_t o = {.window = 64, .rma_sync = MT_RMA_FLUSH, .rma_win = MT_WIN_ALLOCATE, .rma_epochs = 1,
                       .vcounts = MT_VCOUNTS_UNIFORM, .compute_s = -1, .topo = MT_TOPO_CART};
     return o;
 }

@@ -76,6 +76,7 @@ static int run_typed(const char *name, int64_t msize, const mt_dtype_t *dt, cons
     *secs = mt_ticks_to_s(&timer, timer.t->now() - t0);
     *out = mt_cnt;
     PMPI_Barrier(a.comm);
+    memset(info, 0, sizeof *info);
     if (op->info) op->info(&a, info);
     mt_op_release(&a);
     return rc;
@@ -103,6 +104,47 @@ static void check_rbuf(const char *op, int single)
                 single ? "single" : "window", span, want);
         mt_test_failures++;
     }
+}
+
+/* ---- the buffers, shown by the data: every rank's send buffer holds its own pattern, the receive
+ * buffer another; after one call the receive buffer holds what the op's definition says ---- */
+static unsigned char dpat(int who, size_t i) { return (unsigned char)((who * 31 + i * 7 + 1) & 0xff); }
+
+/* op at m bytes (2 blocks of the buffers filled); from >= 0: the rank whose send-buffer bytes
+ * [soff, soff + m) must be in this rank's receive block 0; -1: nothing received. The rest of the
+ * receive buffer (block 1) must be untouched and the send buffer unchanged. */
+static void check_data(const char *name, size_t m, int from, size_t soff)
+{
+    char err[MT_ERRLEN];
+    const mt_op_t *op = mt_op_lookup(name, err);
+    mt_op_args_t a;
+    mt_op_opts_t o = mt_cnt_default_opts();
+    mt_op_args_init(&a, MPI_COMM_WORLD, &mt_dtypes[0], MPI_SUM, NULL, &o);
+    if (!op || mt_op_prepare(op, &a, (int64_t)m, err) != MT_OK) {
+        fprintf(stderr, "rank %d: %s: %s\n", rank, name, err);
+        mt_test_failures++;
+        return;
+    }
+    size_t n = a.bufbytes;
+    for (size_t i = 0; i < n; i++) ((unsigned char *)a.sbuf)[i] = dpat(rank, i);
+    memset(a.rbuf, 0xee, n);
+    PMPI_Barrier(a.comm);
+    CHECK(op->call(&a) == MPI_SUCCESS);
+    PMPI_Barrier(a.comm);
+    const unsigned char *sb = a.sbuf, *rb = a.rbuf;
+    long bad_s = -1, bad_r = -1;
+    for (size_t i = 0; i < n && bad_s < 0; i++)
+        if (sb[i] != dpat(rank, i)) bad_s = (long)i;
+    for (size_t i = 0; i < n && bad_r < 0; i++) {
+        unsigned char want = (from >= 0 && i < m) ? dpat(from, soff + i) : 0xee;
+        if (rb[i] != want) bad_r = (long)i;
+    }
+    if (bad_s >= 0 || bad_r >= 0) {
+        fprintf(stderr, "rank %d: %s %zu B: send buffer changed at %ld, receive buffer wrong at %ld (expected "
+                "rank %d's bytes from %zu; -1: as expected)\n", rank, name, m, bad_s, bad_r, from, soff);
+        mt_test_failures++;
+    }
+    mt_op_release(&a);
 }
 
 int main(int argc, char **argv)
@@ -203,6 +245,20 @@ int main(int argc, char **argv)
         CHECK((op = mt_op_find("sendrecv")) && op->min_procs == 2 && !(op->flags & MT_OP_PAIRS));
         CHECK((op = mt_op_find("exchange")) && op->min_procs == 2);
         CHECK((op = mt_op_find("synbw")) && (op->flags & MT_OP_SYNTHETIC) && !strcmp(op->family, "synthetic"));
+    }
+
+    /* the buffers: a send and a receive buffer; exchange as IMB_exchange.c: the message to the right from
+     * send block 0, the one to the left from send block 1, both received into receive block 0 (the
+     * second, from the right neighbour, stays: its send block 1) */
+    {
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        int partner = mt_op_pair_partner(rank, size);
+        for (size_t m = 8; m <= 65536; m *= 8192) {
+            check_data("exchange", m, right, m);
+            check_data("sendrecv", m, left, 0);
+            check_data("multi_lat", m, partner, 0);
+            check_data("pingping", m, in_pair0 ? partner : -1, 0);
+        }
     }
 
     const char *const windowed[] = {"bw", "bibw", "mbw_mr"};

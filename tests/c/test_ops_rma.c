@@ -1,10 +1,14 @@
 /* mpitempo: the truth of the one-sided ops (op_rma.c), counted by MPI itself
- * (op_count.h): for every op x --rma-sync x --rma-win, per call the origin
- * (rank 0) issues exactly 1 access (W for put_bw/get_bw) of the right bytes to
- * the target (rank p/2), the synchronisation calls of the mode on the ranks of
- * the mode and nothing elsewhere; the data arrive (put: the target's window
- * holds the origin's bytes; get: the origin holds the target's bytes; acc,
- * fop, cas: the target's window holds the reduction); info as defined. */
+ * (op_count.h): for every op x --rma-sync x --rma-win (x --rma-epochs 1 and 2
+ * for the latency ops with fence and pscw), per call the origin (rank 0)
+ * issues exactly 1 access (W for put_bw/get_bw/put_bibw) of the right bytes to
+ * the target (rank p/2), the target the same back with 2 epochs and put_bibw,
+ * the synchronisation calls of the mode on the ranks of the mode and nothing
+ * elsewhere; the data arrive (put: the target's window holds the origin's
+ * bytes, and with 2 epochs the origin's the target's; get: the origin holds
+ * the target's bytes; acc, fop, cas: the target's window holds the
+ * reduction); info as defined (bytes, messages, whose time is the op's, the
+ * one-way divisor); the combinations OSU does not have are refused. */
 #include "mt_test.h"
 #include "op_count.h"
 
@@ -15,26 +19,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const ops[] = {"put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw"};
-static const char *const syncs[] = {"fence", "lock", "flush", "lock_all", "pscw"};
+static const char *const ops[] = {"put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw", "put_bibw"};
+static const char *const syncs[] = {"fence", "lock", "flush", "lock_all", "pscw", "flush_local"};
 static const char *const wins[] = {"create", "allocate", "dynamic"};
-enum { NOPS = 8, NSYNC = 5, NWIN = 3, CALLS = 5, W = 4, MSIZE = 64 };
+enum { NOPS = 9, NSYNC = 6, NWIN = 3, CALLS = 5, W = 4, MSIZE = 64 };
 
 static int rank, size, origin, target, refused_n;
 
-static int is_bw(const char *op) { return strstr(op, "_bw") != NULL; }
+static int is_bw(const char *op) { return strstr(op, "_bw") != NULL || strstr(op, "_bibw") != NULL; }
+static int is_bibw(const char *op) { return !strcmp(op, "put_bibw"); }
+static int active_mode(int mode) { return mode == MT_RMA_FENCE || mode == MT_RMA_PSCW; }
+/* the op refuses the combination (put_bibw: fence and pscw only; 2 epochs: fence and pscw only) */
+static int refused_combo(const char *op, int mode, int epochs)
+{
+    return (is_bibw(op) || (epochs == 2 && !is_bw(op))) && !active_mode(mode);
+}
 static int is_atomic(const char *op) { return !strcmp(op, "fop") || !strcmp(op, "cas"); }
 
-/* the synchronisation calls this rank makes per call in mode */
-static int syncs_per_call(int mode)
+/* the synchronisation calls this rank makes per call in mode (with 2 epochs or put_bibw where
+ * the target accesses the origin too) */
+static int syncs_per_call(int mode, int two_way, int bibw)
 {
     int me = rank == origin, tg = rank == target;
     switch (mode) {
-    case MT_RMA_FENCE: return 2;
+    case MT_RMA_FENCE: return two_way ? 3 : 2;
     case MT_RMA_LOCK: return me ? 2 : 0;
     case MT_RMA_FLUSH: return me ? 1 : 0;
+    case MT_RMA_FLUSH_LOCAL: return me ? 1 : 0;
     case MT_RMA_LOCK_ALL: return me ? 2 : 0;
-    case MT_RMA_PSCW: return me || tg ? 2 : 0;
+    case MT_RMA_PSCW: return me || tg ? (two_way || bibw ? 4 : 2) : 0;
     }
     return -1;
 }
@@ -51,45 +64,68 @@ static int refusal(int rc, const char *err, const char *what)
     return 1;
 }
 
-static void counts(const char *op, int mode, int wk)
+static void counts(const char *op, int mode, int wk, int epochs)
 {
-    char err[MT_ERRLEN], what[128];
-    snprintf(what, sizeof what, "%s --rma-sync %s --rma-win %s", op, syncs[mode], wins[wk]);
+    char err[MT_ERRLEN], what[160];
+    snprintf(what, sizeof what, "%s --rma-sync %s --rma-win %s --rma-epochs %d", op, syncs[mode], wins[wk], epochs);
     mt_op_opts_t o = mt_cnt_default_opts();
     o.rma_sync = mode;
     o.rma_win = wk;
+    o.rma_epochs = epochs;
     o.window = W;
     mt_cnt_t c;
     mt_op_info_t info;
     int rc = mt_cnt_run(op, MSIZE, &o, 2, CALLS, &c, &info, err);
     if (refusal(rc, err, what)) return;
+    if (refused_combo(op, mode, epochs)) { /* refused in one line, by setup and by the check before launch */
+        const mt_op_t *opp = mt_op_find(op);
+        char err2[MT_ERRLEN] = "";
+        CHECK(rc == MT_EINVAL && strchr(err, '\n') == NULL && strstr(err, "fence or pscw") != NULL);
+        CHECK(opp && opp->check && opp->check(&o, size, err2) == MT_EINVAL && !strcmp(err, err2));
+        return;
+    }
     if (rc != MT_OK) fprintf(stderr, "%s: %s\n", what, err);
     CHECK(rc == MT_OK);
+    int two_way = epochs == 2 && !is_bw(op);
     long long nacc = is_bw(op) ? W : 1, blk = is_atomic(op) ? 8 : MSIZE;
     int ok = 1;
-    if (rank == origin) {
+    if (rank == origin || (rank == target && (two_way || is_bibw(op)))) {
         ok &= c.rma_ops == CALLS * nacc && c.rma_bytes == CALLS * nacc * blk;
     } else {
         ok &= c.rma_ops == 0 && c.rma_bytes == 0;
     }
-    ok &= c.rma_syncs == (long long)CALLS * syncs_per_call(mode);
+    ok &= c.rma_syncs == (long long)CALLS * syncs_per_call(mode, two_way, is_bibw(op));
     ok &= c.sent_msgs == 0 && c.recv_msgs == 0 && c.colls == 0;
-    if (is_bw(op)) ok &= info.bytes == (double)(W * MSIZE) && info.msgs == W;
+    if (is_bibw(op)) ok &= info.bytes == (double)(2 * W * MSIZE) && info.msgs == 2 * W;
+    else if (is_bw(op)) ok &= info.bytes == (double)(W * MSIZE) && info.msgs == W;
     else ok &= info.bytes == 0 && info.msgs == 0;
+    /* whose time is the op's: every rank with fence, origin and target with pscw, the origin alone
+     * with the passive modes (the target makes no call); a call of 2 epochs is 2 one-way latencies */
+    if (mode == MT_RMA_FENCE) ok &= info.ntimed == 0;
+    else if (mode == MT_RMA_PSCW) ok &= info.ntimed == 2 && info.timed[0] == origin && info.timed[1] == target;
+    else ok &= info.ntimed == 1 && info.timed[0] == origin;
+    ok &= info.one_way_divisor == (two_way ? 2 : 1);
     if (!ok)
-        fprintf(stderr, "rank %d: %s: rma_ops %lld bytes %lld syncs %lld sent %lld colls %lld info %g/%g\n", rank,
-                what, c.rma_ops, c.rma_bytes, c.rma_syncs, c.sent_msgs, c.colls, info.bytes, info.msgs);
+        fprintf(stderr, "rank %d: %s: rma_ops %lld bytes %lld syncs %lld sent %lld colls %lld info %g/%g timed %d "
+                "divisor %d\n", rank, what, c.rma_ops, c.rma_bytes, c.rma_syncs, c.sent_msgs, c.colls, info.bytes,
+                info.msgs, info.ntimed, info.one_way_divisor);
     CHECK(ok);
 }
 
-/* one call of op after setting the data; then the data checked */
-static void data(const char *op, int mode, int wk)
+static unsigned char pattern2(size_t i) { return (unsigned char)((i * 5 + 11) & 0xff); }
+
+/* one call of op after setting the data; then the data checked. With 2 epochs (put, get) and
+ * put_bibw the target's access back to the origin carries the target's pattern (pattern2). */
+static void data(const char *op, int mode, int wk, int epochs)
 {
-    char err[MT_ERRLEN], what[128];
-    snprintf(what, sizeof what, "data of %s --rma-sync %s --rma-win %s", op, syncs[mode], wins[wk]);
+    char err[MT_ERRLEN], what[160];
+    snprintf(what, sizeof what, "data of %s --rma-sync %s --rma-win %s --rma-epochs %d", op, syncs[mode], wins[wk],
+             epochs);
+    if (refused_combo(op, mode, epochs)) return;
     mt_op_opts_t o = mt_cnt_default_opts();
     o.rma_sync = mode;
     o.rma_win = wk;
+    o.rma_epochs = epochs;
     o.window = W;
     const mt_op_t *opp = mt_op_lookup(op, err);
     CHECK(opp != NULL);
@@ -102,16 +138,17 @@ static void data(const char *op, int mode, int wk)
     if (rc != MT_OK) return;
     mt_rma_view_t v;
     CHECK(mt_op_rma_view(&a, &v) == MT_OK);
+    int two_way = (epochs == 2 && !is_bw(op)) || is_bibw(op);
     size_t n = is_bw(op) ? (size_t)W * MSIZE : MSIZE;
     unsigned char *src = NULL, *dst = NULL; /* what must arrive where */
-    int put_like = !strcmp(op, "put") || !strcmp(op, "put_bw");
+    int put_like = !strcmp(op, "put") || !strcmp(op, "put_bw") || is_bibw(op);
     int get_like = !strcmp(op, "get") || !strcmp(op, "get_bw");
     if (put_like) {
-        src = rank == origin ? (is_bw(op) ? v.obuf : a.sbuf) : NULL;
-        if (src) for (size_t i = 0; i < n; i++) src[i] = pattern(i);
-    } else if (get_like && rank == target) {
+        src = rank == origin || (two_way && rank == target) ? (is_bw(op) ? v.obuf : a.sbuf) : NULL;
+        if (src) for (size_t i = 0; i < n; i++) src[i] = rank == origin ? pattern(i) : pattern2(i);
+    } else if (get_like && (rank == target || (two_way && rank == origin))) {
         unsigned char *w = v.winmem;
-        for (size_t i = 0; i < n; i++) w[i] = pattern(i);
+        for (size_t i = 0; i < n; i++) w[i] = rank == target ? pattern(i) : pattern2(i);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(opp->call(&a) == MPI_SUCCESS);
@@ -120,19 +157,24 @@ static void data(const char *op, int mode, int wk)
     if (put_like && rank == target) {
         dst = v.winmem;
         for (size_t i = 0; i < n; i++) ok &= ((volatile unsigned char *)dst)[i] == pattern(i);
+    } else if (put_like && two_way && rank == origin) {
+        dst = v.winmem;
+        for (size_t i = 0; i < n; i++) ok &= ((volatile unsigned char *)dst)[i] == pattern2(i);
     } else if (get_like && rank == origin) {
         dst = is_bw(op) ? v.obuf : a.rbuf;
         for (size_t i = 0; i < n; i++) ok &= dst[i] == pattern(i);
-    } else if ((!strcmp(op, "acc") || !strcmp(op, "get_acc")) && rank == target) {
-        /* window 0 + the origin's bytes (all 1): 1 */
+    } else if (get_like && two_way && rank == target) {
+        for (size_t i = 0; i < n; i++) ok &= ((unsigned char *)a.rbuf)[i] == pattern2(i);
+    } else if ((!strcmp(op, "acc") || !strcmp(op, "get_acc")) && (rank == target || (two_way && rank == origin))) {
+        /* window 0 + the accessing rank's bytes (all 1): 1 */
         for (size_t i = 0; i < n; i++) ok &= ((volatile unsigned char *)v.winmem)[i] == 1;
-    } else if (!strcmp(op, "get_acc") && rank == origin) {
-        for (size_t i = 0; i < n; i++) ok &= ((unsigned char *)a.rbuf)[i] == 0; /* the old value */
-    } else if (is_atomic(op) && rank == target) {
+    } else if (is_atomic(op) && (rank == target || (two_way && rank == origin))) {
         int64_t x;
         memcpy(&x, (const void *)v.winmem, sizeof x);
         ok &= x == 1; /* fop: 0 + 1; cas: 0 == compare 0, so 1 swapped in */
     }
+    if (!strcmp(op, "get_acc") && (rank == origin || (two_way && rank == target)))
+        for (size_t i = 0; i < n; i++) ok &= ((unsigned char *)a.rbuf)[i] == 0; /* the old value */
     if (!ok) fprintf(stderr, "rank %d: %s: wrong data\n", rank, what);
     CHECK(ok);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -149,10 +191,12 @@ int main(int argc, char **argv)
     CHECK(target == size / 2);
     for (int i = 0; i < NOPS; i++)
         for (int m = 0; m < NSYNC; m++)
-            for (int w = 0; w < NWIN; w++) {
-                counts(ops[i], m, w);
-                data(ops[i], m, w);
-            }
+            for (int w = 0; w < NWIN; w++)
+                for (int e = 1; e <= 2; e++) {
+                    if (e == 2 && (is_bw(ops[i]) || !active_mode(m)) && w > 0) continue; /* refusals: once */
+                    counts(ops[i], m, w, e);
+                    data(ops[i], m, w, e);
+                }
     /* bad options: refused by setup in one line */
     char err[MT_ERRLEN];
     mt_op_opts_t o = mt_cnt_default_opts();
@@ -166,6 +210,8 @@ int main(int argc, char **argv)
     CHECK(fop && (fop->flags & MT_OP_NOSIZE) && !strcmp(fop->family, "rma"));
     CHECK(put && (put->opts & MT_OPT_RMA_SYNC) && (put->opts & MT_OPT_RMA_WIN) && !(put->opts & MT_OPT_WINDOW));
     CHECK(mt_op_find("get_bw") && (mt_op_find("get_bw")->opts & MT_OPT_WINDOW));
+    CHECK(put && (put->opts & MT_OPT_RMA_EPOCHS) && !(mt_op_find("put_bw")->opts & MT_OPT_RMA_EPOCHS));
+    CHECK(mt_op_find("put_bibw") && (mt_op_find("put_bibw")->opts & MT_OPT_WINDOW));
     if (rank == 0 && refused_n) printf("%d combinations refused with this MPI library\n", refused_n);
     MPI_Finalize();
     if (rank == 0) TEST_DONE();

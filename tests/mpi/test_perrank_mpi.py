@@ -105,6 +105,31 @@ def test_ps3_equals_osu_style_average(build, tmp_path, cli):
                                             [float, float, float, int])) == want
 
 
+@pytest.mark.parametrize("sync,timed", [("lock", [0]), ("flush_local", [0]), ("pscw", [0, 1]), ("fence", "all")])
+def test_ps3_uses_the_ranks_whose_time_is_the_op(build, tmp_path, cli, sync, timed):
+    """With a passive-target mode the target makes no call: meta.json names the origin alone, and
+    PS3 (OSU's mean over ranks) is the origin's mean, not the mean with the idle target."""
+    camp = tmp_path / "c"
+    code, out, err = cli("run", "--per-rank", "--ops", "put", "--msizes", "8", "--nrep", "30", "--mpiruns", "1",
+                         "-n", "2", "--rma-sync", sync, "-o", camp, "--quiet", "--no-summary",
+                         "--timer-reads", "1000")
+    assert code == 0, err
+    code, out, err = cli("summary", camp, "--process", "ps3_osu", "--json")
+    assert code == 0, err
+    got = json.loads(out)[0]["run_values_s"][0]
+    d = next((camp / "runs").iterdir())
+    meta = json.loads((d / "meta.json").read_text())
+    (e,) = meta["experiments"]
+    assert e["timed_ranks"] == timed and e["one_way_divisor"] == 1
+    _, recs = read_raw(d / "perrank.bin")
+    local = np.array([np.array(en) - np.array(st) for x, _, valid, st, en in recs if x == e["exp"] and valid])
+    per_rank = local.mean(axis=0)
+    rows = [0, 1] if timed == "all" else timed
+    assert got == pytest.approx(per_rank[rows].mean(), rel=1e-12)
+    if timed == [0]:   # the idle target's mean would have pulled it down
+        assert per_rank[1] < per_rank[0] and got > per_rank.mean()
+
+
 def test_per_rank_bad_input(build, tmp_path):
     r = run_bench(build, 2, ["--per-rank"], None)
     assert r.returncode != 0 and "--per-rank needs --outdir" in r.stderr

@@ -1,5 +1,7 @@
 """`summary --process`: the processing schemes PS1-PS8 (stats/processing.py) applied to the
-per-rank raw times of a campaign, next to mpitempo's own (``reprompi``) processing.
+per-rank raw times of a campaign, next to mpitempo's own (``reprompi``) processing. The per-rank
+times are those of the ranks whose times are the op's (meta.json ``timed_ranks``,
+analysis/timed.py): an idle rank, e.g. the target of a passive-target one-sided op, is left out.
 
 Per (config, op, msize, nprocs) and scheme: the scheme is applied to each mpirun separately (what
 the benchmark would have printed after that mpirun), and the row reports the median over the
@@ -15,6 +17,7 @@ import numpy as np
 
 from mpitempo.errors import MtError
 from mpitempo.io.perrank import FILE_NAME, read_perrank
+from mpitempo.analysis.timed import timed_rows
 from mpitempo.io.rundir import check_root, find_runs, load_meta
 from mpitempo.stats import processing as ps
 from mpitempo.stats.outliers import Filter, keep_mask
@@ -70,7 +73,8 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
         for d in complete:
             meta = load_meta(d / "meta.json")
             cfg, nprocs = str(meta.get("config", "default")), int(meta.get("nprocs", 0))
-            exps = {int(e["exp"]): (e["op"], int(e["msize"])) for e in meta.get("experiments", [])}
+            exps = {int(e["exp"]): (e["op"], int(e["msize"]), timed_rows(e, nprocs, str(d / "meta.json")))
+                    for e in meta.get("experiments", [])}
             sname = str((meta.get("scheme") or {}).get("name", ""))
             rp = _reprompi_run(d / "measurements.csv", filt) if "reprompi" in names else {}
             pr = read_perrank(d / FILE_NAME, root) if need_pr else None
@@ -79,7 +83,7 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                               f"refusing to use it")
             if pr is not None and not pr.global_clock:
                 local_clock_runs += 1
-            for exp, (op, msize) in exps.items():
+            for exp, (op, msize, timed) in exps.items():
                 key = (root.name if many else None, cfg, op, msize, nprocs)
                 mscheme[key].add(sname)
                 if exp in rp:
@@ -89,6 +93,8 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                 start, end = pr.experiment(exp)
                 if start.shape[1] == 0:
                     continue
+                if timed is not None:   # only the ranks whose times are the op's (an idle target is not)
+                    start, end = start[timed], end[timed]
                 lmax = ((end - start) / pr.calls).max(axis=0)
                 prev = clt_sample.get(key)
                 clt_sample[key] = (min(prev[0], lmax.size) if prev else lmax.size,

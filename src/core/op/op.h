@@ -33,8 +33,9 @@ enum {
     MT_OPT_RBUF = 128,      /* --bw-rbuf */
     MT_OPT_REDOP = 256,     /* --redop (implied by MT_OP_REDUCTION; fop sets it) */
     MT_OPT_DELAY = 512,     /* --delay (the synthetic op delay) */
+    MT_OPT_RMA_EPOCHS = 1024, /* --rma-epochs */
 };
-enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW };
+enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW, MT_RMA_FLUSH_LOCAL };
 enum { MT_WIN_CREATE, MT_WIN_ALLOCATE, MT_WIN_DYNAMIC };
 enum { MT_VCOUNTS_UNIFORM, MT_VCOUNTS_SKEWED };
 enum { MT_TOPO_CART, MT_TOPO_GRAPH };
@@ -42,6 +43,7 @@ typedef struct mt_op_opts {
     int window;           /* messages in flight per call (bw, bibw, mbw_mr, put_bw, get_bw) */
     int rbuf_single;      /* --bw-rbuf single: one receive buffer for the W messages of a window (as OSU) */
     int rma_sync;         /* MT_RMA_* */
+    int rma_epochs;       /* one-sided latency ops with fence/pscw: 2 = OSU's two epochs per call; else 1 */
     int rma_win;          /* MT_WIN_* */
     int vcounts;          /* MT_VCOUNTS_* */
     int in_place;         /* MPI_IN_PLACE where the op allows it */
@@ -61,6 +63,15 @@ typedef struct mt_op_info {
     double pure_s;        /* the pure communication time measured for the calibration (auto) */
     long long compute_calls; /* computes measured (all ranks) */
     long long compute_unrecorded; /* computes not recorded (the op's record was full; all ranks) */
+    /* whose local time is the op's time: ntimed 0 = every rank's (collectives; the default), else the
+     * ranks timed[0..ntimed): the others make no MPI call of the op and return at once (idle ranks of
+     * the pair ops, the target of a passive-target one-sided op), so their times mean nothing and must
+     * not enter a mean over ranks (meta.json "timed_ranks") */
+    int ntimed;
+    int timed[2];
+    /* a call's time divided by this is the one-way latency OSU reports: 2 where a call is a round trip
+     * (multi_lat, the one-sided ops with --rma-epochs 2), else 1; 0 = 1 (meta.json "one_way_divisor") */
+    int one_way_divisor;
 } mt_op_info_t;
 
 /* A datatype choice: the type used to move data and the numeric type of the

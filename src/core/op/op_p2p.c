@@ -27,10 +27,12 @@
  *  sendrecv (IMB Sendrecv): all ranks in a periodic ring: one MPI_Sendrecv of
  *    eff bytes to rank+1 and from rank-1. bytes_per_call = 2 x eff (IMB: 2X / t),
  *    msgs_per_call = 2.
- *  exchange (IMB Exchange): every rank MPI_Isend eff bytes to its left and its
- *    right neighbour (periodic), MPI_Recv from both (into two distinct blocks:
- *    with 2 ranks left = right, two messages from one rank, told apart by tag),
- *    MPI_Waitall of the two sends. bytes_per_call = 4 x eff (IMB: 4X / t),
+ *  exchange (IMB Exchange): every rank MPI_Isend eff bytes to its right and its
+ *    left neighbour (periodic), MPI_Recv from the left and then from the right,
+ *    MPI_Waitall of the two sends. Buffers as IMB_exchange.c: the two messages
+ *    leave from two distinct blocks of the send buffer (right: block 0, left:
+ *    block 1) and both arrive in block 0 of the receive buffer (the second
+ *    overwrites the first). bytes_per_call = 4 x eff (IMB: 4X / t),
  *    msgs_per_call = 4.
  *  synbw (synthetic, not MPI): every rank busy-waits eff nanoseconds on
  *    a->timer and communicates nothing. bytes_per_call = eff, msgs_per_call =
@@ -184,22 +186,26 @@ static int c_sendrecv(mt_op_args_t *a)
                         a->comm, MPI_STATUS_IGNORE);
 }
 
-/* a message sent to the right carries TAG_RIGHT and is received from the left
- * with it, so with 2 ranks (left = right) each lands in its own block */
+/* IMB Exchange's buffers: the message to the right from the first block of
+ * the send buffer, the one to the left from the second; both received into the
+ * first block of the receive buffer (the second overwrites the first). A
+ * message sent to the right carries TAG_RIGHT and is received from the left
+ * with it (IMB: one tag, matched in order): with 2 ranks (left = right) the
+ * same pairing */
 static int c_exchange(mt_op_args_t *a)
 {
     int right = (a->rank + 1) % a->size, left = (a->rank + a->size - 1) % a->size;
-    unsigned char *r0 = a->rbuf, *r1 = r0 + (size_t)a->count * (size_t)a->dtype->size;
+    unsigned char *s0 = a->sbuf, *s1 = s0 + (size_t)a->count * (size_t)a->dtype->size;
     MPI_Request r[2];
-    int rc = MPI_Isend(a->sbuf, a->count, a->type, right, TAG_RIGHT, a->comm, &r[0]);
+    int rc = MPI_Isend(s0, a->count, a->type, right, TAG_RIGHT, a->comm, &r[0]);
     if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Isend(a->sbuf, a->count, a->type, left, TAG_LEFT, a->comm, &r[1]);
+    rc = MPI_Isend(s1, a->count, a->type, left, TAG_LEFT, a->comm, &r[1]);
     if (rc != MPI_SUCCESS) { /* complete the first send before returning (its receive is posted by the peer) */
         MPI_Wait(&r[0], MPI_STATUS_IGNORE);
         return rc;
     }
-    rc = MPI_Recv(r0, a->count, a->type, left, TAG_RIGHT, a->comm, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = MPI_Recv(r1, a->count, a->type, right, TAG_LEFT, a->comm, MPI_STATUS_IGNORE);
+    rc = MPI_Recv(a->rbuf, a->count, a->type, left, TAG_RIGHT, a->comm, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Recv(a->rbuf, a->count, a->type, right, TAG_LEFT, a->comm, MPI_STATUS_IGNORE);
     int rw = MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
     return rc != MPI_SUCCESS ? rc : rw;
 }
@@ -215,29 +221,45 @@ static int c_synbw(mt_op_args_t *a)
     return MPI_SUCCESS;
 }
 
-/* ---- what one call moves (the same on every rank) ---- */
+/* ---- what one call moves (the same on every rank), whose time is the op's ---- */
 static void set_info(mt_op_info_t *o, double bytes, double msgs)
 {
     o->bytes = bytes;
     o->msgs = msgs;
 }
+/* the ops of rank 0 and p/2 only: the other ranks' times mean nothing */
+static void pair0(const mt_op_args_t *a, mt_op_info_t *o)
+{
+    o->ntimed = 2;
+    o->timed[0] = 0;
+    o->timed[1] = mt_op_pair_partner(0, a->size);
+}
 static void i_bw(mt_op_args_t *a, mt_op_info_t *o)
 {
     set_info(o, a->opts->window * eff_bytes(a), a->opts->window);
+    pair0(a, o);
 }
 static void i_bibw(mt_op_args_t *a, mt_op_info_t *o)
 {
     set_info(o, 2.0 * a->opts->window * eff_bytes(a), 2.0 * a->opts->window);
+    pair0(a, o);
 }
 static void i_mbw_mr(mt_op_args_t *a, mt_op_info_t *o)
 {
     double pairs = a->size / 2;
     set_info(o, pairs * a->opts->window * eff_bytes(a), pairs * a->opts->window);
 }
+/* a round trip: OSU's latency is half a call */
 static void i_latency(mt_op_args_t *a, mt_op_info_t *o)
 {
     (void)a;
     set_info(o, 0, 0);
+    o->one_way_divisor = 2;
+}
+static void i_pingping(mt_op_args_t *a, mt_op_info_t *o)
+{
+    set_info(o, eff_bytes(a), 1);
+    pair0(a, o);
 }
 static void i_one(mt_op_args_t *a, mt_op_info_t *o) { set_info(o, eff_bytes(a), 1); }
 static void i_two(mt_op_args_t *a, mt_op_info_t *o) { set_info(o, 2 * eff_bytes(a), 2); }
@@ -258,7 +280,7 @@ static const mt_op_t mt_op_multi_lat = {.name = "multi_lat", .mpi_name = "MPI_Se
                                  .setup = setup_pairs, .teardown = teardown_pair, .family = "p2p", .info = i_latency};
 static const mt_op_t mt_op_pingping = {.name = "pingping", .mpi_name = "MPI_Isend/MPI_Recv/MPI_Wait (IMB PingPing)",
                                 .min_procs = 2, .blocks = one, .call = c_pingping, .setup = setup_rank0,
-                                .teardown = teardown_pair, .family = "p2p", .info = i_one};
+                                .teardown = teardown_pair, .family = "p2p", .info = i_pingping};
 static const mt_op_t mt_op_sendrecv = {.name = "sendrecv", .mpi_name = "MPI_Sendrecv (IMB Sendrecv)", .min_procs = 2,
                                 .blocks = one, .call = c_sendrecv, .family = "p2p", .info = i_two};
 static const mt_op_t mt_op_exchange = {.name = "exchange", .mpi_name = "MPI_Isend/MPI_Recv/MPI_Waitall (IMB Exchange)",

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const rma_sync_names[] = {"fence", "lock", "flush", "lock_all", "pscw", NULL};
+static const char *const rma_sync_names[] = {"fence", "lock", "flush", "lock_all", "pscw", "flush_local", NULL};
 static const char *const rma_win_names[] = {"create", "allocate", "dynamic", NULL};
 static const char *const vcounts_names[] = {"uniform", "skewed", NULL};
 static const char *const topo_names[] = {"cart", "graph", NULL};
@@ -38,6 +38,7 @@ int mt_op_opts_read(const struct mt_params *pp, mt_op_opts_t *o, char *err)
     if (rc == MT_OK) rc = pick(mt_p_str(p, MTP_neighbor_topo), topo_names, "--neighbor-topo", &o->topo, err);
     if (rc == MT_OK) rc = pick(mt_p_str(p, MTP_bw_rbuf), rbuf_names, "--bw-rbuf", &o->rbuf_single, err);
     if (rc != MT_OK) return rc;
+    o->rma_epochs = (int)mt_p_int(p, MTP_rma_epochs);
     o->in_place = mt_p_bool(p, MTP_in_place);
     const char *c = mt_p_str(p, MTP_overlap_compute);
     o->compute_s = -1;
@@ -60,6 +61,7 @@ static const struct {
     {MT_OPT_IN_PLACE, MTP_in_place, "--in-place"},       {MT_OPT_COMPUTE, MTP_overlap_compute, "--overlap-compute"},
     {MT_OPT_TOPO, MTP_neighbor_topo, "--neighbor-topo"}, {MT_OPT_RBUF, MTP_bw_rbuf, "--bw-rbuf"},
     {MT_OPT_REDOP, MTP_redop, "--redop"},                {MT_OPT_DELAY, MTP_delay, "--delay"},
+    {MT_OPT_RMA_EPOCHS, MTP_rma_epochs, "--rma-epochs"},
 };
 
 /* the options op reads: its own bits, and --redop for every reduction */
@@ -104,6 +106,7 @@ void mt_op_opts_write_meta(mt_json_t *j, const mt_op_opts_t *o, unsigned used)
     if (used & MT_OPT_RBUF) mt_json_kstr(j, "bw_rbuf", rbuf_names[o->rbuf_single]);
     if (used & MT_OPT_RMA_SYNC) mt_json_kstr(j, "rma_sync", rma_sync_names[o->rma_sync]);
     if (used & MT_OPT_RMA_WIN) mt_json_kstr(j, "rma_win", rma_win_names[o->rma_win]);
+    if (used & MT_OPT_RMA_EPOCHS) mt_json_kint(j, "rma_epochs", o->rma_epochs == 2 ? 2 : 1);
     if (used & MT_OPT_VCOUNTS) mt_json_kstr(j, "vcounts", vcounts_names[o->vcounts]);
     if (used & MT_OPT_IN_PLACE) mt_json_kbool(j, "in_place", o->in_place);
     if (used & MT_OPT_COMPUTE) {
@@ -117,6 +120,15 @@ void mt_op_info_write(mt_json_t *j, const mt_op_info_t *x)
 {
     mt_json_knum(j, "bytes_per_call", x->bytes);
     mt_json_knum(j, "msgs_per_call", x->msgs);
+    mt_json_key(j, "timed_ranks");
+    if (x->ntimed <= 0) {
+        mt_json_str(j, "all");
+    } else {
+        mt_json_arr_begin(j);
+        for (int i = 0; i < x->ntimed && i < 2; i++) mt_json_int(j, x->timed[i]);
+        mt_json_arr_end(j);
+    }
+    mt_json_kint(j, "one_way_divisor", x->one_way_divisor > 1 ? x->one_way_divisor : 1);
     if (!x->overlap) return;
     mt_json_key(j, "overlap");
     mt_json_obj_begin(j);
