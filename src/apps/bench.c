@@ -137,7 +137,8 @@ static int check(mt_run_t *r, int np, char *err)
     }
     /* passive one-sided sync completes only when the target enters MPI (both libraries here):
      * a scheme that keeps ranks waiting outside MPI measures the target's progress instead */
-    int passive = b->opts.rma_sync == MT_RMA_LOCK || b->opts.rma_sync == MT_RMA_FLUSH || b->opts.rma_sync == MT_RMA_LOCK_ALL;
+    int passive = b->opts.rma_sync == MT_RMA_LOCK || b->opts.rma_sync == MT_RMA_FLUSH || b->opts.rma_sync == MT_RMA_LOCK_ALL ||
+                  b->opts.rma_sync == MT_RMA_FLUSH_LOCAL;
     if (rc == MT_OK && b->scheme.s->waits_outside_mpi && (b->opts_used & MT_OPT_RMA_SYNC) && passive &&
         b->opts.rma_win != MT_WIN_ALLOCATE) {
         rc = mt_fail(err, MT_EINVAL, "scheme '%s' keeps ranks waiting outside MPI, where the target of passive "
