@@ -150,7 +150,7 @@ static int check(mt_run_t *r, int np, char *err)
     for (int k = 0; rc == MT_OK && k < b->nexp; k++) {
         const mt_exp_t *e = &b->exps[k];
         if (e->op->flags & MT_OP_NOSIZE) continue;
-        if (e->msize < b->dtype->size)
+        if (e->msize > 0 && e->msize < b->dtype->size)
             rc = mt_fail(err, MT_EINVAL, "message size %lld B is smaller than one element of datatype '%s' (%d B; op %s)",
                          (long long)e->msize, b->dtype->name, b->dtype->size, e->op->name);
         else if (e->msize / b->dtype->size > INT32_MAX)

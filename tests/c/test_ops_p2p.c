@@ -156,10 +156,10 @@ int main(int argc, char **argv)
     const int first = rank < half;                     /* first rank of its pair (rank i < p/2) */
     const int in_pair0 = rank == 0 || rank == half;    /* the pair of bw, bibw, pingping */
     const want_t none = {0, 0, 0, 0};
-    static const long long sizes[] = {8, 65536};
+    static const long long sizes[] = {0, 8, 65536}; /* 0 B: messages of count 0 */
     static const int windows[] = {1, 8};
 
-    for (int si = 0; si < 2; si++) {
+    for (int si = 0; si < 3; si++) {
         long long m = sizes[si];
         for (int wi = 0; wi < 2; wi++) {
             long long w = windows[wi];

@@ -32,8 +32,11 @@ static int active_mode(int mode) { return mode == MT_RMA_FENCE || mode == MT_RMA
 /* the op refuses the combination (put_bibw: fence and pscw only; 2 epochs: fence and pscw only) */
 static int refused_combo(const char *op, int mode, int epochs)
 {
-    return (is_bibw(op) || (epochs == 2 && !is_bw(op))) && !active_mode(mode);
+    if (is_bibw(op)) return !active_mode(mode) && mode != MT_RMA_FLUSH; /* flush, the default: pscw */
+    return epochs == 2 && !is_bw(op) && !active_mode(mode);
 }
+/* the mode an op runs with: put_bibw takes the default flush as pscw */
+static int mode_of(const char *op, int mode) { return is_bibw(op) && mode == MT_RMA_FLUSH ? MT_RMA_PSCW : mode; }
 static int is_atomic(const char *op) { return !strcmp(op, "fop") || !strcmp(op, "cas"); }
 
 /* the synchronisation calls this rank makes per call in mode (with 2 epochs or put_bibw where
@@ -86,6 +89,8 @@ static void counts(const char *op, int mode, int wk, int epochs)
     }
     if (rc != MT_OK) fprintf(stderr, "%s: %s\n", what, err);
     CHECK(rc == MT_OK);
+    mode = mode_of(op, mode);
+    CHECK(info.rma_sync && !strcmp(info.rma_sync, syncs[mode]));
     int two_way = epochs == 2 && !is_bw(op);
     long long nacc = is_bw(op) ? W : 1, blk = is_atomic(op) ? 8 : MSIZE;
     int ok = 1;

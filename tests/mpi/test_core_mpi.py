@@ -38,7 +38,7 @@ FAMILIES = {
     "neighbor": ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
                  "neighbor_alltoallw"],
     "p2p": ["bw", "bibw", "mbw_mr", "multi_lat", "pingping", "sendrecv", "exchange"],
-    "rma": ["put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw"],
+    "rma": ["put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw", "put_bibw"],
     "synthetic": ["delay", "synbw", "idelay", "idelay_overlap", "idelay_blocking", "idelay_blocking_overlap"],
     "barrier-algorithm": ["barrier:central", "barrier:combining", "barrier:fway", "barrier:mcs", "barrier:tournament",
                           "barrier:bst", "barrier:butterfly", "barrier:pairwise", "barrier:dissemination"],
@@ -89,6 +89,34 @@ def test_every_op_of_every_family_runs(build, tmp_path, np):
     assert ov["compute_target_s"] > 0 and ov["compute_median_s"] > 0 and ov["compute_calls"] > 0
     assert "overlap" not in per[("iallreduce", 4096)]
     assert meta["operation_params"]["bw_window"] == 64 and meta["operation_params"]["rma_sync"] == "flush"
+    # whose time is the op's, what OSU divides a call by, the sync each one-sided op used
+    assert per[("put_bibw", 4096)]["bytes_per_call"] == 2 * 64 * 4096
+    assert per[("put_bibw", 8)]["rma_sync"] == "pscw" and per[("put", 8)]["rma_sync"] == "flush"
+    assert per[("put", 8)]["timed_ranks"] == [0] and per[("put_bibw", 8)]["timed_ranks"] == [0, np // 2]
+    assert per[("bw", 8)]["timed_ranks"] == [0, np // 2] and per[("pingping", 8)]["timed_ranks"] == [0, np // 2]
+    assert per[("sendrecv", 8)]["timed_ranks"] == "all" and per[("allreduce_init", 8)]["timed_ranks"] == "all" \
+        if "allreduce_init" in ops else True
+    assert per[("multi_lat", 8)]["one_way_divisor"] == 2 and per[("put", 8)]["one_way_divisor"] == 1
+    assert "rma_sync" not in per[("bw", 8)]
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_zero_byte_messages(build, tmp_path, np):
+    """0 B is a message of count 0, which every MPI call allows: every op of every family runs at 0 B
+    (with --vcounts skewed every block is empty) and records count 0; a size below one element that
+    is not 0 is still refused."""
+    reg = {o["name"]: o for o in list_registry(build)["ops"]}
+    ops = [o for f, names in FAMILIES.items() if f != "barrier-algorithm" for o in names if reg[o]["available"]]
+    win = ["--rma-win", "create"] if "OpenRTE" in build.mpiexec_version else []
+    r = run_bench(build, np, ["--ops", ",".join(ops), "--msizes", "0", "--nrep", "3", "--warmup", "1",
+                              "--delay", "5us", "--vcounts", "skewed", "--expect-np", str(np), "--timer-reads", "1000",
+                              *win], tmp_path, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = read_rows(tmp_path)
+    assert {row["op"] for row in rows} == set(ops) and {row["msize"] for row in rows} == {"0"}
+    assert all(row["valid"] == "1" for row in rows)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert all(e["count"] == 0 and e["effective_bytes"] == 0 for e in meta["experiments"])
 
 
 @pytest.mark.parametrize("np", [2, 4])
@@ -162,7 +190,9 @@ def test_loop_scheme(build, tmp_path):
     (["--ops", "foo"], "unknown op 'foo' (allowed: barrier"),
     (["--timer", "sundial"], "unknown timer 'sundial'"),
     (["--scheme", "magic"], "unknown scheme 'magic'"),
-    (["--msizes", "0"], "invalid size '0'"),
+    (["--msizes", "8,-8"], "invalid size '-8': sizes cannot be negative"),
+    (["--msizes", "0,8,0"], "invalid --msizes '0,8,0': 0 B is listed twice"),
+    (["--datatype", "int", "--msizes", "0,3"], "message size 3 B is smaller than one element of datatype 'int'"),
     (["--nrep", "0"], "invalid --nrep '0'"),
     (["--root", "7"], "invalid --root 7"),
     (["--datatype", "double", "--msizes", "4"], "message size 4 B is smaller than one element of datatype 'double'"),

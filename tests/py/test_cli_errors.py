@@ -15,8 +15,9 @@ def test_unknown_command(cli):
 
 @pytest.mark.parametrize("args,msg", [
     (["--nrep", "0"], "invalid --nrep 0"),
-    (["--msizes", "0"], "invalid size '0'"),
+    (["--msizes", "0,0"], "0 B is listed twice"),
     (["--msizes", "-5"], "invalid size '-5'"),
+    (["--msizes", "1-0"], "the end is smaller than the start"),
     (["--msizes", "lots"], "invalid size 'lots'"),
     (["--mpiruns", "0"], "invalid mpiruns 0"),
     (["--nrep", "x"], "'x' is not a valid integer"),

@@ -61,7 +61,7 @@ CASES = {
                            "--rma-epochs 2", "needs --rma-sync fence or pscw"),
     "rma-epochs-range": ({}, ["run", "--ops", "put", "--rma-sync", "fence", "--rma-epochs", "3", "-o", "o"],
                          "--rma-epochs", "3"),
-    "put-bibw-passive": ({}, ["run", "--ops", "put_bibw", "--rma-sync", "flush", "-o", "o"], "'put_bibw'",
+    "put-bibw-passive": ({}, ["run", "--ops", "put_bibw", "--rma-sync", "lock", "-o", "o"], "'put_bibw'",
                          "needs --rma-sync fence or pscw"),
     "vcounts-unknown": ({}, ["run", "--ops", "gatherv", "--vcounts", "skew", "-o", "o"], "'skew'",
                         "allowed: uniform, skewed"),

@@ -137,7 +137,7 @@ CASES = {
     "flag-root-outside-job": ({}, ["run", "--ops", "bcast", "--root", "5", "-o", "out"], "invalid root 5"),
     "flag-np-zero": ({}, ["run", "-n", "0", "-o", "out"], "0"),
     "flag-mpiruns-zero": ({}, ["run", "--mpiruns", "0", "-o", "out"], "invalid mpiruns 0"),
-    "flag-msizes-zero": ({}, ["run", "--msizes", "0", "-o", "out"], "invalid size '0'"),
+    "flag-msizes-zero": ({}, ["run", "--msizes", "0,8,0", "-o", "out"], "0 B is listed twice"),
     "flag-op-needs-two-ranks": ({}, ["run", "--ops", "exscan", "-n", "1", "-o", "out"], "needs at least 2 ranks"),
     "launcher-no-cmd": ({}, ["run", "--launcher", "mpiexec -n {np}", "-o", "out"], "placeholder {cmd}"),
     "launcher-not-found": ({}, ["run", "--launcher", "nosuchprog {cmd}", "-o", "out"], "launcher 'nosuchprog' not found"),

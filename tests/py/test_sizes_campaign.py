@@ -38,6 +38,22 @@ def test_range_is_powers_of_two(a, k):
     assert all(y == 2 * x for x, y in zip(v, v[1:]))
 
 
+def test_zero_sizes():
+    """0 B is a size where it is allowed (a message of count 0; a range from 0 goes on with 1, 2, 4),
+    refused elsewhere, never negative."""
+    assert parse_sizes("0", allow_zero=True) == [0]
+    assert parse_sizes("0-8,1K", allow_zero=True) == [0, 1, 2, 4, 8, 1024]
+    assert parse_sizes([0, "64"], allow_zero=True) == [0, 64]
+    for bad, msg in (("-4", "sizes cannot be negative"), ("0,0", "0 B is listed twice"), ("x", "expected a number")):
+        with pytest.raises(MtError) as e:
+            parse_sizes(bad, allow_zero=True)
+        assert msg in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(MtError, match="at least 1 byte"):
+        parse_sizes("0")
+    # a bench campaign takes 0 (the core measures count 0), in ranges too
+    assert build_campaign({"msizes": "0-4"}).msizes == [0, 1, 2, 4]
+
+
 def test_campaign_defaults_and_overrides():
     c = build_campaign({"ops": ["bcast"], "mpiruns": 4}, {"nrep": 7, "np": 3})
     assert c.ops == ["bcast"] and c.mpiruns == 4 and c.nrep == 7 and c.np == [3]
@@ -50,7 +66,8 @@ def test_campaign_defaults_and_overrides():
     ({"mpiruns": 0}, "invalid mpiruns 0"),
     ({"np": 0}, "invalid np 0"),
     ({"nrep": "many"}, "invalid nrep 'many'"),
-    ({"msizes": "0"}, "invalid size '0'"),
+    ({"msizes": "-8"}, "invalid size '-8': sizes cannot be negative"),
+    ({"msizes": "0,8,0"}, "0 B is listed twice"),
     ({"order": "sorted"}, "invalid order 'sorted'"),
     ({"config": [{"name": "a"}, {"name": "a"}]}, "duplicate configuration name 'a'"),
     ({"config": [{"name": "a", "colour": 1}]}, "unknown key 'colour' in [[config]]"),

@@ -9,18 +9,23 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
 
 
-def parse_size(text: str | int) -> int:
+def parse_size(text: str | int, allow_zero: bool = False) -> int:
+    least = 0 if allow_zero else 1
+    what = "a number of bytes >= 0" if allow_zero else "a positive number of bytes"
     if isinstance(text, bool):
-        raise MtError(f"invalid size '{text}': expected a positive number of bytes, optionally with K, M or G")
+        raise MtError(f"invalid size '{text}': expected {what}, optionally with K, M or G")
     if isinstance(text, int):
-        if text < 1:
-            raise MtError(f"invalid size '{text}': sizes must be at least 1 byte")
+        if text < least:
+            raise MtError(f"invalid size '{text}': " + ("sizes cannot be negative" if allow_zero else
+                                                          "sizes must be at least 1 byte"))
         return text
     m = _SIZE.match(str(text))
     if not m:
-        raise MtError(f"invalid size '{text}': expected a positive number of bytes, optionally with K, M or G")
+        if allow_zero and str(text).strip().startswith("-"):
+            raise MtError(f"invalid size '{str(text).strip()}': sizes cannot be negative")
+        raise MtError(f"invalid size '{text}': expected {what}, optionally with K, M or G")
     v = int(m.group(1)) * _UNITS[m.group(2).upper()]
-    if v < 1:
+    if v < least:
         raise MtError(f"invalid size '{text}': sizes must be at least 1 byte")
     return v
 
@@ -37,10 +42,11 @@ def refuse_duplicates(sizes: list[int], spec, label: str = "msizes", nrep: str =
     return sizes
 
 
-def parse_sizes(spec, label: str | None = "msizes", nrep: str = "--nrep") -> list[int]:
+def parse_sizes(spec, label: str | None = "msizes", nrep: str = "--nrep", allow_zero: bool = False) -> list[int]:
     """A list of sizes from a string "8,1K,4-64" or a list of ints/strings; a size listed twice is an
     error naming ``label`` (None: duplicates are the caller's to check) and ``nrep``, the option that
-    gives more measurements instead."""
+    gives more measurements instead. ``allow_zero``: 0 is a size (a message of count 0) and a range
+    from 0 continues with 1, 2, 4, ... ("0-8" is 0,1,2,4,8), as in the C core."""
     items = spec if isinstance(spec, (list, tuple)) else str(spec).split(",")
     if not items or (not isinstance(spec, (list, tuple)) and not str(spec).strip()):
         raise MtError(f"invalid size list {spec!r}: give at least one size in bytes, e.g. 8,1K,4-64")
@@ -48,17 +54,17 @@ def parse_sizes(spec, label: str | None = "msizes", nrep: str = "--nrep") -> lis
     for item in items:
         if isinstance(item, str) and "-" in item.strip()[1:]:
             a, b = item.strip().split("-", 1)
-            lo, hi = parse_size(a), parse_size(b)
+            lo, hi = parse_size(a, allow_zero), parse_size(b, allow_zero)
             if hi < lo:
                 raise MtError(f"invalid size range '{item.strip()}': the end is smaller than the start")
             x = lo
             while x <= hi:
                 out.append(x)
-                x *= 2
+                x = x * 2 if x else 1
         else:
             if isinstance(item, str) and not item.strip():
                 raise MtError(f"invalid size list '{spec}': an empty item; give sizes in bytes such as 8,1K,4-64")
-            out.append(parse_size(item))
+            out.append(parse_size(item, allow_zero))
     return out if label is None else refuse_duplicates(out, spec, label, nrep)
 
 

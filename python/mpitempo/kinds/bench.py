@@ -24,7 +24,7 @@ class BenchKind(Kind):
         if key == "msizes":
             from mpitempo.io.sizes import parse_sizes
 
-            return parse_sizes(value, label or key)
+            return parse_sizes(value, label or key, allow_zero=True)   # 0 B: count 0, as MPI allows
         return super().normalise(key, value, where, label)
 
     def check(self, campaign, build, configs=None) -> None:

@@ -20,17 +20,18 @@ int mt_exp_build(const char *ops, const char *msizes, int nprocs, mt_exp_t **out
         return mt_fail(err, MT_EINVAL, "invalid --ops '%s': %s", ops, why);
     int64_t *sizes = NULL;
     int ns = 0;
-    if ((rc = mt_parse_size_list(msizes, &sizes, &ns, err)) != MT_OK) {
+    if ((rc = mt_parse_size_list_ex(msizes, 1, &sizes, &ns, err)) != MT_OK) { /* 0 B: count 0, as MPI allows */
         mt_free_list(names, nn);
         return rc;
     }
     for (int i = 0; i < ns; i++) /* a size given twice would be measured twice and pooled */
         for (int j = 0; j < i; j++)
             if (sizes[i] == sizes[j]) {
+                long long twice = (long long)sizes[i]; /* read before the list is freed */
                 free(sizes);
                 mt_free_list(names, nn);
                 return mt_fail(err, MT_EINVAL, "invalid --msizes '%s': %lld B is listed twice (each size once; more "
-                               "measurements with --nrep)", msizes, (long long)sizes[i]);
+                               "measurements with --nrep)", msizes, twice);
             }
     mt_exp_t *e = malloc(sizeof(mt_exp_t) * (size_t)(nn * ns + 1));
     int k = 0;

@@ -231,9 +231,10 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
         a->msize = 0;
         a->count = 0;
     } else {
-        if (msize < a->dtype->size)
+        /* 0 B is a message of count 0 (every MPI call allows it); a size between 0 and one element is refused */
+        if (msize < 0 || (msize > 0 && msize < a->dtype->size))
             return mt_fail(err, MT_EINVAL,
-                           "message size %lld B is smaller than one element of datatype '%s' (%d B)",
+                           "message size %lld B is smaller than one element of datatype '%s' (%d B; 0 B is allowed)",
                            (long long)msize, a->dtype->name, a->dtype->size);
         if (msize / a->dtype->size > INT32_MAX)
             return mt_fail(err, MT_EINVAL, "message size %lld B is too large for an int count",

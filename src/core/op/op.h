@@ -72,6 +72,9 @@ typedef struct mt_op_info {
     /* a call's time divided by this is the one-way latency OSU reports: 2 where a call is a round trip
      * (multi_lat, the one-sided ops with --rma-epochs 2), else 1; 0 = 1 (meta.json "one_way_divisor") */
     int one_way_divisor;
+    /* one-sided ops: the synchronisation the op used (--rma-sync, except put_bibw: pscw for the
+     * default flush); NULL for the others (meta.json "rma_sync" of the experiment) */
+    const char *rma_sync;
 } mt_op_info_t;
 
 /* A datatype choice: the type used to move data and the numeric type of the
@@ -192,7 +195,7 @@ int mt_op_pair_partner(int rank, int size);
 int mt_op_pair_first(int rank, int size);
 /* Per-rank block counts of the vector collectives for --vcounts: uniform
  * (count each) or skewed (block i = round((2i+1) x count / p), at least 1
- * element; the total is within p elements of p x count). */
+ * element; the total is within p elements of p x count); count 0: every block 0. */
 void mt_op_vcounts(int pattern, int count, int p, int *counts, int *displs);
 
 /* --delay "20us" or "10us,50us": the busy-wait of the synthetic op "delay" for

@@ -37,7 +37,8 @@
  *            (W x msize bytes) from consecutive blocks of an origin buffer  osu_put_bw (IMB-RMA Unidir_put)
  *   get_bw   W x MPI_Get of msize bytes, the same layout                   osu_get_bw (IMB-RMA Unidir_get)
  *   put_bibw origin and target each W x MPI_Put of msize bytes to the other, in one epoch: fence
- *            (fence; puts; fence) or pscw (post; start; puts; complete; wait on both)   osu_put_bibw
+ *            (fence; puts; fence) or pscw (post; start; puts; complete; wait on both; also for the
+ *            default --rma-sync flush, as osu_put_bibw's default)       osu_put_bibw
  * bytes_per_call / msgs_per_call (info hook): put_bw, get_bw: W x msize and W
  * (the bandwidth is W x msize / time of a call, as OSU's); put_bibw 2 x W x
  * msize and 2W (OSU: twice the one-way bytes); the latency ops declare none (0).
@@ -241,9 +242,10 @@ static const char *refused(const rma_state_t *s, const char *lib)
 static int rma_refuse(const char *name, int kind, const mt_op_opts_t *o, char *err)
 {
     int bw = kind == K_PUT_BW || kind == K_GET_BW || kind == K_PUT_BIBW;
-    if (kind == K_PUT_BIBW && o->rma_sync != MT_RMA_FENCE && o->rma_sync != MT_RMA_PSCW)
+    if (kind == K_PUT_BIBW && o->rma_sync != MT_RMA_FENCE && o->rma_sync != MT_RMA_PSCW && o->rma_sync != MT_RMA_FLUSH)
         return mt_fail(err, MT_EINVAL, "op '%s' needs --rma-sync fence or pscw (both ranks put in one epoch, as "
-                       "osu_put_bibw), not %s", name, sync_names[o->rma_sync]);
+                       "osu_put_bibw; the default flush means pscw for it, osu_put_bibw's default), not %s", name,
+                       sync_names[o->rma_sync]);
     if (o->rma_epochs == 2 && !bw && o->rma_sync != MT_RMA_FENCE && o->rma_sync != MT_RMA_PSCW)
         return mt_fail(err, MT_EINVAL, "--rma-epochs 2 needs --rma-sync fence or pscw (OSU's latency tests run "
                        "two epochs with these only), not %s", sync_names[o->rma_sync]);
@@ -265,6 +267,7 @@ static int rma_setup(mt_op_args_t *a, int kind, char *err)
     s->group = MPI_GROUP_NULL;
     s->kind = kind;
     s->sync = a->opts->rma_sync;
+    if (kind == K_PUT_BIBW && s->sync == MT_RMA_FLUSH) s->sync = MT_RMA_PSCW; /* the default: osu_put_bibw's pscw */
     s->wkind = a->opts->rma_win;
     s->epochs = a->opts->rma_epochs == 2 && !bw ? 2 : 1; /* the bandwidth ops do not read --rma-epochs */
     s->origin = 0;
@@ -397,6 +400,7 @@ static void rma_info(mt_op_args_t *a, mt_op_info_t *out)
         out->msgs = dirs * s->nacc;
     }
     out->one_way_divisor = s->epochs;
+    out->rma_sync = sync_names[s->sync];
     switch (s->sync) {
     case MT_RMA_FENCE: /* every rank takes part in the fences */
         out->ntimed = 0;

@@ -129,6 +129,7 @@ void mt_op_info_write(mt_json_t *j, const mt_op_info_t *x)
         mt_json_arr_end(j);
     }
     mt_json_kint(j, "one_way_divisor", x->one_way_divisor > 1 ? x->one_way_divisor : 1);
+    if (x->rma_sync) mt_json_kstr(j, "rma_sync", x->rma_sync);
     if (!x->overlap) return;
     mt_json_key(j, "overlap");
     mt_json_obj_begin(j);
@@ -158,7 +159,7 @@ void mt_op_vcounts(int pattern, int count, int p, int *counts, int *displs)
     int at = 0;
     for (int i = 0; i < p; i++) {
         int c = count;
-        if (pattern == MT_VCOUNTS_SKEWED) {
+        if (pattern == MT_VCOUNTS_SKEWED && count > 0) { /* count 0: every block empty */
             double v = (2.0 * i + 1.0) * (double)count / (double)p;
             c = (int)(v + 0.5);
             if (c < 1) c = 1;
