@@ -74,6 +74,18 @@ int MPI_Startall(int n, MPI_Request r[])
     mt_cnt.persist_starts += n;
     return PMPI_Startall(n, r);
 }
+int MPI_Send_init(const void *b, int c, MPI_Datatype t, int d, int tag, MPI_Comm cm, MPI_Request *r)
+{
+    mt_cnt.psend_inits++;
+    mt_cnt.psend_bytes += bytes_of(c, t);
+    return PMPI_Send_init(b, c, t, d, tag, cm, r);
+}
+int MPI_Recv_init(void *b, int c, MPI_Datatype t, int s, int tag, MPI_Comm cm, MPI_Request *r)
+{
+    mt_cnt.precv_inits++;
+    mt_cnt.precv_bytes += bytes_of(c, t);
+    return PMPI_Recv_init(b, c, t, s, tag, cm, r);
+}
 
 /* ---- one-sided ---- */
 #define RMA(c, t) (mt_cnt.rma_ops++, mt_cnt.rma_bytes += bytes_of((c), (t)))
@@ -262,6 +274,12 @@ int MPI_Alltoall(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_
     COLL("MPI_Alltoall", sb, rb), SC(sn), RC(rn);
     return PMPI_Alltoall(sb, sn, st, rb, rn, rt, c);
 }
+int MPI_Alltoallw(const void *sb, const int sn[], const int sd[], const MPI_Datatype st[], void *rb, const int rn[],
+                  const int rd[], const MPI_Datatype rt[], MPI_Comm c)
+{
+    COLL("MPI_Alltoallw", sb, rb), SA(sn, comm_size(c)), RA(rn, comm_size(c));
+    return PMPI_Alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c);
+}
 int MPI_Alltoallv(const void *sb, const int sn[], const int sd[], MPI_Datatype st, void *rb, const int rn[],
                   const int rd[], MPI_Datatype rt, MPI_Comm c)
 {
@@ -353,6 +371,12 @@ int MPI_Alltoall_init(const void *sb, int sn, MPI_Datatype st, void *rb, int rn,
 {
     COLL("MPI_Alltoall_init", sb, rb), SC(sn), RC(rn);
     return PMPI_Alltoall_init(sb, sn, st, rb, rn, rt, c, i, q);
+}
+int MPI_Alltoallw_init(const void *sb, const int sn[], const int sd[], const MPI_Datatype st[], void *rb,
+                       const int rn[], const int rd[], const MPI_Datatype rt[], MPI_Comm c, I_ i, R_ *q)
+{
+    COLL("MPI_Alltoallw_init", sb, rb), SA(sn, comm_size(c)), RA(rn, comm_size(c));
+    return PMPI_Alltoallw_init(sb, sn, sd, st, rb, rn, rd, rt, c, i, q);
 }
 int MPI_Alltoallv_init(const void *sb, const int sn[], const int sd[], MPI_Datatype st, void *rb, const int rn[],
                        const int rd[], MPI_Datatype rt, MPI_Comm c, I_ i, R_ *q)
@@ -449,6 +473,38 @@ int MPI_Neighbor_alltoallw(const void *sb, const int sn[], const MPI_Aint sd[], 
     return PMPI_Neighbor_alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c);
 }
 
+/* the non-blocking forms: counted and recorded as the blocking ones (neighbor), the wait apart */
+int MPI_Ineighbor_allgather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, MPI_Comm c,
+                            MPI_Request *q)
+{
+    NBR("MPI_Ineighbor_allgather", sb, rb, c), SC(sn), RC(rn);
+    return PMPI_Ineighbor_allgather(sb, sn, st, rb, rn, rt, c, q);
+}
+int MPI_Ineighbor_allgatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int rn[], const int rd[],
+                             MPI_Datatype rt, MPI_Comm c, MPI_Request *q)
+{
+    NBR("MPI_Ineighbor_allgatherv", sb, rb, c), SC(sn), RA(rn, mt_coll_last.indeg);
+    return PMPI_Ineighbor_allgatherv(sb, sn, st, rb, rn, rd, rt, c, q);
+}
+int MPI_Ineighbor_alltoall(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, MPI_Comm c,
+                           MPI_Request *q)
+{
+    NBR("MPI_Ineighbor_alltoall", sb, rb, c), SC(sn), RC(rn);
+    return PMPI_Ineighbor_alltoall(sb, sn, st, rb, rn, rt, c, q);
+}
+int MPI_Ineighbor_alltoallv(const void *sb, const int sn[], const int sd[], MPI_Datatype st, void *rb, const int rn[],
+                            const int rd[], MPI_Datatype rt, MPI_Comm c, MPI_Request *q)
+{
+    NBR("MPI_Ineighbor_alltoallv", sb, rb, c), SA(sn, mt_coll_last.outdeg), RA(rn, mt_coll_last.indeg);
+    return PMPI_Ineighbor_alltoallv(sb, sn, sd, st, rb, rn, rd, rt, c, q);
+}
+int MPI_Ineighbor_alltoallw(const void *sb, const int sn[], const MPI_Aint sd[], const MPI_Datatype st[], void *rb,
+                            const int rn[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm c, MPI_Request *q)
+{
+    NBR("MPI_Ineighbor_alltoallw", sb, rb, c), SA(sn, mt_coll_last.outdeg), RA(rn, mt_coll_last.indeg);
+    return PMPI_Ineighbor_alltoallw(sb, sn, sd, st, rb, rn, rd, rt, c, q);
+}
+
 mt_op_opts_t mt_cnt_default_opts(void)
 {
     mt_op_opts_t o = {.window = 64, .rma_sync = MT_RMA_FLUSH, .rma_win = MT_WIN_ALLOCATE, .rma_epochs = 1,
@@ -493,7 +549,7 @@ const char *const mt_cnt_nb_names[MT_CNT_NB_FNS] = {
     "MPI_Ibarrier",   "MPI_Ibcast",     "MPI_Ireduce",    "MPI_Iallreduce",      "MPI_Igather",
     "MPI_Igatherv",   "MPI_Iscatter",   "MPI_Iscatterv",  "MPI_Iallgather",      "MPI_Iallgatherv",
     "MPI_Ialltoall",  "MPI_Ialltoallv", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Iscan",
-    "MPI_Iexscan",
+    "MPI_Iexscan",    "MPI_Ialltoallw",
 };
 long long mt_cnt_nb_of(const mt_cnt_t *c, const char *mpi_name)
 {
@@ -596,6 +652,17 @@ int MPI_Ialltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype 
 {
     nb_count(11, NB_BYTES(nb_sum(sc, c), st), NB_BYTES(nb_sum(rc, c), rt));
     return PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, c, r);
+}
+int MPI_Ialltoallw(const void *sb, const int sc[], const int sd[], const MPI_Datatype st[], void *rb, const int rc[],
+                   const int rd[], const MPI_Datatype rt[], MPI_Comm c, MPI_Request *r)
+{
+    long long sbytes = 0, rbytes = 0;
+    for (int i = 0, p = nb_size(c); i < p; i++) {
+        sbytes += NB_BYTES(sc[i], st[i]);
+        rbytes += NB_BYTES(rc[i], rt[i]);
+    }
+    nb_count(16, sbytes, rbytes);
+    return PMPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, c, r);
 }
 int MPI_Ireduce_scatter(const void *sb, void *rb, const int rc[], MPI_Datatype t, MPI_Op op, MPI_Comm c,
                         MPI_Request *r)

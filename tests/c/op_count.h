@@ -20,11 +20,13 @@ typedef struct mt_cnt {
     long long colls;                  /* blocking collective calls */
     long long nb_colls;               /* non-blocking collective calls (MPI_I*) */
     long long persist_starts;         /* MPI_Start / MPI_Startall requests started */
+    long long psend_inits, psend_bytes; /* persistent point-to-point requests made (MPI_Send_init) and their bytes */
+    long long precv_inits, precv_bytes; /* ... (MPI_Recv_init) */
     long long neighbor;               /* neighbourhood collective calls */
     long long waits;                  /* Wait, Waitall (requests completed), Test* that completed */
     /* nbc: the non-blocking collectives per MPI function (mt_cnt_nb_names), and the bytes this rank's
      * posts declare to send and to receive (the arguments that apply to it: root-only ones at the root) */
-#define MT_CNT_NB_FNS 16
+#define MT_CNT_NB_FNS 17
     long long nb_by_fn[MT_CNT_NB_FNS];
     long long nb_sbytes, nb_rbytes;
     /* the lowest and highest buffer address of the MPI_Irecv calls (NULL: none) */

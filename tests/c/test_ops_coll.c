@@ -43,6 +43,7 @@ static void blocking(void)
         {"allreduce", "MPI_Allreduce"}, {"gather", "MPI_Gather"}, {"gatherv", "MPI_Gatherv"},
         {"scatter", "MPI_Scatter"}, {"scatterv", "MPI_Scatterv"}, {"allgather", "MPI_Allgather"},
         {"allgatherv", "MPI_Allgatherv"}, {"alltoall", "MPI_Alltoall"}, {"alltoallv", "MPI_Alltoallv"},
+        {"alltoallw", "MPI_Alltoallw"},
         {"reduce_scatter", "MPI_Reduce_scatter"}, {"reduce_scatter_block", "MPI_Reduce_scatter_block"},
         {"scan", "MPI_Scan"}, {"exscan", "MPI_Exscan"},
     };
@@ -80,7 +81,7 @@ static void check_vcounts(const char *name, int skewed)
         if (rank == 0) CHECK_OP(name, arr_is(r->scounts, r->nscounts, size, want));
     } else if (strncmp(b, "Allgatherv", 10) == 0) {
         CHECK_OP(name, r->scount == mine && arr_is(r->rcounts, r->nrcounts, size, want));
-    } else if (strncmp(b, "Alltoallv", 9) == 0) {
+    } else if (strncmp(b, "Alltoallv", 9) == 0 || strncmp(b, "Alltoallw", 9) == 0) {
         /* sends block j (counts[j]) to rank j; receives its own block size from every rank */
         CHECK_OP(name, arr_is(r->scounts, r->nscounts, size, want));
         CHECK_OP(name, arr_is(r->rcounts, r->nrcounts, size, all_mine));
@@ -100,7 +101,7 @@ static void vcounts(void)
 {
     static const char *ops[][2] = {
         {"gatherv", "MPI_Gatherv"}, {"scatterv", "MPI_Scatterv"}, {"allgatherv", "MPI_Allgatherv"},
-        {"alltoallv", "MPI_Alltoallv"}, {"reduce_scatter", "MPI_Reduce_scatter"},
+        {"alltoallv", "MPI_Alltoallv"}, {"alltoallw", "MPI_Alltoallw"}, {"reduce_scatter", "MPI_Reduce_scatter"},
     };
     char err[MT_ERRLEN];
     for (int skewed = 0; skewed <= 1; skewed++) {
@@ -133,7 +134,7 @@ static void in_place(void)
     } ops[] = {
         {"reduce", ROOT_SEND}, {"allreduce", ALL_SEND}, {"gather", ROOT_SEND}, {"gatherv", ROOT_SEND},
         {"scatter", ROOT_RECV}, {"scatterv", ROOT_RECV}, {"allgather", ALL_SEND}, {"allgatherv", ALL_SEND},
-        {"alltoall", ALL_SEND}, {"alltoallv", ALL_SEND}, {"reduce_scatter", ALL_SEND},
+        {"alltoall", ALL_SEND}, {"alltoallv", ALL_SEND}, {"alltoallw", ALL_SEND}, {"reduce_scatter", ALL_SEND},
         {"reduce_scatter_block", ALL_SEND}, {"scan", ALL_SEND}, {"exscan", ALL_SEND},
         {"bcast", NONE}, {"barrier", NONE},
     };
@@ -162,6 +163,8 @@ static void in_place(void)
     mt_op_info_t info;
     int rc = mt_cnt_run("alltoallv", 64, &o, 0, 1, &c, &info, err);
     CHECK(rc == MT_EINVAL && strstr(err, "--in-place") && strstr(err, "skewed") && !strchr(err, '\n'));
+    rc = mt_cnt_run("alltoallw", 64, &o, 0, 1, &c, &info, err);
+    CHECK(rc == MT_EINVAL && strstr(err, "--in-place") && strstr(err, "skewed") && !strchr(err, '\n'));
     /* in-place allgatherv with skewed counts: MPI_IN_PLACE, its own block count still passed */
     o.vcounts = MT_VCOUNTS_SKEWED;
     rc = mt_cnt_run("allgatherv", 8, &o, 1, CALLS, &c, &info, err);
@@ -172,8 +175,8 @@ static void in_place(void)
 static void persistent(void)
 {
     static const char *names[] = {"barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter",
-                                  "scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
-                                  "reduce_scatter_block", "scan", "exscan"};
+                                  "scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw",
+                                  "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
     char err[MT_ERRLEN], why[MT_ERRLEN];
     const mt_op_t *probe = mt_op_find("allreduce_init");
     CHECK(probe && probe->available && strcmp(probe->family, "persistent") == 0);
@@ -228,6 +231,9 @@ static void neighbor(void)
         {"neighbor_allgather", "MPI_Neighbor_allgather"}, {"neighbor_allgatherv", "MPI_Neighbor_allgatherv"},
         {"neighbor_alltoall", "MPI_Neighbor_alltoall"}, {"neighbor_alltoallv", "MPI_Neighbor_alltoallv"},
         {"neighbor_alltoallw", "MPI_Neighbor_alltoallw"},
+        {"ineighbor_allgather", "MPI_Ineighbor_allgather"}, {"ineighbor_allgatherv", "MPI_Ineighbor_allgatherv"},
+        {"ineighbor_alltoall", "MPI_Ineighbor_alltoall"}, {"ineighbor_alltoallv", "MPI_Ineighbor_alltoallv"},
+        {"ineighbor_alltoallw", "MPI_Ineighbor_alltoallw"},
     };
     char err[MT_ERRLEN];
     for (int topo = MT_TOPO_CART; topo <= MT_TOPO_GRAPH; topo++) {
@@ -270,6 +276,7 @@ static void neighbor(void)
             }
             const mt_coll_rec_t *r = &mt_coll_last;
             CHECK_OP(nm, c.neighbor == CALLS && c.colls == 0 && c.sent_msgs == 0);
+            CHECK_OP(nm, c.waits == (nm[0] == 'i' ? CALLS : 0)); /* the non-blocking forms: one wait per call */
             CHECK_OP(nm, r->fn && strcmp(r->fn, ops[k][1]) == 0);
             CHECK_OP(nm, info.bytes == 0 && info.msgs == 0);
             if (topo == MT_TOPO_CART) {

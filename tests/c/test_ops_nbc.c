@@ -25,10 +25,11 @@
 static int rank, size;
 static mt_timer_inst_t timer;
 
-static const char *const nbc_names[16] = {
+enum { NNBC = 17 };
+static const char *const nbc_names[NNBC] = {
     "ibarrier",  "ibcast",     "ireduce",    "iallreduce", "igather",         "igatherv",
     "iscatter",  "iscatterv",  "iallgather", "iallgatherv", "ialltoall",      "ialltoallv",
-    "ireduce_scatter", "ireduce_scatter_block", "iscan", "iexscan",
+    "ireduce_scatter", "ireduce_scatter_block", "iscan", "iexscan", "ialltoallw",
 };
 
 /* The bytes this rank's post of op k declares to send (*sb) and receive (*rb),
@@ -51,7 +52,7 @@ static void expect_bytes(int k, long long c, const int *v, long long *sb, long l
     case 8: *sb = c; *rb = c * p; break;                              /* iallgather */
     case 9: *sb = v[rank]; *rb = sum; break;                          /* iallgatherv */
     case 10: *sb = c * p; *rb = c * p; break;                         /* ialltoall */
-    case 11: *sb = sum; *rb = p * v[rank]; break;                     /* ialltoallv */
+    case 11: case 16: *sb = sum; *rb = p * v[rank]; break;           /* ialltoallv, ialltoallw */
     case 12: case 13: *sb = c * p; *rb = c; break;                    /* ireduce_scatter(_block) */
     default: *sb = *rb = -1;
     }
@@ -173,10 +174,10 @@ int main(int argc, char **argv)
     CHECK(mt_timer_open("monotonic", &timer, err) == MT_OK);
     mt_op_opts_t o = mt_cnt_default_opts();
 
-    /* 1. counts and declared buffers: the 16 i-ops and their _overlap forms (compute 5 us given) */
+    /* 1. counts and declared buffers: the 17 i-ops and their _overlap forms (compute 5 us given) */
     mt_op_opts_t oc = o;
     oc.compute_s = 5e-6;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < NNBC; k++) {
         char ov[64];
         snprintf(ov, sizeof ov, "%s_overlap", nbc_names[k]);
         check_counts(nbc_names[k], k, &o, 0);
@@ -185,7 +186,7 @@ int main(int argc, char **argv)
     /* the vector forms with --vcounts skewed: each rank's own block is counts[rank] */
     mt_op_opts_t os = o, osc = oc;
     os.vcounts = osc.vcounts = MT_VCOUNTS_SKEWED;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < NNBC; k++) {
         const mt_op_t *op = mt_op_find(nbc_names[k]);
         if (!op || !(op->opts & MT_OPT_VCOUNTS)) continue;
         char ov[64];

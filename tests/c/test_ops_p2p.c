@@ -186,6 +186,52 @@ int main(int argc, char **argv)
         run("synbw", m, 64, none, (double)m, 1);
     }
 
+    /* the persistent forms: the requests made once in setup (MPI_Send_init / MPI_Recv_init of eff
+     * bytes each), per call only MPI_Start(all) of them (+ the bw ack, a plain Recv/Send), the
+     * same bytes and messages declared as the non-persistent op */
+    for (int si = 0; si < 3; si++) {
+        long long m = sizes[si];
+        for (int wi = 0; wi < 2; wi++) {
+            int w = windows[wi];
+            char err[MT_ERRLEN];
+            mt_op_opts_t o = mt_cnt_default_opts();
+            o.window = w;
+            mt_cnt_t c;
+            mt_op_info_t info;
+            static const char *const names[] = {"bw_persistent", "bibw_persistent", "multi_lat_persistent"};
+            for (int k = 0; k < 3; k++) {
+                int rc = mt_cnt_run(names[k], m, &o, 2, CALLS, &c, &info, err);
+                CHECK(rc == MT_OK);
+                if (rc != MT_OK) {
+                    fprintf(stderr, "rank %d: %s: %s\n", rank, names[k], err);
+                    continue;
+                }
+                const mt_cnt_t *su = &mt_cnt_setup;
+                long long ws = 0, wr = 0, starts = 0, ack_s = 0, ack_r = 0;
+                double ib = 0, im = 0;
+                if (k == 0) { /* bw: the first rank of pair 0 sends W, its partner receives W */
+                    ws = rank == 0 ? w : 0, wr = rank == half ? w : 0, starts = in_pair0 ? w : 0;
+                    ack_s = rank == half, ack_r = rank == 0, ib = (double)w * m, im = w;
+                } else if (k == 1) {
+                    ws = wr = in_pair0 ? w : 0, starts = in_pair0 ? 2 * w : 0, ib = 2.0 * w * m, im = 2.0 * w;
+                } else { /* every pair: one send and one receive request, both started per call */
+                    ws = wr = 1, starts = 2;
+                }
+                int ok = su->psend_inits == ws && su->psend_bytes == ws * m && su->precv_inits == wr &&
+                         su->precv_bytes == wr * m;
+                ok &= c.persist_starts == CALLS * starts && c.sent_msgs == CALLS * ack_s && c.recv_msgs == CALLS * ack_r;
+                ok &= info.bytes == ib && info.msgs == im && info.one_way_divisor == (k == 2 ? 2 : 0);
+                if (!ok) {
+                    fprintf(stderr, "rank %d: %s %lld B W %d: inits %lld/%lld B sends %lld/%lld B receives, per call "
+                            "%lld starts %lld/%lld msgs, info %g/%g\n", rank, names[k], m, w, su->psend_inits,
+                            su->psend_bytes, su->precv_inits, su->precv_bytes, c.persist_starts / CALLS,
+                            c.sent_msgs / CALLS, c.recv_msgs / CALLS, info.bytes, info.msgs);
+                    mt_test_failures++;
+                }
+            }
+        }
+    }
+
     /* effective bytes: 10 B of int (4 B) is 2 elements, 8 B per message */
     {
         char err[MT_ERRLEN];

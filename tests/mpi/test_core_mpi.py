@@ -14,7 +14,8 @@ from mpitempo.runner.launch import make_launch
 pytestmark = pytest.mark.mpi
 
 ALL_OPS = ["barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv", "allgather",
-           "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
+           "allgatherv", "alltoall", "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block", "scan",
+           "exscan"]
 
 
 def run_bench(build, np, args, outdir=None, timeout=300):
@@ -35,9 +36,10 @@ FAMILIES = {
     "collective": ALL_OPS,
     "nbc": ["i" + o for o in ALL_OPS] + ["i" + o + "_overlap" for o in ALL_OPS],
     "persistent": [o + "_init" for o in ALL_OPS],
-    "neighbor": ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
-                 "neighbor_alltoallw"],
-    "p2p": ["bw", "bibw", "mbw_mr", "multi_lat", "pingping", "sendrecv", "exchange"],
+    "neighbor": [p + "neighbor_" + o for p in ("", "i") for o in ("allgather", "allgatherv", "alltoall", "alltoallv",
+                                                                   "alltoallw")],
+    "p2p": ["bw", "bibw", "mbw_mr", "multi_lat", "pingping", "sendrecv", "exchange", "bw_persistent",
+            "bibw_persistent", "multi_lat_persistent"],
     "rma": ["put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw", "put_bibw"],
     "synthetic": ["delay", "synbw", "idelay", "idelay_overlap", "idelay_blocking", "idelay_blocking_overlap"],
     "barrier-algorithm": ["barrier:central", "barrier:combining", "barrier:fway", "barrier:mcs", "barrier:tournament",
@@ -80,6 +82,8 @@ def test_every_op_of_every_family_runs(build, tmp_path, np):
     pairs = np // 2
     assert per[("bw", 4096)]["bytes_per_call"] == 64 * 4096 and per[("bw", 4096)]["msgs_per_call"] == 64
     assert per[("bibw", 4096)]["bytes_per_call"] == 2 * 64 * 4096
+    assert per[("bw_persistent", 4096)]["bytes_per_call"] == 64 * 4096
+    assert per[("bibw_persistent", 4096)]["bytes_per_call"] == 2 * 64 * 4096
     assert per[("mbw_mr", 8)]["bytes_per_call"] == pairs * 64 * 8 and per[("mbw_mr", 8)]["msgs_per_call"] == pairs * 64
     assert per[("exchange", 4096)]["bytes_per_call"] == 4 * 4096
     assert per[("put_bw", 4096)]["bytes_per_call"] == 64 * 4096

@@ -8,7 +8,7 @@
 
 extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, mt_op_gather,
     mt_op_gatherv, mt_op_scatter, mt_op_scatterv, mt_op_allgather, mt_op_allgatherv, mt_op_alltoall,
-    mt_op_alltoallv, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan, mt_op_delay;
+    mt_op_alltoallv, mt_op_alltoallw, mt_op_reduce_scatter, mt_op_reduce_scatter_block, mt_op_scan, mt_op_exscan, mt_op_delay;
 /* our barrier algorithms over point-to-point (op/barrier/) */
 extern const mt_op_t mt_op_bar_central, mt_op_bar_combining, mt_op_bar_fway, mt_op_bar_mcs, mt_op_bar_tournament,
     mt_op_bar_bst, mt_op_bar_butterfly, mt_op_bar_pairwise, mt_op_bar_dissemination;
@@ -17,7 +17,7 @@ extern const mt_op_t mt_op_bar_central, mt_op_bar_combining, mt_op_bar_fway, mt_
 const mt_op_t *const mt_ops_coll[] = {
     &mt_op_barrier,   &mt_op_bcast,     &mt_op_reduce,   &mt_op_allreduce,
     &mt_op_gather,    &mt_op_gatherv,   &mt_op_scatter,  &mt_op_scatterv,
-    &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv,
+    &mt_op_allgather, &mt_op_allgatherv, &mt_op_alltoall, &mt_op_alltoallv, &mt_op_alltoallw,
     &mt_op_reduce_scatter, &mt_op_reduce_scatter_block, &mt_op_scan, &mt_op_exscan,
     &mt_op_delay,
     &mt_op_bar_central, &mt_op_bar_combining, &mt_op_bar_fway, &mt_op_bar_mcs, &mt_op_bar_tournament,
@@ -226,6 +226,8 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
     a->sbase = a->rbase = NULL;
     a->pool = 0;
     a->counts = a->displs = a->rcounts = a->rdispls = NULL;
+    a->wsdispls = a->wrdispls = NULL;
+    a->wtypes = NULL;
     a->type = (op->flags & MT_OP_REDUCTION) ? a->dtype->reduce : a->dtype->move;
     if (op->flags & MT_OP_NOSIZE) {
         a->msize = 0;
@@ -248,6 +250,9 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
     int skewed = (op->opts & MT_OPT_VCOUNTS) && a->opts->vcounts == MT_VCOUNTS_SKEWED;
     if (skewed) /* a skewed block is up to 2 x count (+1 element of rounding) */
         a->bufbytes = 2 * a->bufbytes + (size_t)nb * (size_t)a->dtype->size;
+    if ((op->flags & MT_OP_BYTEDISPL) && a->bufbytes > (size_t)INT32_MAX)
+        return mt_fail(err, MT_EINVAL, "%s at %lld B on %d ranks needs %zu B of buffer, above the %d B that its int "
+                       "byte displacements reach", op->mpi_name, (long long)msize, a->size, a->bufbytes, INT32_MAX);
     size_t alloc = a->bufbytes > 0 ? a->bufbytes : 64;
     a->sbuf = malloc(alloc);
     a->rbuf = malloc(alloc);
@@ -255,7 +260,11 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
     a->displs = malloc(sizeof(int) * (size_t)a->size);
     a->rcounts = malloc(sizeof(int) * (size_t)a->size);
     a->rdispls = malloc(sizeof(int) * (size_t)a->size);
-    if (!a->sbuf || !a->rbuf || !a->counts || !a->displs || !a->rcounts || !a->rdispls) {
+    a->wsdispls = malloc(sizeof(int) * (size_t)a->size);
+    a->wrdispls = malloc(sizeof(int) * (size_t)a->size);
+    a->wtypes = malloc(sizeof(MPI_Datatype) * (size_t)a->size);
+    if (!a->sbuf || !a->rbuf || !a->counts || !a->displs || !a->rcounts || !a->rdispls || !a->wsdispls ||
+        !a->wrdispls || !a->wtypes) {
         mt_op_release(a);
         return mt_fail(err, MT_ENOMEM, "cannot allocate %zu bytes of buffers for %s at %lld B", 2 * alloc,
                        op->mpi_name, (long long)msize);
@@ -268,6 +277,11 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
     for (int i = 0; i < a->size; i++) {
         a->rcounts[i] = a->counts[a->rank];
         a->rdispls[i] = i * a->counts[a->rank];
+        /* byte displacements of alltoallw (int, as MPI_Alltoallw takes them: the buffers are below
+         * INT_MAX bytes where it is used, as with alltoallv's element displacements) */
+        a->wsdispls[i] = (int)((size_t)a->displs[i] * (size_t)a->dtype->size);
+        a->wrdispls[i] = (int)((size_t)a->rdispls[i] * (size_t)a->dtype->size);
+        a->wtypes[i] = a->type;
     }
     if (op->setup) {
         int rc = op->setup(a, err);
@@ -295,6 +309,11 @@ void mt_op_release(mt_op_args_t *a)
     free(a->displs);
     free(a->rcounts);
     free(a->rdispls);
+    free(a->wsdispls);
+    free(a->wrdispls);
+    free(a->wtypes);
     a->sbuf = a->rbuf = NULL;
     a->counts = a->displs = a->rcounts = a->rdispls = NULL;
+    a->wsdispls = a->wrdispls = NULL;
+    a->wtypes = NULL;
 }

@@ -17,6 +17,7 @@ enum {
     MT_OP_SYNTHETIC = 8,  /* not an MPI call (e.g. delay) */
     MT_OP_PARAM = 16,     /* a family: the name takes ":N" (e.g. barrier:combining:4), N >= param_min */
     MT_OP_PAIRS = 32,     /* pairs of ranks (rank i with i + p/2): needs an even number of ranks */
+    MT_OP_BYTEDISPL = 64, /* int byte displacements (alltoallw): a buffer of at most INT_MAX bytes */
 };
 
 /* The options of the operations (params.def), read once by mt_op_opts_read.
@@ -106,6 +107,8 @@ typedef struct mt_op_args {
                            * (ops reading MT_OPT_VCOUNTS: counts[rank] is this rank's own block) */
     int *rcounts, *rdispls; /* alltoallv-style receive side: block j from rank j has counts[rank]
                              * elements (all = count when uniform) */
+    int *wsdispls, *wrdispls; /* alltoallw: displs and rdispls in bytes */
+    MPI_Datatype *wtypes; /* alltoallw: the type of every block (all a->type, as OSU's osu_alltoallw) */
     void *sbase, *rbase;  /* cache cycling: pools that sbuf/rbuf point into (NULL otherwise) */
     size_t pool;          /* bytes of each pool */
     double delay_s;       /* synthetic op "delay": this rank's busy-wait */

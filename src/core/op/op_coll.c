@@ -11,8 +11,11 @@
  * and IMB-MPI1 Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
  * Allgather(v), Alltoall(v), Reduce_scatter(_block), Scan, Exscan.
  *
+ * alltoallw is alltoallv with byte displacements and one datatype per block
+ * (all the op's type, as OSU's osu_alltoallw; IMB-MPI1 has no Alltoallw).
+ *
  * Options:
- *  --vcounts (gatherv, scatterv, allgatherv, alltoallv, reduce_scatter): the
+ *  --vcounts (gatherv, scatterv, allgatherv, alltoallv, alltoallw, reduce_scatter): the
  *    per-rank blocks of mt_op_vcounts (a->counts, a->displs); a rank's own
  *    block is counts[rank]. alltoallv sends counts[j] to rank j and receives
  *    counts[rank] from every rank (a->rcounts, a->rdispls).
@@ -88,6 +91,12 @@ static int c_alltoallv(mt_op_args_t *a)
     return MPI_Alltoallv(SEND_ALL(a), a->counts, a->displs, a->type, a->rbuf, a->rcounts, a->rdispls, a->type,
                          a->comm);
 }
+/* as alltoallv, with byte displacements and a type per block (all the op's type, as osu_alltoallw) */
+static int c_alltoallw(mt_op_args_t *a)
+{
+    return MPI_Alltoallw(SEND_ALL(a), a->counts, a->wsdispls, a->wtypes, a->rbuf, a->rcounts, a->wrdispls, a->wtypes,
+                         a->comm);
+}
 static int c_reduce_scatter(mt_op_args_t *a)
 {
     return MPI_Reduce_scatter(SEND_ALL(a), a->rbuf, a->counts, a->type, a->redop, a->comm);
@@ -102,14 +111,15 @@ static int c_exscan(mt_op_args_t *a)
     return MPI_Exscan(SEND_ALL(a), a->rbuf, a->count, a->type, a->redop, a->comm);
 }
 
-/* In-place alltoallv takes the send counts from the receive counts, so the
- * count matrix must be symmetric (what i sends to j = what j receives from i);
- * the skewed pattern (rank j receives counts[j] from everyone) is not. */
+/* In-place alltoallv (and alltoallw) takes the send counts from the receive
+ * counts, so the count matrix must be symmetric (what i sends to j = what j
+ * receives from i); the skewed pattern (rank j receives counts[j] from
+ * everyone) is not. */
 static int k_alltoallv(const mt_op_opts_t *o, int nprocs, char *err)
 {
     if (o->in_place && o->vcounts == MT_VCOUNTS_SKEWED && nprocs != 1)
-        return mt_fail(err, MT_EINVAL, "--in-place alltoallv needs symmetric counts (MPI sends the receive counts) "
-                       "and --vcounts skewed is not: use --vcounts uniform with --in-place");
+        return mt_fail(err, MT_EINVAL, "--in-place alltoallv and alltoallw need symmetric counts (MPI sends the "
+                       "receive counts) and --vcounts skewed is not: use --vcounts uniform with --in-place");
     return MT_OK;
 }
 static int s_alltoallv(mt_op_args_t *a, char *err) { return k_alltoallv(a->opts, a->size, err); }
@@ -133,6 +143,9 @@ OP(alltoall, "alltoall", "MPI_Alltoall", 1, 0, per_rank, IP, NULL);
 const mt_op_t mt_op_alltoallv = {.name = "alltoallv", .mpi_name = "MPI_Alltoallv", .min_procs = 1, .flags = 0,
                                  .blocks = per_rank, .call = c_alltoallv, .opts = V | IP, .info = info_latency,
                                  .setup = s_alltoallv, .check = k_alltoallv};
+const mt_op_t mt_op_alltoallw = {.name = "alltoallw", .mpi_name = "MPI_Alltoallw", .min_procs = 1,
+                                 .flags = MT_OP_BYTEDISPL, .blocks = per_rank, .call = c_alltoallw, .opts = V | IP,
+                                 .info = info_latency, .setup = s_alltoallv, .check = k_alltoallv};
 OP(reduce_scatter, "reduce_scatter", "MPI_Reduce_scatter", 1, MT_OP_REDUCTION, per_rank, V | IP, NULL);
 OP(reduce_scatter_block, "reduce_scatter_block", "MPI_Reduce_scatter_block", 1, MT_OP_REDUCTION, per_rank, IP, NULL);
 OP(scan, "scan", "MPI_Scan", 1, MT_OP_REDUCTION, one, IP, NULL);

@@ -4,13 +4,13 @@
  * Buffers, block sizes, roots and flags are those of the blocking collective
  * of the same name (op_coll.c): msize is the block a rank contributes or
  * receives (IMB convention). Every rank of the communicator takes part. The
- * vector variants (igatherv, iscatterv, iallgatherv, ialltoallv) read --vcounts:
+ * vector variants (igatherv, iscatterv, iallgatherv, ialltoallv, ialltoallw) read --vcounts:
  * a rank's own block is counts[rank] (ialltoallv: it sends counts[j] to rank j
  * and receives counts[rank] from every rank, a->rcounts / a->rdispls).
  * bytes_per_call = msgs_per_call = 0 for all of them (latency ops, no bandwidth
  * definition; an MPI library's collective algorithm decides the messages).
  *
- * ibarrier ... iexscan (the 16 MPI_I* forms of the blocking collectives):
+ * ibarrier ... iexscan (the 17 MPI_I* forms of the blocking collectives, ialltoallw included):
  *   one call = post MPI_Ixxx + MPI_Wait. The latency of the non-blocking
  *   collective without overlap: OSU's "Pure Comm." column of osu_ixxx (OSU
  *   Micro-Benchmarks 7.x, c/mpi/collective/non_blocking/osu_i*.c) and IMB-NBC's
@@ -119,6 +119,11 @@ static int p_ialltoallv(mt_op_args_t *a, nbc_req_t *h)
 {
     return MPI_Ialltoallv(a->sbuf, a->counts, a->displs, a->type, a->rbuf, a->rcounts, a->rdispls, a->type, a->comm,
                           &h->req);
+}
+static int p_ialltoallw(mt_op_args_t *a, nbc_req_t *h)
+{
+    return MPI_Ialltoallw(a->sbuf, a->counts, a->wsdispls, a->wtypes, a->rbuf, a->rcounts, a->wrdispls, a->wtypes,
+                          a->comm, &h->req);
 }
 static int p_ireduce_scatter(mt_op_args_t *a, nbc_req_t *h)
 {
@@ -362,6 +367,7 @@ NBC_OP(iallgather, "MPI_Iallgather", 0, per_rank, 1, 0)
 NBC_OP(iallgatherv, "MPI_Iallgatherv", 0, per_rank, 1, MT_OPT_VCOUNTS)
 NBC_OP(ialltoall, "MPI_Ialltoall", 0, per_rank, 1, 0)
 NBC_OP(ialltoallv, "MPI_Ialltoallv", 0, per_rank, 1, MT_OPT_VCOUNTS)
+NBC_OP(ialltoallw, "MPI_Ialltoallw", MT_OP_BYTEDISPL, per_rank, 1, MT_OPT_VCOUNTS)
 NBC_OP(ireduce_scatter, "MPI_Ireduce_scatter", MT_OP_REDUCTION, per_rank, 1, 0)
 NBC_OP(ireduce_scatter_block, "MPI_Ireduce_scatter_block", MT_OP_REDUCTION, per_rank, 1, 0)
 NBC_OP(iscan, "MPI_Iscan", MT_OP_REDUCTION, one, 1, 0)
@@ -386,11 +392,12 @@ DELAY_OP(idelay_blocking, p_idelay_blocking, w_none, "idelay_blocking (synthetic
 
 const mt_op_t *const mt_ops_nbc[] = {
     &op_ibarrier, &op_ibcast, &op_ireduce, &op_iallreduce, &op_igather, &op_igatherv, &op_iscatter,
-    &op_iscatterv, &op_iallgather, &op_iallgatherv, &op_ialltoall, &op_ialltoallv, &op_ireduce_scatter,
+    &op_iscatterv, &op_iallgather, &op_iallgatherv, &op_ialltoall, &op_ialltoallv, &op_ialltoallw, &op_ireduce_scatter,
     &op_ireduce_scatter_block, &op_iscan, &op_iexscan,
     &op_ibarrier_overlap, &op_ibcast_overlap, &op_ireduce_overlap, &op_iallreduce_overlap, &op_igather_overlap,
     &op_igatherv_overlap, &op_iscatter_overlap, &op_iscatterv_overlap, &op_iallgather_overlap,
-    &op_iallgatherv_overlap, &op_ialltoall_overlap, &op_ialltoallv_overlap, &op_ireduce_scatter_overlap,
+    &op_iallgatherv_overlap, &op_ialltoall_overlap, &op_ialltoallv_overlap, &op_ialltoallw_overlap,
+    &op_ireduce_scatter_overlap,
     &op_ireduce_scatter_block_overlap, &op_iscan_overlap, &op_iexscan_overlap,
     &op_idelay, &op_idelay_overlap, &op_idelay_blocking, &op_idelay_blocking_overlap,
     NULL,

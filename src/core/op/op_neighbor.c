@@ -19,9 +19,13 @@
  * neighbor_alltoall sends a distinct block to each out-neighbour and receives
  * one from each in-neighbour (MPI_Neighbor_alltoall; alltoallv with count and
  * displacement arrays, alltoallw with byte displacements and a type per
- * neighbour). bytes_per_call = msgs_per_call = 0: latency ops. No
- * neighbourhood benchmark in the OSU 7.x / IMB-MPI1 versions cited; the
- * closest are osu_allgather and osu_alltoall (IMB-MPI1 Allgather, Alltoall). */
+ * neighbour). The ineighbor_* ops are the non-blocking forms (MPI_Ineighbor_*
+ * + MPI_Wait in one call, on the same topology and buffers). bytes_per_call =
+ * msgs_per_call = 0: latency ops. OSU 7.4 has osu_neighbor_* and
+ * osu_ineighbor_* (c/mpi/collective/neighborhood) on its own topologies (a
+ * periodic grid of `dim` dimensions (default 1) whose ranks within radius
+ * `rad` (default 1) are the neighbours, made a distributed graph, or a graph
+ * read from an adjacency file), which differ from these; IMB-MPI1 has none. */
 #include "op/op.h"
 #include "base/mt_common.h"
 
@@ -174,6 +178,46 @@ static int c_alltoallw(mt_op_args_t *a)
                                   st->rtypes, st->topo);
 }
 
+/* the non-blocking forms (MPI-3): post + MPI_Wait, OSU's "Pure Comm." of osu_ineighbor_<op> */
+static int c_iallgather(mt_op_args_t *a)
+{
+    nstate_t *st = a->state;
+    MPI_Request q;
+    int rc = MPI_Ineighbor_allgather(st->s, a->count, a->type, st->r, a->count, a->type, st->topo, &q);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+static int c_iallgatherv(mt_op_args_t *a)
+{
+    nstate_t *st = a->state;
+    MPI_Request q;
+    int rc = MPI_Ineighbor_allgatherv(st->s, a->count, a->type, st->r, st->rcounts, st->rdispls, a->type, st->topo,
+                                      &q);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+static int c_ialltoall(mt_op_args_t *a)
+{
+    nstate_t *st = a->state;
+    MPI_Request q;
+    int rc = MPI_Ineighbor_alltoall(st->s, a->count, a->type, st->r, a->count, a->type, st->topo, &q);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+static int c_ialltoallv(mt_op_args_t *a)
+{
+    nstate_t *st = a->state;
+    MPI_Request q;
+    int rc = MPI_Ineighbor_alltoallv(st->s, st->scounts, st->sdispls, a->type, st->r, st->rcounts, st->rdispls,
+                                     a->type, st->topo, &q);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+static int c_ialltoallw(mt_op_args_t *a)
+{
+    nstate_t *st = a->state;
+    MPI_Request q;
+    int rc = MPI_Ineighbor_alltoallw(st->s, st->scounts, st->swdispls, st->stypes, st->r, st->rcounts, st->rwdispls,
+                                     st->rtypes, st->topo, &q);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+
 #define N(id, mpi)                                                                                                 \
     static const mt_op_t mt_op_neighbor_##id = {.name = "neighbor_" #id, .mpi_name = mpi, .min_procs = 1,       \
                                                 .flags = 0, .blocks = one, .call = c_##id, .setup = n_setup,       \
@@ -184,8 +228,19 @@ N(allgatherv, "MPI_Neighbor_allgatherv")
 N(alltoall, "MPI_Neighbor_alltoall")
 N(alltoallv, "MPI_Neighbor_alltoallv")
 N(alltoallw, "MPI_Neighbor_alltoallw")
+#define NI(id, mpi)                                                                                                \
+    static const mt_op_t mt_op_ineighbor_##id = {.name = "ineighbor_" #id, .mpi_name = mpi, .min_procs = 1,     \
+                                                 .flags = 0, .blocks = one, .call = c_i##id, .setup = n_setup,    \
+                                                 .teardown = n_teardown, .family = "neighbor",                    \
+                                                 .opts = MT_OPT_TOPO, .info = info_latency};
+NI(allgather, "MPI_Ineighbor_allgather")
+NI(allgatherv, "MPI_Ineighbor_allgatherv")
+NI(alltoall, "MPI_Ineighbor_alltoall")
+NI(alltoallv, "MPI_Ineighbor_alltoallv")
+NI(alltoallw, "MPI_Ineighbor_alltoallw")
 
 const mt_op_t *const mt_ops_neighbor[] = {
     &mt_op_neighbor_allgather, &mt_op_neighbor_allgatherv, &mt_op_neighbor_alltoall,
-    &mt_op_neighbor_alltoallv, &mt_op_neighbor_alltoallw, NULL,
+    &mt_op_neighbor_alltoallv, &mt_op_neighbor_alltoallw, &mt_op_ineighbor_allgather, &mt_op_ineighbor_allgatherv,
+    &mt_op_ineighbor_alltoall, &mt_op_ineighbor_alltoallv, &mt_op_ineighbor_alltoallw, NULL,
 };

@@ -34,6 +34,16 @@
  *    block 1) and both arrive in block 0 of the receive buffer (the second
  *    overwrites the first). bytes_per_call = 4 x eff (IMB: 4X / t),
  *    msgs_per_call = 4.
+ *  bw_persistent, bibw_persistent, multi_lat_persistent (OSU osu_bw_persistent,
+ *    osu_bibw_persistent, osu_latency_persistent): the same messages as bw, bibw
+ *    and multi_lat through persistent requests made in setup (MPI_Send_init,
+ *    MPI_Recv_init on buffers of the op's own; MPI_Request_free in teardown).
+ *    One call: bw_persistent: MPI_Startall of the W sends (receives on p/2),
+ *    MPI_Waitall, the 4-byte ack by MPI_Recv/MPI_Send; bibw_persistent:
+ *    MPI_Startall of the W receives, of the W sends, MPI_Waitall of the sends,
+ *    of the receives; multi_lat_persistent: MPI_Start + MPI_Wait of the send
+ *    then of the receive (the partner: receive first). bytes and messages as
+ *    the non-persistent ops.
  *  synbw (synthetic, not MPI): every rank busy-waits eff nanoseconds on
  *    a->timer and communicates nothing. bytes_per_call = eff, msgs_per_call =
  *    1: its bandwidth is exactly 1e9 B/s (1000 MB/s) on any machine, a known
@@ -67,6 +77,11 @@ typedef struct p2p_state {
     size_t rstep;          /* bytes between the receive blocks: eff, or 0 with --bw-rbuf single */
     MPI_Request *req;      /* 2W requests */
     unsigned char ack[4];
+    /* the persistent forms: their requests (made in setup, bound to the op's own buffers) */
+    MPI_Request *preq;     /* bw: W sends (first) or W receives (second); bibw: W receives then W sends;
+                            * multi_lat: the send, then the receive */
+    int npreq;
+    unsigned char *psbuf, *prbuf; /* own send buffer (eff bytes); multi_lat: own receive buffer */
 } p2p_state_t;
 
 static int one(int p) { (void)p; return 1; }
@@ -108,15 +123,72 @@ static int setup_pair(mt_op_args_t *a, char *err, int all_pairs, int windowed)
 static void teardown_pair(mt_op_args_t *a)
 {
     p2p_state_t *s = a->state;
+    for (int i = 0; i < s->npreq; i++)
+        if (s->preq[i] != MPI_REQUEST_NULL) MPI_Request_free(&s->preq[i]);
+    free(s->preq);
+    free(s->psbuf);
+    free(s->prbuf);
     free(s->rwin);
     free(s->req);
     free(s);
+}
+
+/* The persistent requests of bw_persistent, bibw_persistent, multi_lat_persistent
+ * (what = 'w' window one way, 'b' both ways, 'l' ping-pong), on buffers of the
+ * op's own: a request binds its buffer at init, so --cache cycle (which moves
+ * a->sbuf between calls) must not be under it. */
+static int setup_persistent(mt_op_args_t *a, char *err, char what)
+{
+    p2p_state_t *s = a->state;
+    if (s->role == ROLE_IDLE) return MT_OK;
+    int w = s->window, n = what == 'w' ? w : what == 'b' ? 2 * w : 2;
+    size_t blk = s->eff > 0 ? s->eff : 1;
+    s->preq = malloc(sizeof *s->preq * (size_t)n);
+    s->psbuf = malloc(blk);
+    s->prbuf = what == 'l' ? malloc(blk) : NULL;
+    if (!s->preq || !s->psbuf || (what == 'l' && !s->prbuf))
+        return mt_fail(err, MT_ENOMEM, "op '%s': cannot allocate its persistent requests and buffers", a->op->name);
+    memset(s->psbuf, 1, blk);
+    if (s->prbuf) memset(s->prbuf, 0, blk);
+    for (int i = 0; i < n; i++) s->preq[i] = MPI_REQUEST_NULL;
+    s->npreq = n;
+    int rc = MPI_SUCCESS, q = 0;
+    if (what == 'l') {
+        rc = MPI_Send_init(s->psbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->preq[0]);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Recv_init(s->prbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->preq[1]);
+    } else {
+        int recv = what == 'b' || s->role == ROLE_SECOND, send = what == 'b' || s->role == ROLE_FIRST;
+        for (int i = 0; recv && i < w && rc == MPI_SUCCESS; i++)
+            rc = MPI_Recv_init(s->rwin + (size_t)i * s->rstep, a->count, a->type, s->partner, TAG_DATA, a->comm,
+                               &s->preq[q++]);
+        for (int i = 0; send && i < w && rc == MPI_SUCCESS; i++)
+            rc = MPI_Send_init(s->psbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, &s->preq[q++]);
+    }
+    if (rc != MPI_SUCCESS)
+        return mt_fail(err, MT_EMPI, "op '%s': MPI_Send_init/MPI_Recv_init failed (MPI error %d)", a->op->name, rc);
+    return MT_OK;
 }
 
 static int setup_rank0_window(mt_op_args_t *a, char *err) { return setup_pair(a, err, 0, 1); }
 static int setup_pairs_window(mt_op_args_t *a, char *err) { return setup_pair(a, err, 1, 1); }
 static int setup_rank0(mt_op_args_t *a, char *err) { return setup_pair(a, err, 0, 0); }
 static int setup_pairs(mt_op_args_t *a, char *err) { return setup_pair(a, err, 1, 0); }
+static int setup_bw_persistent(mt_op_args_t *a, char *err)
+{
+    int rc = setup_pair(a, err, 0, 1);
+    return rc == MT_OK ? setup_persistent(a, err, 'w') : rc;
+}
+static int setup_bibw_persistent(mt_op_args_t *a, char *err)
+{
+    int rc = setup_pair(a, err, 0, 1);
+    return rc == MT_OK ? setup_persistent(a, err, 'b') : rc;
+}
+static int setup_lat_persistent(mt_op_args_t *a, char *err)
+{
+    int rc = setup_pair(a, err, 1, 0);
+    return rc == MT_OK ? setup_persistent(a, err, 'l') : rc;
+}
 
 /* ---- the timed regions ---- */
 
@@ -164,6 +236,47 @@ static int c_multi_lat(mt_op_args_t *a)
         rc = MPI_Recv(a->rbuf, a->count, a->type, s->partner, TAG_DATA, a->comm, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS) rc = MPI_Send(a->sbuf, a->count, a->type, s->partner, TAG_DATA, a->comm);
     }
+    return rc;
+}
+
+/* the persistent forms, in OSU's order of calls (osu_bw_persistent, osu_bibw_persistent,
+ * osu_latency_persistent): the window's requests started at once (MPI_Startall) and completed
+ * (MPI_Waitall), the ack of bw a plain MPI_Recv/MPI_Send as in OSU */
+static int c_bw_persistent(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int w = s->window, rc = MPI_SUCCESS;
+    if (s->role == ROLE_IDLE) return MPI_SUCCESS;
+    rc = MPI_Startall(w, s->preq);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(w, s->preq, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    if (s->role == ROLE_FIRST) return MPI_Recv(s->ack, 4, MPI_BYTE, s->partner, TAG_ACK, a->comm, MPI_STATUS_IGNORE);
+    return MPI_Send(s->ack, 4, MPI_BYTE, s->partner, TAG_ACK, a->comm);
+}
+
+static int c_bibw_persistent(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int w = s->window, rc = MPI_SUCCESS;
+    if (s->role == ROLE_IDLE) return MPI_SUCCESS;
+    rc = MPI_Startall(w, s->preq);                                       /* the receives */
+    if (rc == MPI_SUCCESS) rc = MPI_Startall(w, s->preq + w);            /* the sends */
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(w, s->preq + w, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Waitall(w, s->preq, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
+static int c_lat_persistent(mt_op_args_t *a)
+{
+    p2p_state_t *s = a->state;
+    int rc = MPI_SUCCESS;
+    if (s->role == ROLE_IDLE) return MPI_SUCCESS;
+    MPI_Request *first = s->role == ROLE_FIRST ? &s->preq[0] : &s->preq[1]; /* send first, or receive first */
+    MPI_Request *second = s->role == ROLE_FIRST ? &s->preq[1] : &s->preq[0];
+    rc = MPI_Start(first);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(first, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = MPI_Start(second);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(second, MPI_STATUS_IGNORE);
     return rc;
 }
 
@@ -285,11 +398,25 @@ static const mt_op_t mt_op_sendrecv = {.name = "sendrecv", .mpi_name = "MPI_Send
                                 .blocks = one, .call = c_sendrecv, .family = "p2p", .info = i_two};
 static const mt_op_t mt_op_exchange = {.name = "exchange", .mpi_name = "MPI_Isend/MPI_Recv/MPI_Waitall (IMB Exchange)",
                                 .min_procs = 2, .blocks = two, .call = c_exchange, .family = "p2p", .info = i_four};
+static const mt_op_t mt_op_bw_persistent = {
+    .name = "bw_persistent", .mpi_name = "MPI_Send_init/MPI_Recv_init window, MPI_Startall (osu_bw_persistent)",
+    .min_procs = 2, .blocks = one, .call = c_bw_persistent, .setup = setup_bw_persistent, .teardown = teardown_pair,
+    .family = "p2p", .opts = MT_OPT_WINDOW | MT_OPT_RBUF, .info = i_bw};
+static const mt_op_t mt_op_bibw_persistent = {
+    .name = "bibw_persistent",
+    .mpi_name = "MPI_Send_init/MPI_Recv_init bidirectional window, MPI_Startall (osu_bibw_persistent)",
+    .min_procs = 2, .blocks = one, .call = c_bibw_persistent, .setup = setup_bibw_persistent,
+    .teardown = teardown_pair, .family = "p2p", .opts = MT_OPT_WINDOW | MT_OPT_RBUF, .info = i_bibw};
+static const mt_op_t mt_op_multi_lat_persistent = {
+    .name = "multi_lat_persistent",
+    .mpi_name = "MPI_Send_init/MPI_Recv_init ping-pong, all pairs (osu_latency_persistent)", .min_procs = 2,
+    .flags = MT_OP_PAIRS, .blocks = one, .call = c_lat_persistent, .setup = setup_lat_persistent,
+    .teardown = teardown_pair, .family = "p2p", .info = i_latency};
 static const mt_op_t mt_op_synbw = {.name = "synbw", .mpi_name = "synbw (synthetic busy-wait of 1 ns per byte)",
                              .min_procs = 1, .flags = MT_OP_SYNTHETIC, .blocks = one, .call = c_synbw,
                              .family = "synthetic", .info = i_one};
 
 const mt_op_t *const mt_ops_p2p[] = {
     &mt_op_bw, &mt_op_bibw, &mt_op_mbw_mr, &mt_op_multi_lat, &mt_op_pingping, &mt_op_sendrecv, &mt_op_exchange,
-    &mt_op_synbw, NULL,
+    &mt_op_bw_persistent, &mt_op_bibw_persistent, &mt_op_multi_lat_persistent, &mt_op_synbw, NULL,
 };
