@@ -64,6 +64,11 @@ int MPI_Waitall(int n, MPI_Request r[], MPI_Status s[])
     mt_cnt.waits += n;
     return PMPI_Waitall(n, r, s);
 }
+int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s)
+{
+    mt_cnt.tests++;
+    return PMPI_Test(r, flag, s);
+}
 int MPI_Start(MPI_Request *r)
 {
     mt_cnt.persist_starts++;

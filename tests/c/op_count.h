@@ -23,7 +23,8 @@ typedef struct mt_cnt {
     long long psend_inits, psend_bytes; /* persistent point-to-point requests made (MPI_Send_init) and their bytes */
     long long precv_inits, precv_bytes; /* ... (MPI_Recv_init) */
     long long neighbor;               /* neighbourhood collective calls */
-    long long waits;                  /* Wait, Waitall (requests completed), Test* that completed */
+    long long waits;                  /* Wait, Waitall (requests completed) */
+    long long tests;                  /* MPI_Test calls */
     /* nbc: the non-blocking collectives per MPI function (mt_cnt_nb_names), and the bytes this rank's
      * posts declare to send and to receive (the arguments that apply to it: root-only ones at the root) */
 #define MT_CNT_NB_FNS 17

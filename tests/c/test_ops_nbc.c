@@ -206,6 +206,24 @@ int main(int argc, char **argv)
         }
     }
 
+    /* --overlap-tests 4 (OSU's -t 4): 4 MPI_Test per compute of the MPI ops, recorded apart; none in the
+     * pure ops and the synthetic ones; the meta keys */
+    {
+        mt_cnt_t c;
+        mt_op_info_t info;
+        mt_op_opts_t ot = oc;
+        ot.overlap_tests = 4;
+        CHECK(mt_cnt_run("iallreduce_overlap", 64, &ot, 2, 10, &c, &info, err) == MT_OK);
+        CHECK(c.nb_colls == 10 && c.tests == 40 && info.tests == 4 && info.test_median_s > 0);
+        CHECK(same_all(info.test_median_s) && info.compute_median_s > 0);
+        CHECK(mt_cnt_run("iallreduce", 64, &ot, 2, 10, &c, &info, err) == MT_OK && c.tests == 0 && info.tests == 0);
+        CHECK(mt_cnt_run("idelay_overlap", 0, &ot, 1, 5, &c, &info, err) == MT_OK && c.tests == 0 && info.tests == 0);
+        CHECK(mt_cnt_run("iallreduce_overlap", 64, &oc, 2, 10, &c, &info, err) == MT_OK && c.tests == 0 &&
+              info.tests == 0 && info.test_median_s == 0);
+        const mt_op_t *op = mt_op_find("ibcast_overlap");
+        CHECK(op && (op->opts & MT_OPT_TESTS) && !(mt_op_find("ibcast")->opts & MT_OPT_TESTS));
+    }
+
     /* 2. auto: the target is the pure time measured in setup, the same on every rank */
     {
         mt_cnt_t c;

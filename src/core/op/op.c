@@ -201,7 +201,8 @@ void mt_redop_names(char *buf, size_t len)
 
 /* the options at their defaults, for callers that measure ops without --bw-window etc. (logp, tree) */
 static const mt_op_opts_t default_opts = {.window = 64, .rma_sync = MT_RMA_FLUSH, .rma_win = MT_WIN_ALLOCATE, .rma_epochs = 1,
-                                          .vcounts = MT_VCOUNTS_UNIFORM, .compute_s = -1, .topo = MT_TOPO_CART};
+                                          .vcounts = MT_VCOUNTS_UNIFORM, .compute_s = -1, .topo = MT_TOPO_CART,
+                                          .overlap_tests = 0};
 
 void mt_op_args_init(mt_op_args_t *a, MPI_Comm comm, const mt_dtype_t *dt, MPI_Op redop,
                      const struct mt_timer_inst *timer, const mt_op_opts_t *o)

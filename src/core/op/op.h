@@ -35,6 +35,7 @@ enum {
     MT_OPT_REDOP = 256,     /* --redop (implied by MT_OP_REDUCTION; fop sets it) */
     MT_OPT_DELAY = 512,     /* --delay (the synthetic op delay) */
     MT_OPT_RMA_EPOCHS = 1024, /* --rma-epochs */
+    MT_OPT_TESTS = 2048,    /* --overlap-tests */
 };
 enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW, MT_RMA_FLUSH_LOCAL };
 enum { MT_WIN_CREATE, MT_WIN_ALLOCATE, MT_WIN_DYNAMIC };
@@ -49,6 +50,7 @@ typedef struct mt_op_opts {
     int vcounts;          /* MT_VCOUNTS_* */
     int in_place;         /* MPI_IN_PLACE where the op allows it */
     double compute_s;     /* *_overlap ops: compute between post and wait; < 0: auto (the pure time) */
+    int overlap_tests;    /* *_overlap ops: MPI_Test calls spread over the compute (OSU's -t); 0: none */
     int topo;             /* MT_TOPO_* */
 } mt_op_opts_t;
 
@@ -64,6 +66,8 @@ typedef struct mt_op_info {
     double pure_s;        /* the pure communication time measured for the calibration (auto) */
     long long compute_calls; /* computes measured (all ranks) */
     long long compute_unrecorded; /* computes not recorded (the op's record was full; all ranks) */
+    int tests;            /* MPI_Test calls per compute (--overlap-tests); their time is not compute */
+    double test_median_s; /* the tests' time per call: max over ranks of the per-rank medians */
     /* whose local time is the op's time: ntimed 0 = every rank's (collectives; the default), else the
      * ranks timed[0..ntimed): the others make no MPI call of the op and return at once (idle ranks of
      * the pair ops, the target of a passive-target one-sided op), so their times mean nothing and must

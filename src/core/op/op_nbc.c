@@ -18,7 +18,10 @@
  * ibarrier_overlap ... iexscan_overlap (--overlap-compute):
  *   one call = post MPI_Ixxx, compute, MPI_Wait: OSU's "Overall" of osu_ixxx.
  *   The compute is a calibrated busy loop of dependent floating-point
- *   operations (no timer polls, no MPI_Test in it) whose iteration count is fixed
+ *   operations (no timer polls; MPI_Test calls only with --overlap-tests N: then
+ *   the loop runs in N equal pieces, each followed by one timed MPI_Test of the
+ *   request, as OSU's -t N, and the tests' time is recorded apart, not as
+ *   compute; the synthetic ops have no request and make none) whose iteration count is fixed
  *   in setup: the target is --overlap-compute, or with "auto" the pure time of
  *   the op measured in setup (median of 25 post+wait calls after 3 warm-up
  *   calls, each after a barrier; max over ranks), so that every rank computes
@@ -60,6 +63,8 @@ typedef int (*wait_fn)(mt_op_args_t *a, nbc_req_t *h);
 #define NBC_RECORD_CAP 4096
 typedef struct nbc_state {
     int64_t iters;          /* compute loop iterations per call */
+    int tests;              /* --overlap-tests: the compute in this many pieces, each followed by MPI_Test */
+    int64_t *test;          /* the tests' time per call (ticks), as comp */
     double target_s;        /* the compute asked for */
     double pure_s;          /* auto: the pure time measured (max over ranks); 0 when given */
     int64_t *comp;          /* compute durations per call (ticks) */
@@ -203,13 +208,27 @@ static inline int overlap_call(mt_op_args_t *a, post_fn post, wait_fn wait)
     nbc_req_t h;
     int rc = post(a, &h);
     if (rc != MPI_SUCCESS) return rc;
-    int64_t t0 = a->timer->t->now();
-    (void)spin(st->iters);
+    int64_t t0 = a->timer->t->now(), tt = 0;
+    if (st->tests > 0 && wait == w_mpi) { /* OSU's -t: compute / N, then one MPI_Test, N times */
+        int64_t piece = st->iters / st->tests > 0 ? st->iters / st->tests : 1;
+        int flag = 0;
+        for (int k = 0; k < st->tests && rc == MPI_SUCCESS; k++) {
+            (void)spin(piece);
+            int64_t u0 = a->timer->t->now();
+            rc = MPI_Test(&h.req, &flag, MPI_STATUS_IGNORE);
+            tt += a->timer->t->now() - u0;
+        }
+    } else {
+        (void)spin(st->iters);
+    }
     int64_t t1 = a->timer->t->now();
-    if (st->n < st->cap)
-        st->comp[st->n++] = t1 - t0;
-    else
+    if (st->n < st->cap) {
+        st->test[st->n] = tt;
+        st->comp[st->n++] = t1 - t0 - tt; /* the compute alone: OSU's t_cpu - t_test */
+    } else {
         st->unrecorded++;
+    }
+    if (rc != MPI_SUCCESS) return rc;
     return wait(a, &h);
 }
 
@@ -268,13 +287,16 @@ static int overlap_setup(mt_op_args_t *a, int (*pure)(mt_op_args_t *), char *err
     if (!a->timer || !a->timer->t)
         return mt_fail(err, MT_EINVAL, "%s needs a timer for its compute (none given)", a->op->name);
     nbc_state_t *st = calloc(1, sizeof *st);
-    int64_t *comp = malloc(sizeof(int64_t) * NBC_RECORD_CAP);
-    if (!st || !comp) {
+    int64_t *comp = malloc(sizeof(int64_t) * NBC_RECORD_CAP), *test = malloc(sizeof(int64_t) * NBC_RECORD_CAP);
+    if (!st || !comp || !test) {
         free(st);
         free(comp);
+        free(test);
         return mt_fail(err, MT_ENOMEM, "out of memory for the state of %s", a->op->name);
     }
     st->comp = comp;
+    st->test = test;
+    st->tests = a->op->flags & MT_OP_SYNTHETIC ? 0 : a->opts->overlap_tests; /* no request to test in idelay* */
     st->cap = NBC_RECORD_CAP;
     a->state = st;
     if (a->opts->compute_s > 0) {
@@ -307,6 +329,7 @@ static void overlap_teardown(mt_op_args_t *a)
     nbc_state_t *st = a->state;
     if (!st) return;
     free(st->comp);
+    free(st->test);
     free(st);
     a->state = NULL;
 }
@@ -341,6 +364,19 @@ static void overlap_info(mt_op_args_t *a, mt_op_info_t *out)
     out->compute_max_s = ghi;
     out->compute_calls = tot[0];
     out->compute_unrecorded = tot[1];
+    /* the tests per compute (the same on every rank) and their time: per-rank median, max over ranks */
+    out->tests = st->tests;
+    double tmed = 0, gtmed = 0;
+    if (st->tests && st->n > 0) {
+        double *u = malloc(sizeof(double) * (size_t)st->n);
+        if (u) {
+            for (int i = 0; i < st->n; i++) u[i] = mt_ticks_to_s(a->timer, st->test[i]);
+            tmed = median(u, st->n);
+            free(u);
+        }
+    }
+    MPI_Allreduce(&tmed, &gtmed, 1, MPI_DOUBLE, MPI_MAX, a->comm);
+    out->test_median_s = gtmed;
 }
 
 /* ---- the registry entries ---- */
@@ -353,7 +389,7 @@ static void overlap_info(mt_op_args_t *a, mt_op_info_t *out)
     static const mt_op_t op_##nm##_overlap = {.name = #nm "_overlap", .mpi_name = MPIN, .min_procs = MINP,         \
                                               .flags = FL, .blocks = BL, .call = co_##nm, .setup = so_##nm,        \
                                               .teardown = overlap_teardown, .family = "nbc",                       \
-                                              .opts = VOPT | MT_OPT_COMPUTE, .info = overlap_info};
+                                              .opts = VOPT | MT_OPT_COMPUTE | MT_OPT_TESTS, .info = overlap_info};
 
 NBC_OP(ibarrier, "MPI_Ibarrier", MT_OP_NOSIZE, one, 1, 0)
 NBC_OP(ibcast, "MPI_Ibcast", MT_OP_ROOTED, one, 1, 0)

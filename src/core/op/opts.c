@@ -39,6 +39,7 @@ int mt_op_opts_read(const struct mt_params *pp, mt_op_opts_t *o, char *err)
     if (rc == MT_OK) rc = pick(mt_p_str(p, MTP_bw_rbuf), rbuf_names, "--bw-rbuf", &o->rbuf_single, err);
     if (rc != MT_OK) return rc;
     o->rma_epochs = (int)mt_p_int(p, MTP_rma_epochs);
+    o->overlap_tests = (int)mt_p_int(p, MTP_overlap_tests);
     o->in_place = mt_p_bool(p, MTP_in_place);
     const char *c = mt_p_str(p, MTP_overlap_compute);
     o->compute_s = -1;
@@ -61,7 +62,7 @@ static const struct {
     {MT_OPT_IN_PLACE, MTP_in_place, "--in-place"},       {MT_OPT_COMPUTE, MTP_overlap_compute, "--overlap-compute"},
     {MT_OPT_TOPO, MTP_neighbor_topo, "--neighbor-topo"}, {MT_OPT_RBUF, MTP_bw_rbuf, "--bw-rbuf"},
     {MT_OPT_REDOP, MTP_redop, "--redop"},                {MT_OPT_DELAY, MTP_delay, "--delay"},
-    {MT_OPT_RMA_EPOCHS, MTP_rma_epochs, "--rma-epochs"},
+    {MT_OPT_RMA_EPOCHS, MTP_rma_epochs, "--rma-epochs"}, {MT_OPT_TESTS, MTP_overlap_tests, "--overlap-tests"},
 };
 
 /* the options op reads: its own bits, and --redop for every reduction */
@@ -114,6 +115,7 @@ void mt_op_opts_write_meta(mt_json_t *j, const mt_op_opts_t *o, unsigned used)
         else mt_json_knum(j, "overlap_compute_s", o->compute_s);
     }
     if (used & MT_OPT_TOPO) mt_json_kstr(j, "neighbor_topo", topo_names[o->topo]);
+    if (used & MT_OPT_TESTS) mt_json_kint(j, "overlap_tests", o->overlap_tests);
 }
 
 void mt_op_info_write(mt_json_t *j, const mt_op_info_t *x)
@@ -140,6 +142,10 @@ void mt_op_info_write(mt_json_t *j, const mt_op_info_t *x)
     mt_json_knum(j, "pure_s", x->pure_s);
     mt_json_kint(j, "compute_calls", x->compute_calls);
     if (x->compute_unrecorded) mt_json_kint(j, "compute_unrecorded", x->compute_unrecorded);
+    if (x->tests) {
+        mt_json_kint(j, "tests", x->tests);
+        mt_json_knum(j, "test_median_s", x->test_median_s);
+    }
     mt_json_obj_end(j);
 }
 
