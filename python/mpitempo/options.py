@@ -121,12 +121,12 @@ def make_filter(filter_kind, tukey_k, cut_coef):
 def _param_help(p) -> str:
     if p.type == "BOOL":
         return p.help[:1].upper() + p.help[1:] + "."
-    unit = p.unit and p.type not in ('DURATION', 'SIZE') and not str(p.default).endswith(p.unit)   # 10us: its own s
+    unit = p.unit and p.type not in ('DURATION', 'SIZE', 'PERCENT') and not str(p.default).endswith(p.unit)   # 10us: its own s
     dflt = f"  [default: {p.default}{' ' + p.unit if unit else ''}]" if p.default is not None else ""
     return p.help[:1].upper() + p.help[1:] + "." + dflt
 
 
-_METAVAR = {"INT": "N", "INT_AUTO": "N|auto", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
+_METAVAR = {"INT": "N", "INT_AUTO": "N|auto", "PERCENT": "P%|off", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
 
 
 def param_options(app: str, only=None, exclude=(), defaults: dict | None = None):

@@ -39,6 +39,9 @@ def _summary_columns(many: bool) -> list[tuple]:
          ("95% CI [µs]", "right", _ci_cell,
           lambda r: "" if (r.get("median_ci") or {}).get("lo_s") is None
           else f"{_num(r['median_ci']['lo_s'])}..{_num(r['median_ci']['hi_s'])}"),
+         ("CI ±", "right", lambda r: "-" if r.get("ci_rel") is None else f"±{100 * r['ci_rel']:.2g}%",
+          lambda r: "" if r.get("ci_rel") is None else f"{100 * r['ci_rel']:.6g}"),
+         ("stop", "left", lambda r: r.get("stop") or "-", lambda r: r.get("stop") or ""),
          ("mean [µs]", "right", lambda r: us(r["mean_s"]), lambda r: _num(r["mean_s"])),
          ("min [µs]", "right", lambda r: us(r["min_s"]), lambda r: _num(r["min_s"])),
          ("max [µs]", "right", lambda r: us(r["max_s"]), lambda r: _num(r["max_s"])),
@@ -119,7 +122,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
     if fmt != "markdown":
         header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
-                                                      "max", "warm-up"), width=con.width)
+                                                      "max", "warm-up", "CI ±"), width=con.width)
         if left_out:
             const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
     if fmt == "markdown":
@@ -163,6 +166,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
         notes += flag_notes(rows)
+        notes += _stop_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
@@ -178,6 +182,28 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     for n in notes:
         con.print(n if n.startswith("warning:") else f"note: {n}")
     return rows
+
+
+def _stop_notes(rows) -> list[str]:
+    """One line on what stopped the rows (analysis.adaptive), when any row asked for a precision."""
+    from collections import Counter
+    from mpitempo.analysis.adaptive import STOP_TEXT
+
+    asked = [r for r in rows if r.get("precision")]
+    if not asked:
+        return []
+    by = Counter(r["stop"] for r in asked)
+    precs = sorted({r["precision"] for r in asked})
+    out = [f"stop (precision ±{'/'.join(f'{100 * p:g}%' for p in precs)} of the median, 95% interval): "
+           + "; ".join(f"{k} in {n} row(s): {STOP_TEXT.get(k, k)}" for k, n in sorted(by.items()))]
+    reps = Counter()
+    for r in asked:
+        reps.update(r.get("stop_reps") or {})
+    if reps:
+        out.append("inside the mpiruns, measuring an experiment stopped at: "
+                   + ", ".join(f"{k} {n}x" for k, n in sorted(reps.items()))
+                   + " (precision: its median's interval within the precision; cap: --nrep; time: --exp-time)")
+    return out
 
 
 def _summary_without_measurements(root, as_json: bool) -> list[dict]:
