@@ -152,3 +152,22 @@ def annotate(rows: list[dict], per_run: list[dict], metas_by_campaign: dict, roo
         r["ci_rel"] = rel_half_width(ci, median)
         r["stop"] = row_stop(prec, r["ci_rel"], spec, records.get(r["campaign"], {}), r["config"])
         r["stop_reps"] = dict(sorted(cnt.items()))
+
+
+def stop_notes(rows) -> list[str]:
+    """One line on what stopped the rows (analysis.adaptive), when any row asked for a precision."""
+    asked = [r for r in rows if r.get("precision")]
+    if not asked:
+        return []
+    by = Counter(r["stop"] for r in asked)
+    precs = sorted({r["precision"] for r in asked})
+    out = [f"stop (precision ±{'/'.join(f'{100 * p:g}%' for p in precs)} of the median, 95% interval): "
+           + "; ".join(f"{k} in {n} row(s): {STOP_TEXT.get(k, k)}" for k, n in sorted(by.items()))]
+    reps = Counter()
+    for r in asked:
+        reps.update(r.get("stop_reps") or {})
+    if reps:
+        out.append("inside the mpiruns, measuring an experiment stopped at: "
+                   + ", ".join(f"{k} {n}x" for k, n in sorted(reps.items()))
+                   + " (precision: its median's interval within the precision; cap: --nrep; time: --exp-time)")
+    return out

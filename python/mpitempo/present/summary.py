@@ -10,6 +10,7 @@ from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell
+from mpitempo.analysis.adaptive import stop_notes
 
 
 def _ci_cell(r) -> str:
@@ -166,7 +167,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
         notes += flag_notes(rows)
-        notes += _stop_notes(rows)
+        notes += stop_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
@@ -182,28 +183,6 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     for n in notes:
         con.print(n if n.startswith("warning:") else f"note: {n}")
     return rows
-
-
-def _stop_notes(rows) -> list[str]:
-    """One line on what stopped the rows (analysis.adaptive), when any row asked for a precision."""
-    from collections import Counter
-    from mpitempo.analysis.adaptive import STOP_TEXT
-
-    asked = [r for r in rows if r.get("precision")]
-    if not asked:
-        return []
-    by = Counter(r["stop"] for r in asked)
-    precs = sorted({r["precision"] for r in asked})
-    out = [f"stop (precision ±{'/'.join(f'{100 * p:g}%' for p in precs)} of the median, 95% interval): "
-           + "; ".join(f"{k} in {n} row(s): {STOP_TEXT.get(k, k)}" for k, n in sorted(by.items()))]
-    reps = Counter()
-    for r in asked:
-        reps.update(r.get("stop_reps") or {})
-    if reps:
-        out.append("inside the mpiruns, measuring an experiment stopped at: "
-                   + ", ".join(f"{k} {n}x" for k, n in sorted(reps.items()))
-                   + " (precision: its median's interval within the precision; cap: --nrep; time: --exp-time)")
-    return out
 
 
 def _summary_without_measurements(root, as_json: bool) -> list[dict]:
