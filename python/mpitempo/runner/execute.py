@@ -355,6 +355,7 @@ def _adaptive_rounds(c, kind, outdir, planned, builds, base_seed, counts, progre
         todo = [r for r in runs if not _done(kind, runs_dir / r.run_id)]
         counts["total"] += len(runs)
         counts["skipped"] += len(runs) - len(todo)
+        progress.done += len(runs) - len(todo)   # complete before (a resume): counted, not run again
         safefs.safe_write_text(outdir / "order.json", json.dumps([r.run_id for r in planned], indent=1) + "\n",
                                outdir)
         result["interrupted"] = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress,
