@@ -8,19 +8,9 @@ import click
 
 from mpitempo.io.campaign import build_campaign, load_toml
 from mpitempo.errors import MtError
-from mpitempo.options import (launcher_option, mpicc_option, np_option, param_options, platform_option,
+from mpitempo.options import (budget_options, launcher_option, mpicc_option, np_option, param_options, platform_option,
                               platform_oversubscribe_option, platform_ppn_option)
 from mpitempo.runner.execute import execute
-
-
-def _check_new_target(target: Path | None) -> None:
-    """Before calibrating: an -o that cannot become a new campaign directory is refused now (execute
-    checks it again when it creates it)."""
-    if target is not None and (target.exists() or target.is_symlink()):
-        if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
-            return
-        raise MtError(f"campaign directory '{target}' already exists: choose another -o, or continue it with "
-                      f"--resume {target}")
 
 
 @click.command(epilog="Examples:\n\n  mpitempo run --ops allreduce,bcast --msizes 8-4K --mpiruns 10 -o my-campaign\n\n  mpitempo run examples/demo.toml -o demo\n\n  mpitempo run --resume my-campaign")
@@ -36,12 +26,7 @@ def _check_new_target(target: Path | None) -> None:
 @click.option("--max-mpiruns", type=int, default=None, metavar="N",
               help="With a precision: add mpiruns (looks at x1.5) up to N while a row's 95% interval of the median "
                    "of the run medians is wider than --precision. [default: none added]")
-@click.option("--budget", default=None, metavar="T",
-              help="Time for the whole campaign, e.g. 90s, 5m, 1h: a short calibration first prints an estimate; "
-                   "a budget the floor cannot fit is refused before anything is created; no mpirun is started "
-                   "that would end after it, and the ones left out are named.")
-@click.option("--estimate", "estimate_only", is_flag=True,
-              help="Calibrate, print the estimate of the campaign's duration and stop (nothing is created).")
+@budget_options
 @np_option
 @launcher_option
 @mpicc_option
@@ -100,21 +85,14 @@ def run(campaign_file, outdir, resume_dir, mpiruns, max_mpiruns, budget, estimat
     t_start = time.monotonic()
     deadline = None
     if budget_s is not None or estimate_only:
-        if c.kind != "bench":
-            raise MtError(f"--budget and --estimate apply to campaigns of kind 'bench' (this one: '{c.kind}')")
-        from mpitempo.runner.estimate import estimate, fit_budget
-        from mpitempo.runner.execute import check_campaign
+        if c.kind == "trace":
+            raise MtError("--budget and --estimate are not available for campaigns of kind 'trace'")
+        from mpitempo.runner.estimate import budget_gate
 
-        if resume_dir is None and not estimate_only:
-            _check_new_target(Path(outdir) if outdir else None)
-        est = estimate(c, check_campaign(c))
-        click.echo(est.line(), err=True)
-        if estimate_only:
+        deadline, stop = budget_gate(c, budget, estimate_only, quiet, t_start=t_start,
+                                     outdir=None if resume_dir else outdir)
+        if stop:
             return
-        note = fit_budget(c, est, budget_s, time.monotonic() - t_start)
-        if note and not quiet:
-            click.echo(note, err=True)
-        deadline = t_start + budget_s
     if resume_dir:
         target = Path(resume_dir)
     else:
@@ -151,10 +129,8 @@ def run(campaign_file, outdir, resume_dir, mpiruns, max_mpiruns, budget, estimat
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)
-    if counts.get("budget_not_run"):
-        left = counts["budget_not_run"]
-        click.echo(f"mpitempo: the --budget ran out: {len(left)} mpirun(s) not run ({', '.join(left[:6])}"
-                   f"{', ...' if len(left) > 6 else ''}); complete them with: mpitempo run --resume {target}", err=True)
+    from mpitempo.runner.execute import budget_note
+    budget_note(counts, target)
     if counts.get("adaptive_stop") and not quiet:
         click.echo(f"mpitempo: adaptive mpiruns stopped: {counts['adaptive_stop']} (see {target}/adaptive.json)",
                    err=True)

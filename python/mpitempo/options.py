@@ -162,3 +162,14 @@ def check_platform_flags(platform, **flags) -> None:
         for name, v in flags.items():
             if v is not None:
                 raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")
+
+
+def budget_options(f):
+    """--budget and --estimate of a campaign-shaped command (runner.estimate.budget_gate)."""
+    f = click.option("--estimate", "estimate_only", is_flag=True,
+                     help="Calibrate, print the estimate of the campaign's duration and stop (nothing is created).")(f)
+    f = click.option("--budget", default=None, metavar="T",
+                     help="Time for the whole campaign, e.g. 90s, 5m, 1h: a short calibration first prints an "
+                          "estimate; a budget the campaign cannot fit is refused before anything is created; no "
+                          "mpirun is started that would end after it, and the ones left out are named.")(f)
+    return f

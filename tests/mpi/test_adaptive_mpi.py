@@ -155,3 +155,13 @@ def test_budget_names_the_mpiruns_it_left_out(build, tmp_path):
     assert "mpitempo: estimate " in r.stderr
     assert "budget ran out" not in r.stderr
     assert len(list((out / "runs").iterdir())) == 3
+
+
+@pytest.mark.parametrize("cmd", [["clocks", "-n", "2", "--algorithms", "skampi"],
+                                 ["tree", "-n", "2", "--ncalls", "20"]])
+def test_other_kinds_estimate_and_refuse(build, tmp_path, cmd):
+    out = tmp_path / "o"
+    r = _mt(*cmd, "--mpiruns", "2", "--estimate", "-o", out)
+    assert r.returncode == 0 and "calibrated with one mpirun" in r.stderr and not out.exists(), r.stderr
+    r = _mt(*cmd, "--mpiruns", "5000", "--budget", "3s", "-o", out)
+    assert r.returncode == 2 and "does not fit this campaign" in r.stderr and not out.exists(), r.stderr

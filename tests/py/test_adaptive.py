@@ -177,11 +177,11 @@ def test_cli_bad_input_creates_nothing(cli, tmp_path, args, msg):
     assert not out.exists()
 
 
-def test_budget_refused_for_other_kinds(cli, tmp_path):
-    f = tmp_path / "c.toml"
-    f.write_text('kind = "clocks"\n')
-    code, _, err = cli("run", f, "--budget", "1m", "-o", tmp_path / "x")
-    assert code == 2 and "apply to campaigns of kind 'bench'" in err, err
+def test_budget_refused_where_nothing_is_measured(cli, tmp_path):
+    code, _, err = cli("pingpong", "--from", tmp_path, "--budget", "1m")
+    assert code == 2 and "--budget and --estimate go with a new measurement" in err, err
+    code, _, err = cli("tree", "--from", tmp_path, "--estimate")
+    assert code == 2 and "--estimate is not used with --from" in err, err
 
 
 def test_annotate_recomputes_the_interval_at_the_campaigns_level(tmp_path):

@@ -34,6 +34,7 @@ class Estimate:
     max_mpiruns: int
     per_run: dict = field(default_factory=dict)   # (config, np) -> {fixed_s, floor_s, most_s}
     adaptive: bool = False
+    generic: bool = False           # calibrated with one whole mpirun per (configuration, np)
 
     @property
     def total_most_s(self) -> float:
@@ -42,6 +43,10 @@ class Estimate:
     def line(self) -> str:
         runs = f"{self.mpiruns} mpirun(s)" + (f" (up to {self.max_mpiruns} while rows are wider than the precision)"
                                               if self.max_mpiruns > self.mpiruns else "")
+        if self.generic:
+            per = "; ".join(f"{cfg} np {np_}: {fmt_s(v['most_s'])}" for (cfg, np_), v in self.per_run.items())
+            return (f"mpitempo: estimate about {fmt_s(self.most_s)}: {runs} x ({per}); calibrated with one mpirun "
+                    f"of each in {fmt_s(self.calibration_s)}")
         per = "; ".join(f"{cfg} np {np_}: {fmt_s(v['fixed_s'])} start-up + "
                         + (f"{fmt_s(v['floor_s'] - v['fixed_s'])} to {fmt_s(v['most_s'] - v['fixed_s'])}"
                            if fmt_s(v['floor_s']) != fmt_s(v['most_s']) else fmt_s(v['most_s'] - v['fixed_s']))
@@ -138,7 +143,8 @@ def fit_budget(c, est: Estimate, budget_s: float, spent_s: float) -> str | None:
     exp_time so that the first `mpiruns` mpiruns fit at their most. Returns a note on what was changed."""
     left = budget_s - spent_s
     if est.floor_s > left:
-        what = "the floor of the adaptive rule" if est.adaptive else "its fixed nrep"
+        what = ("the floor of the adaptive rule" if est.adaptive else "what one calibration mpirun took" if est.generic
+                else "its fixed nrep")
         raise MtError(f"--budget {fmt_s(budget_s)} does not fit this campaign: {est.mpiruns} mpiruns with {what} take "
                       f"about {fmt_s(est.floor_s)} (calibrated; {fmt_s(left)} left after the calibration): give a "
                       f"--budget of at least {fmt_s(est.floor_s + spent_s)}, or fewer mpiruns, ops, sizes or --nrep")
@@ -153,3 +159,89 @@ def fit_budget(c, est: Estimate, budget_s: float, spent_s: float) -> str | None:
         cfg.params.pop("exp_time", None)
     return (f"mpitempo: --budget {fmt_s(budget_s)}: exp_time set to {c.params['exp_time']} per experiment and mpirun "
             "(beyond the floor) so that the first mpiruns fit")
+
+
+def _one_mpirun(c, cfg, build, np_: int, tmp: Path) -> float:
+    """Seconds of one mpirun of the campaign's own command (a kind without adaptive repetitions: its
+    mpiruns are alike), run into a temporary directory."""
+    import os
+
+    from mpitempo.runner.launch import make_launch
+
+    kind = c.kind_obj
+    out = tmp / f"{cfg.name}-np{np_}"
+    out.mkdir()
+    own = getattr(kind, "command", None)
+    if own:
+        raise MtError(f"--budget and --estimate are not available for campaigns of kind '{c.kind}'")
+    cmd = [build.binary(kind.executable), "--outdir", str(out), *c.core_args(cfg), "--expect-np", str(np_), "--quiet"]
+    launch = make_launch(build, np_, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
+    env = dict(os.environ)
+    env.update(launch.env)
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(launch.argv, env=env, capture_output=True, text=True, timeout=c.timeout_s)
+    except subprocess.TimeoutExpired:
+        raise MtError(f"the calibration mpirun of config '{cfg.name}' ({np_} ranks) did not finish within "
+                      f"{c.timeout_s:g} s (timeout_s): no estimate") from None
+    if r.returncode != 0 or not (out / "meta.json").exists():
+        tail = (r.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        raise MtError(f"the calibration mpirun of config '{cfg.name}' ({np_} ranks) failed (exit {r.returncode}): "
+                      f"{tail[0][:300]}")
+    return time.monotonic() - t0
+
+
+def estimate_generic(c, builds: dict) -> Estimate:
+    """The estimate of a campaign of another kind: one calibration mpirun per (configuration, process
+    count), which is exactly one of the campaign's mpiruns, times the mpiruns."""
+    t0 = time.monotonic()
+    per = {}
+    with tempfile.TemporaryDirectory(prefix="mpitempo-calibrate-") as td:
+        for cfg in c.configs:
+            for np_ in c.np:
+                d = _one_mpirun(c, cfg, builds[cfg.name], np_, Path(td))
+                per[(cfg.name, np_)] = {"fixed_s": d, "floor_s": d, "most_s": d, "per_rep_s": []}
+    one = sum(v["most_s"] for v in per.values())
+    return Estimate(floor_s=c.mpiruns * one, most_s=c.mpiruns * one, extra_most_s=0.0,
+                    calibration_s=time.monotonic() - t0, mpiruns=c.mpiruns, max_mpiruns=c.mpiruns, per_run=per,
+                    generic=True)
+
+
+def check_new_target(target) -> None:
+    """Before calibrating: an -o that cannot become a new campaign directory is refused now (execute
+    checks it again when it creates it)."""
+    if target is None:
+        return
+    target = Path(target)
+    if target.exists() or target.is_symlink():
+        if target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
+            return
+        raise MtError(f"'{target}' already exists: choose another -o (a campaign directory is created new)")
+
+
+def budget_gate(c, budget: str | None, estimate_only: bool, quiet: bool = False, builds: dict | None = None,
+                t_start: float | None = None, outdir=None) -> tuple[float | None, bool]:
+    """--budget T / --estimate of a campaign-shaped command, before anything is created: calibrate,
+    print the estimate, refuse a budget the campaign cannot fit. Returns (the deadline for
+    execute(), or None; True when only the estimate was asked for: the caller stops)."""
+    import click
+
+    from mpitempo.runner.tuneplan import parse_budget
+
+    budget_s = parse_budget(budget) if budget is not None else None
+    if budget_s is None and not estimate_only:
+        return None, False
+    t_start = time.monotonic() if t_start is None else t_start
+    if not estimate_only:
+        check_new_target(outdir)
+    if builds is None:
+        from mpitempo.runner.execute import check_campaign
+        builds = check_campaign(c)
+    est = estimate(c, builds) if c.kind == "bench" else estimate_generic(c, builds)
+    click.echo(est.line(), err=True)
+    if estimate_only:
+        return None, True
+    note = fit_budget(c, est, budget_s, time.monotonic() - t_start)
+    if note and not quiet:
+        click.echo(note, err=True)
+    return t_start + budget_s, False

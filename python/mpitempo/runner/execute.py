@@ -594,19 +594,31 @@ def first_failure(outdir: Path) -> str:
 
 
 @contextlib.contextmanager
-def run_campaign(c: Campaign, outdir: str | Path | None, quiet: bool = False):
+def run_campaign(c: Campaign, outdir: str | Path | None, quiet: bool = False, deadline: float | None = None):
     """Run campaign ``c`` in ``outdir``, or in a temporary directory removed on exit when outdir is None;
-    yields (directory, complete run directories). Any failed mpirun is an MtError with the core's error."""
+    yields (directory, complete run directories). Any failed mpirun is an MtError with the core's error.
+    ``deadline`` (runner.estimate.budget_gate): the mpiruns that would end after it are not run and named."""
     from mpitempo.io.rundir import find_runs
 
     tmp = None if outdir else tempfile.mkdtemp(prefix=f"mpitempo-{c.kind}-")
     out = Path(outdir) if outdir else Path(tmp) / "campaign"
     try:
-        counts = execute(c, out, quiet=quiet)
+        counts = execute(c, out, quiet=quiet, deadline=deadline)
         if counts["failed"]:
             raise MtError(f"{counts['failed']} of {counts['total']} {c.kind} mpirun(s) failed: {first_failure(out)}")
+        budget_note(counts, out if outdir else None)
         complete, _, _ = find_runs(out, c.kind_obj)
         yield out, complete
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def budget_note(counts: dict, target: Path | None) -> None:
+    """Name the mpiruns a --budget left out (stderr), with how to complete them."""
+    left = counts.get("budget_not_run")
+    if not left:
+        return
+    how = f"; complete them with: mpitempo run --resume {target}" if target else ""
+    _log(f"mpitempo: the --budget ran out: {len(left)} mpirun(s) not run ({', '.join(left[:6])}"
+         f"{', ...' if len(left) > 6 else ''}){how}")
