@@ -11,7 +11,9 @@
 #include "base/mt_common.h"
 #include "timer/timer.h"
 
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CALLS 5
 
@@ -126,6 +128,8 @@ static void check_data(const char *name, size_t m, int from, size_t soff)
         return;
     }
     size_t n = a.bufbytes;
+    long pg = sysconf(_SC_PAGESIZE);
+    CHECK((uintptr_t)a.sbuf % (uintptr_t)pg == 0 && (uintptr_t)a.rbuf % (uintptr_t)pg == 0); /* page-aligned, as OSU */
     for (size_t i = 0; i < n; i++) ((unsigned char *)a.sbuf)[i] = dpat(rank, i);
     memset(a.rbuf, 0xee, n);
     PMPI_Barrier(a.comm);

@@ -17,8 +17,10 @@
 #include "pingpong/pingpong.h"
 #include "timer/timer.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MSIZE = 4096 };
 
@@ -65,6 +67,8 @@ static void layout(const mt_timer_inst_t *ti, int one_buffer, const char *what)
     if (p.role >= 0) {
         CHECK(one_buffer ? p.rbuf == p.sbuf : p.rbuf != p.sbuf);
         CHECK(p.xbuf != p.sbuf);
+        long pg = sysconf(_SC_PAGESIZE); /* page-aligned, as osu_latency's */
+        CHECK((uintptr_t)p.sbuf % (uintptr_t)pg == 0 && (uintptr_t)p.rbuf % (uintptr_t)pg == 0);
         int me = p.role == 0 ? c.source : c.dest, other = p.role == 0 ? c.dest : c.source;
         for (int step = 0; step < 3; step++) {
             fill(p.sbuf, me, MSIZE);

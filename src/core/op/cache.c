@@ -126,7 +126,7 @@ int mt_cache_setup_buffers(mt_cache_t *c, mt_op_args_t *a, char *err)
     if (c->policy != MT_CACHE_CYCLE || a->bufbytes == 0) return MT_OK;
     size_t pool = 2 * c->size;
     if (pool < 2 * a->bufbytes) pool = 2 * a->bufbytes;
-    unsigned char *s = malloc(pool), *r = malloc(pool);
+    unsigned char *s = mt_op_alloc(pool), *r = mt_op_alloc(pool);
     if (!s || !r) {
         free(s);
         free(r);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const mt_op_t mt_op_barrier, mt_op_bcast, mt_op_reduce, mt_op_allreduce, mt_op_gather,
     mt_op_gatherv, mt_op_scatter, mt_op_scatterv, mt_op_allgather, mt_op_allgatherv, mt_op_alltoall,
@@ -204,6 +205,15 @@ static const mt_op_opts_t default_opts = {.window = 64, .rma_sync = MT_RMA_FLUSH
                                           .vcounts = MT_VCOUNTS_UNIFORM, .compute_s = -1, .topo = MT_TOPO_CART,
                                           .overlap_tests = 0};
 
+void *mt_op_alloc(size_t n)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t align = pg > 0 ? (size_t)pg : 4096;
+    void *p = NULL;
+    if (posix_memalign(&p, align, n > 0 ? n : align) != 0) return NULL;
+    return p;
+}
+
 void mt_op_args_init(mt_op_args_t *a, MPI_Comm comm, const mt_dtype_t *dt, MPI_Op redop,
                      const struct mt_timer_inst *timer, const mt_op_opts_t *o)
 {
@@ -255,8 +265,8 @@ int mt_op_prepare(const mt_op_t *op, mt_op_args_t *a, int64_t msize, char *err)
         return mt_fail(err, MT_EINVAL, "%s at %lld B on %d ranks needs %zu B of buffer, above the %d B that its int "
                        "byte displacements reach", op->mpi_name, (long long)msize, a->size, a->bufbytes, INT32_MAX);
     size_t alloc = a->bufbytes > 0 ? a->bufbytes : 64;
-    a->sbuf = malloc(alloc);
-    a->rbuf = malloc(alloc);
+    a->sbuf = mt_op_alloc(alloc);
+    a->rbuf = mt_op_alloc(alloc);
     a->counts = malloc(sizeof(int) * (size_t)a->size);
     a->displs = malloc(sizeof(int) * (size_t)a->size);
     a->rcounts = malloc(sizeof(int) * (size_t)a->size);

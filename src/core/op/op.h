@@ -230,6 +230,12 @@ int *mt_exp_order(MPI_Comm comm, int n, int seeded, uint64_t *seed);
 void mt_op_args_init(mt_op_args_t *a, MPI_Comm comm, const mt_dtype_t *dt, MPI_Op redop,
                      const struct mt_timer_inst *timer, const mt_op_opts_t *o);
 
+/* Page-aligned memory for an op's buffers (as OSU's posix_memalign to the page
+ * size): a buffer then starts at the same place in its page in every run, and a
+ * single-copy transport (Linux CMA) maps the fewest pages; n 0 gives one page.
+ * Release with free(). NULL when out of memory. */
+void *mt_op_alloc(size_t n);
+
 /* Allocate and fill buffers for (op, msize); a->comm, rank, size, root,
  * dtype, redop must be set. Returns MT_OK or an error naming the problem
  * (e.g. a size smaller than one element). */

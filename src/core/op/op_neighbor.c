@@ -123,8 +123,8 @@ static int n_setup(mt_op_args_t *a, char *err)
     size_t block = (size_t)a->count * (size_t)a->dtype->size;
     size_t bytes = block * (size_t)nmax;
     if (bytes < 64) bytes = 64;
-    st->s = malloc(bytes);
-    st->r = malloc(bytes);
+    st->s = mt_op_alloc(bytes);
+    st->r = mt_op_alloc(bytes);
     st->scounts = malloc(sizeof(int) * nmax);
     st->sdispls = malloc(sizeof(int) * nmax);
     st->rcounts = malloc(sizeof(int) * nmax);

@@ -111,7 +111,7 @@ static int setup_pair(mt_op_args_t *a, char *err, int all_pairs, int windowed)
     if (!active || !windowed) return MT_OK;
     size_t w = (size_t)s->window, blocks = a->opts->rbuf_single ? 1 : w, bytes = blocks * (s->eff > 0 ? s->eff : 1);
     s->rstep = a->opts->rbuf_single ? 0 : s->eff;
-    s->rwin = malloc(bytes);
+    s->rwin = mt_op_alloc(bytes);
     s->req = malloc(2 * w * sizeof *s->req);
     if (!s->rwin || !s->req)
         return mt_fail(err, MT_ENOMEM, "op '%s': cannot allocate a receive window of %d x %zu bytes", name, s->window,
@@ -144,8 +144,8 @@ static int setup_persistent(mt_op_args_t *a, char *err, char what)
     int w = s->window, n = what == 'w' ? w : what == 'b' ? 2 * w : 2;
     size_t blk = s->eff > 0 ? s->eff : 1;
     s->preq = malloc(sizeof *s->preq * (size_t)n);
-    s->psbuf = malloc(blk);
-    s->prbuf = what == 'l' ? malloc(blk) : NULL;
+    s->psbuf = mt_op_alloc(blk);
+    s->prbuf = what == 'l' ? mt_op_alloc(blk) : NULL;
     if (!s->preq || !s->psbuf || (what == 'l' && !s->prbuf))
         return mt_fail(err, MT_ENOMEM, "op '%s': cannot allocate its persistent requests and buffers", a->op->name);
     memset(s->psbuf, 1, blk);

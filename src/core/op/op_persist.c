@@ -121,7 +121,7 @@ static int p_setup(mt_op_args_t *a, char *err, init_fn init)
 {
     size_t n = a->bufbytes > 0 ? a->bufbytes : 64;
     pstate_t *st = calloc(1, sizeof *st);
-    void *s = malloc(n), *r = malloc(n);
+    void *s = mt_op_alloc(n), *r = mt_op_alloc(n);
     if (!st || !s || !r) {
         free(st);
         free(s);

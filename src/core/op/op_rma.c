@@ -305,7 +305,7 @@ static int rma_setup(mt_op_args_t *a, int kind, char *err)
         s->tdisp = malloc(sizeof(MPI_Aint) * (size_t)s->nacc);
         if (bw) {
             s->obytes = (size_t)s->nacc * blk;
-            s->obuf = malloc(s->obytes > 0 ? s->obytes : 1);
+            s->obuf = mt_op_alloc(s->obytes);
             s->obufs = malloc(sizeof(char *) * (size_t)s->nacc);
         }
         if (!s->tdisp || (bw && (!s->obuf || !s->obufs))) {
@@ -319,7 +319,7 @@ static int rma_setup(mt_op_args_t *a, int kind, char *err)
         }
     }
     if (s->wkind != MT_WIN_ALLOCATE) {
-        s->winmem = malloc(s->winbytes);
+        s->winmem = mt_op_alloc(s->winbytes);
         if (!s->winmem) {
             rma_free(s);
             return mt_fail(err, MT_ENOMEM, "cannot allocate a window of %zu B for %s", s->winbytes, a->op->name);
