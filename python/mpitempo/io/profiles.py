@@ -35,12 +35,13 @@ def _same(key: str, a, b) -> bool:
     return str(a) == str(b)
 
 
-def check_like(value, where: str = "") -> str | None:
-    """A profile name (or None); an unknown one is refused naming the allowed ones."""
+def check_like(value, given: "_Given | None" = None) -> str | None:
+    """A profile name (or None); an unknown one is refused naming where it was given and the allowed ones."""
     if value is None or value == "":
         return None
     if str(value).lower() not in PROFILES:
-        raise MtError(f"unknown profile --like '{value}'{where} (allowed: {', '.join(PROFILES)}; "
+        what = f"--like '{value}'" if given is None else given.label("like", f"'{value}'")
+        raise MtError(f"unknown profile {what} (allowed: {', '.join(PROFILES)}; "
                       "docs/methods.md#profiles-like-osu-and-like-imb)")
     return str(value).lower()
 
@@ -220,7 +221,7 @@ def apply(kind_name: str, params: dict, configs: list, raw: dict, overrides: dic
         p = dict(params)
         p.update(c.params)
         given = _Given(overrides, raw, set(c.params), c.name, many)
-        like = check_like(p.get("like"), given.where if "like" in c.params else "")
+        like = check_like(p.get("like"), given)
         if kind_name == "bench":
             values.append(apply_bench(like, p, given, nps))
         else:

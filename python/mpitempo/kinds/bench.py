@@ -68,11 +68,15 @@ def unknown_op(ops: dict, name: str, where: str = "", aliases: bool = False) -> 
         return MtError(f"'{name}' is an {opnames.SUITES[bench.suite]} benchmark name, accepted by mpitempo run "
                        f"--ops{where}; {here}")
     allowed = [x["name"] + (":N" if "param" in x else "") for x in ops.values()]
-    cands = {x["name"]: x["name"] + (":N" if "param" in x else "") for x in ops.values()}
-    if aliases:
-        cands.update({n.lower(): n for n in opnames.alias_names()})
-    close = difflib.get_close_matches(name.lower(), list(cands), n=3, cutoff=0.6)
-    shown = [cands[c] for c in close]
+    mine = {x["name"]: x["name"] + (":N" if "param" in x else "") for x in ops.values()}
+    suite = {n.lower(): n for n in opnames.alias_names()} if aliases else {}
+    # a name in a suite's style is matched with the suites' names first, any other with the ops first
+    order = [suite, mine] if opnames.suite_of_name(name) else [mine, suite]
+    shown = []
+    for cands in order:
+        shown = [cands[c] for c in difflib.get_close_matches(name.lower(), list(cands), n=3, cutoff=0.6)]
+        if shown:
+            break
     mean = (f"did you mean {', '.join(shown[:-1])} or {shown[-1]}?; " if len(shown) > 1 else
             f"did you mean {shown[0]}?; " if shown else "")
     if len(allowed) <= SHORT_LIST:
