@@ -293,3 +293,48 @@ def test_did_you_mean_over_ops_and_suite_names(registry):
         resolve_op(ops, "osu_allreduce")
     # family ops are suggested with their :N
     assert "barrier:combining:N" in str(unknown_op(ops, "barrier:combinig:4"))
+
+
+# ---- a factor of compare and the store --------------------------------------------------------------
+
+def _two_profiles(root):
+    import numpy as np
+
+    from mpitempo.io.synthetic import write_run
+
+    rng = np.random.default_rng(1)
+    for i in range(5):
+        for cfg, like, t in (("osu", "osu", 9e-6), ("plain", None, 10e-6)):
+            write_run(root, f"{cfg}-{i:03d}", cfg, i, "bw", 8, t * (1 + 0.01 * rng.random(20)),
+                      meta={"like": like} if like else None)
+
+
+def test_compare_by_like_and_the_store_migration(tmp_path, cli):
+    import duckdb
+
+    from mpitempo.analysis.comparison import allowed_factors
+
+    assert "like" in allowed_factors()
+    camp = tmp_path / "c"
+    _two_profiles(camp)
+    code, out, err = cli("compare", camp, "--by", "like", "--json")
+    assert code == 0, err
+    import json
+
+    rows = json.loads(out)
+    assert {(r["factor"], r["a"], r["b"]) for r in rows} == {("like", "none", "osu")}
+    assert rows[0]["delta_pct"] < -5     # osu's runs are 10% faster by construction
+    # a store written before the profile column (schema 2) gains it, 'none' for its runs
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", camp, "--db", db)[0] == 0
+    con = duckdb.connect(str(db))
+    con.execute('ALTER TABLE runs DROP COLUMN "like"')
+    con.execute("UPDATE mt_schema SET version = 2")
+    con.close()
+    assert cli("ingest", camp, "--db", db)[0] == 0
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT max(version) FROM mt_schema").fetchone()[0] == 3
+    assert sorted(r[0] for r in con.execute('SELECT DISTINCT "like" FROM runs').fetchall()) == ["none", "osu"]
+    con.close()
+    code, out, err = cli("compare", db, "--by", "like")
+    assert code == 0 and "osu" in out, err

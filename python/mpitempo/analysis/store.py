@@ -404,8 +404,8 @@ def ingest(db: str | Path, roots) -> list[dict]:
         got = con.execute("SELECT max(version) FROM mt_schema").fetchone()[0]
         if got is None:
             con.execute("INSERT INTO mt_schema VALUES (?)", [SCHEMA_VERSION])
-        elif got == 2:   # runs of version 2 had no profile: "like" is '' for them
-            con.execute('ALTER TABLE runs ADD COLUMN "like" VARCHAR DEFAULT \'\'')
+        elif got == 2:   # runs of version 2 had no profile
+            con.execute("ALTER TABLE runs ADD COLUMN \"like\" VARCHAR DEFAULT 'none'")
             con.execute("UPDATE mt_schema SET version = ?", [SCHEMA_VERSION])
         elif got != SCHEMA_VERSION:
             raise MtError(f"store '{db}' has schema version {got}, this mpitempo writes {SCHEMA_VERSION}")

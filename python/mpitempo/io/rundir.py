@@ -55,7 +55,7 @@ FACTORS = {
     "clock_sync": lambda m: str(_get(m, "clock", "sync")),
     "binding": lambda m: str(_get(m, "launch", "launcher", "binding_requested")),
     "cflags": lambda m: str(_get(m, "build", "flags")),
-    "like": lambda m: str(m.get("like", "") or ""),      # the profile (--like osu|imb), '' without one
+    "like": lambda m: str(m.get("like") or "none"),     # the profile (--like osu|imb), none without one
 }
 
 
