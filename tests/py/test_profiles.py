@@ -331,6 +331,8 @@ def test_compare_by_like_and_the_store_migration(tmp_path, cli):
     con.execute('ALTER TABLE runs DROP COLUMN "like"')
     con.execute("UPDATE mt_schema SET version = 2")
     con.close()
+    code, out, err = cli("compare", db, "--by", "like")     # read as it is: every run 'none'
+    assert code == 2 and "factor 'like' has only one level ('none')" in err, err
     assert cli("ingest", camp, "--db", db)[0] == 0
     con = duckdb.connect(str(db))
     assert con.execute("SELECT max(version) FROM mt_schema").fetchone()[0] == 3

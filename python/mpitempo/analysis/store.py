@@ -452,13 +452,16 @@ def open_store(db: str | Path) -> CampaignData:
     except MtError:
         raise MtError(f"'{db}' is neither a campaign directory nor an mpitempo store") from None
     tables = {r[0] for r in src.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    cols = {r[0] for r in src.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'runs'").fetchall()}
     src.close()
     if not {"runs", "meas_raw", "campaigns"} <= tables:
         raise MtError(f"'{db}' is not an mpitempo store (made by `mpitempo ingest`)")
     con = connect()
     path = str(db.resolve()).replace("'", "''")
     con.execute(f"ATTACH '{path}' AS store (READ_ONLY)")
-    con.execute("CREATE VIEW runs AS SELECT * FROM store.runs")
+    # a store of schema 2 (not ingested into since) has no profile column: its runs had none
+    con.execute("CREATE VIEW runs AS SELECT *" + ("" if "like" in cols else ", 'none' AS \"like\"") + " FROM store.runs")
     con.execute(MEAS_VIEW.format(src="store."))
     camps = con.execute("SELECT campaign, path FROM store.campaigns ORDER BY ingested_at, campaign").fetchall()
     if not camps:
