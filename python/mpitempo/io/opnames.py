@@ -65,6 +65,7 @@ MEANING = {
     "rma_win": {"create": "creates its window with MPI_Win_create"},
     "overlap_compute": {"auto": "computes as long as the pure communication took"},
     "in_place": {False: "uses separate send and receive buffers"},
+    "neighbor_topo": {"ring": "has 2 neighbours, i-1 and i+1 (a periodic 1-D grid of radius 1)"},
     "loop": {True: "times a loop of ping-pongs (the loop-averaged method)"},
     "loop_iters": {None: "repeats 10000 times up to 8 KiB and 1000 times above (osu_latency's counts)"},
 }
@@ -107,9 +108,6 @@ OSU_NBC_DIFF = ("OSU's compute (dummy_compute, do_compute_and_probe) calls MPI_T
                 "compute busy-waits without MPI calls",)
 OSU_RMA_DIFF = ("fence (--rma-sync fence): OSU times 3 fences and 2 puts per iteration (both ranks put) and halves; "
                 "mpitempo times one epoch: fence, access, fence",)
-OSU_NBR_DIFF = ("OSU's default neighbourhood is a distributed graph of a periodic 1-D grid of radius 1 (2 neighbours, "
-                "at least 3 ranks); mpitempo's --neighbor-topo cart is a periodic 2-D grid (4 neighbours), graph "
-                "sends to i+1 and i+p/2",)
 
 OSU_COLLECTIVES = ("allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast", "gather",
                    "gatherv", "reduce", "reduce_scatter", "reduce_scatter_block", "scatter", "scatterv")
@@ -146,9 +144,9 @@ def _osu_rows() -> list[Benchmark]:
     for c in OSU_PERSISTENT:
         rows.append(Benchmark("osu", f"osu_{c}_persistent", (f"{c}_init",), _data(c, OSU_COLL), "",
                               f"{_OSU}collective/persistent/osu_{c}_persistent.c"))
-    for c in OSU_NEIGHBOR:
-        rows.append(Benchmark("osu", f"osu_{c}", (c,), _data(c, OSU_COLL), "",
-                              f"{_OSU}collective/neighborhood/osu_{c}.c; c/util/osu_util_mpi.c", OSU_NBR_DIFF))
+    for c in OSU_NEIGHBOR:   # OSU's default neighbourhood: a periodic 1-D grid of radius 1, >= 3 ranks
+        rows.append(Benchmark("osu", f"osu_{c}", (c,), _data(c, {**OSU_COLL, "neighbor_topo": "ring"}), "3+",
+                              f"{_OSU}collective/neighborhood/osu_{c}.c; c/util/osu_util_mpi.c"))
     for name, op, extra in OSU_RMA:
         diff = OSU_RMA_DIFF
         if op in ("fop", "cas"):
