@@ -168,6 +168,9 @@ REFUSALS = [
     ({"ops": "put_bw", "like": "imb"}, "op 'put_bw' has no Intel MPI Benchmarks 2021.11 counterpart"),
     ({"ops": "IMB:Unidir_put", "rma_sync": "lock"}, "--rma-sync lock contradicts --like imb"),
     ({"ops": "osu_allreduce", "scheme": "roundtime"}, "--scheme roundtime contradicts --like osu"),
+    ({"ops": "IMB:Allreduce", "in_place": True},
+     "--in-place on contradicts --like imb: IMB:Allreduce uses separate send and receive buffers (allowed with "
+     "--like imb: leave --in-place out; or drop --like)"),
     ({"ops": "IMB:Allreduce", "datatype": "double"}, "--datatype double contradicts --like imb: IMB:Allreduce "
                                                     "reduces MPI_FLOAT"),
 ]

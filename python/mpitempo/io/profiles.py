@@ -109,7 +109,8 @@ def _expand(tokens: list[str], like: str | None, given: _Given) -> tuple[list[st
 
 def _conflict(b: Benchmark, key: str, want, got_label: str, like: str, alt: str = "") -> MtError:
     meaning = opnames.MEANING.get(key, {}).get(want, f"has {key} {_show(want)}")
-    allowed = (f"leave {_flag(key)} out" if want is None else
+    allowed = (f"leave {_flag(key)} out" if want is None or want is False else
+               f"{_flag(key)} or leave it out" if want is True else
                f"{_flag(key)} {_show(want)} or leave it out")
     return MtError(f"{got_label} contradicts --like {like}: {b.op_name} {meaning} (allowed with --like {like}: "
                    f"{allowed}; or drop --like){alt}")
