@@ -139,6 +139,8 @@ def test_plain_ops_under_a_profile_and_defaults_untouched():
     # multi_lat is osu_multi_lat, or osu_latency when the scheme given says so (2 ranks)
     assert build_campaign(None, {"ops": "multi_lat", "like": "osu"}).params["scheme"] == "barrier"
     assert build_campaign(None, {"ops": "multi_lat", "like": "osu", "scheme": "loop"}).params["scheme"] == "loop"
+    # names of one definition: the op once
+    assert build_campaign(None, {"ops": "IMB:PingPong,IMB:PingPongSpecificSource"}).params["ops"] == ["multi_lat"]
     # osu_iallreduce and iallreduce: the pure op once
     assert build_campaign(None, {"ops": "osu_iallreduce,iallreduce"}).params["ops"] == ["iallreduce_overlap",
                                                                                      "iallreduce"]
@@ -158,6 +160,8 @@ REFUSALS = [
     ({"ops": "osu_bw,IMB:PingPong"}, "ops mix OSU and IMB names (osu_bw, IMB:PingPong)"),
     ({"ops": "osu_bw,osu_allreduce"}, "--like osu: osu_bw and osu_allreduce need different --scheme (loop, barrier)"),
     ({"ops": "IMB:Allreduce,IMB:Bcast"}, "need different --datatype (float, byte)"),
+    ({"ops": "osu_latency,osu_multi_lat"}, "osu_latency and osu_multi_lat both measure op 'multi_lat' with "
+                                           "different definitions: give one of them"),
     ({"ops": "osu_latency_mt"}, "osu_latency_mt: not implemented (a multi-threaded ping-pong"),
     ({"ops": "imb:pingponganysource"}, "IMB:PingPongAnySource: not implemented (receives with MPI_ANY_SOURCE"),
     ({"ops": "osu_latency", "np": 4}, "osu_latency runs on exactly 2 ranks in OSU, but np is 4"),

@@ -88,7 +88,7 @@ def _expand(tokens: list[str], like: str | None, given: _Given) -> tuple[list[st
         suites.add(b.suite)
         for op in b.ops:
             if op in origin and origin[op] != tok:
-                if op in chosen and chosen[op].name != b.name:
+                if op in chosen and (chosen[op].settings != b.settings or chosen[op].np != b.np):
                     raise MtError(f"{origin[op]} and {tok} both measure op '{op}' with different definitions"
                                   f"{given.where}: give one of them")
                 continue        # osu_iallreduce and iallreduce: iallreduce once
