@@ -1,0 +1,352 @@
+"""Where a number of mpitempo differs in definition from the number OSU Micro-Benchmarks 7.4 or
+IMB 2021.11 print for the same benchmark, for one campaign's settings.
+
+``definition_notes(op, factors)`` returns one short item per difference ("<what here> (<what the
+suite does>)"), each led by the suite's benchmark name; ``export --osu/--imb`` writes them as '#'
+lines, and ``summary`` / ``report`` show one line per op (``summary_notes``). A campaign recorded
+with the profile factor ``like`` = "osu" or "imb" is compared with that suite only; its remaining
+differences are listed. The facts about OSU and IMB are read from their sources (OSU 7.4:
+c/mpi/pt2pt/standard/osu_latency.c, osu_bw.c, osu_bibw.c, osu_mbw_mr.c, osu_multi_lat.c,
+c/mpi/collective/*, c/mpi/one-sided/osu_put_latency.c, c/util/osu_util.c; IMB 2021.11:
+src_c/IMB_pingpong.c, IMB_bandwidth.c, IMB_exchange.c, IMB_allreduce.c, IMB_rma_put.c,
+IMB_mem_manager.c, IMB_output.c, src_cpp/MPI1/MPI1_suite.cpp); docs/methods.md, "Compared with
+OSU and IMB", has the same table for people.
+"""
+from __future__ import annotations
+
+# ops whose MPI type is the reduction type of --datatype (MT_OP_REDUCTION in src/core/op)
+_REDUCING = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "acc", "get_acc"}
+MOVE_TYPES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "long": "MPI_LONG", "int64": "MPI_INT64_T",
+              "float": "MPI_FLOAT", "double": "MPI_DOUBLE"}
+REDUCE_TYPES = dict(MOVE_TYPES, byte="MPI_UNSIGNED_CHAR", char="MPI_SIGNED_CHAR")   # src/core/op/op.c mt_dtypes
+
+# mpitempo's own layouts that a peer does differently and that no recorded factor selects yet (the
+# C ops decide them; see docs/methods.md "Operations: p2p"): keep in step with src/core/op/op_p2p.c
+EXCHANGE_LAYOUT = "one send buffer sent twice, two receive blocks"
+
+# OSU 7.4 defaults (c/util/osu_util.h): window of the bandwidth tests, iterations of osu_latency
+OSU_WINDOW = 64
+IMB_WINDOW = 256                 # IMB-MPI1 -window_size (src_cpp/MPI1/MPI1_suite.cpp)
+OSU_LAT_ITERS = "10000 (1000 above 8 KiB)"
+
+
+def base_op(op: str) -> str:
+    """The op without a variant suffix: "pingpong/npp=9" -> "pingpong"."""
+    return op.split("/", 1)[0]
+
+
+def _strip(op: str) -> str:
+    """The blocking collective behind a persistent, non-blocking or overlap op (allreduce_init,
+    iallreduce, iallreduce_overlap -> allreduce); other ops unchanged."""
+    o = base_op(op)
+    if o.endswith("_overlap"):
+        o = o[:-8]
+    if o.endswith("_init"):
+        o = o[:-5]
+    if o.startswith("i") and o[1:] in _COLLS:
+        o = o[1:]
+    return o
+
+
+_COLLS = {"barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv", "allgather",
+          "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"}
+
+
+def mpi_type(op: str, factors: dict) -> str:
+    """The MPI datatype the op actually used: the reduction type for reductions (byte reduces as
+    MPI_UNSIGNED_CHAR), MPI_INT64_T for fop/cas, the pingpong kind's own type, else the type of
+    --datatype."""
+    o = base_op(op)
+    if o in ("pingpong", "pingpong-loop"):
+        return str((factors.get("pingpong") or {}).get("datatype") or "MPI_BYTE")
+    if o in ("fop", "cas"):
+        return "MPI_INT64_T"
+    dt = str(factors.get("datatype") or "byte")
+    table = REDUCE_TYPES if _strip(o) in _REDUCING else MOVE_TYPES
+    return table.get(dt, f"MPI_{dt.upper()}")
+
+
+def factors_of(meta: dict, toml: dict | None = None) -> dict:
+    """The settings of one configuration that the definitions depend on, from a run's meta.json
+    (and the campaign file's values for the profile factor ``like``, read defensively: absent or
+    unknown means no profile)."""
+    meta = meta if isinstance(meta, dict) else {}
+    op = meta.get("operation_params") if isinstance(meta.get("operation_params"), dict) else {}
+    sch = meta.get("scheme") if isinstance(meta.get("scheme"), dict) else {}
+    f = {k: op.get(k) for k in ("datatype", "redop", "bw_window", "bw_rbuf", "rma_sync", "rma_win",
+                                "overlap_compute", "in_place", "vcounts", "neighbor_topo")}
+    f["kind"] = meta.get("kind") or "bench"
+    f["nprocs"] = meta.get("nprocs")
+    f["scheme"] = "pingpong" if f["kind"] == "pingpong" else sch.get("name")
+    f["inner"] = sch.get("inner")
+    f["pingpong"] = meta.get("pingpong") if isinstance(meta.get("pingpong"), dict) else None
+    like = None
+    for src in (meta, op, meta.get("launch") if isinstance(meta.get("launch"), dict) else {}, toml or {}):
+        for key in ("like", "profile"):
+            v = src.get(key) if isinstance(src, dict) else None
+            if isinstance(v, str) and v.strip().lower() in ("osu", "imb"):
+                like = like or v.strip().lower()
+    f["like"] = like
+    return f
+
+
+# --- which benchmark of each suite an op is, and its timing loop ---------------------------------
+
+def osu_name(op: str, nprocs: int | None = None) -> str | None:
+    from mpitempo.present.osu import osu_target
+
+    t = osu_target(op)
+    return None if t is None else t[2]
+
+
+def imb_name(op: str, nprocs: int | None = None) -> str | None:
+    from mpitempo.present.osu import imb_target
+
+    t = imb_target(op, nprocs)
+    return None if t is None else t[1]
+
+
+def _osu_loop(op: str) -> str:
+    """OSU's timing loop of an op: "loop" (iterations back to back, no barrier between them) or
+    "barrier" (an untimed barrier between timed calls or windows)."""
+    o = base_op(op)
+    if o in ("pingpong", "pingpong-loop", "bw", "bibw") or o in _RMA:
+        return "loop"
+    return "barrier"      # collectives (barrier after each call), nbc, multi_lat, mbw_mr (before each)
+
+
+def _imb_loop(op: str) -> str:
+    o = base_op(op)
+    if o in ("pingpong", "pingpong-loop", "multi_lat", "pingping", "sendrecv", "exchange", "bw", "bibw",
+             "mbw_mr") or o in _RMA:
+        return "loop"
+    return "barrier"      # IMB_do_n_barriers(sync = 1) after every timed collective call
+
+
+_RMA = {"put", "get", "acc", "get_acc", "fop", "cas", "put_bw", "get_bw"}
+
+
+def measurement_text(op: str, factors: dict) -> str:
+    """What one measurement of this op is under the campaign's scheme (or the ping-pong kind)."""
+    o = base_op(op)
+    pp = factors.get("pingpong") or {}
+    src, dst = pp.get("source", 0), pp.get("dest", "the last rank")
+    if o == "pingpong":
+        return (f"one timing of npp round trips between ranks {src} and {dst} after a hand-shake, / (2 npp), "
+                "the timer's overhead subtracted (Luecke et al. 2009), on rank " + str(src))
+    if o == "pingpong-loop":
+        n = int(pp.get("loop_iters") or 0) or OSU_LAT_ITERS
+        return f"one timing of {n} round trips between ranks {src} and {dst}, / (2 x round trips), on rank {src}"
+    s, inner = factors.get("scheme"), factors.get("inner") or "inner"
+    if s in ("window", "roundtime"):
+        return (f"one call started at a global-clock time on every rank, max(end) - min(start) over the ranks "
+                f"(scheme {s})")
+    what = {"barrier": "one call after a barrier",
+            "loop": f"{inner} calls back to back after a barrier, / {inner}",
+            "barrier_loop": f"{inner} x (call, barrier) after a barrier, / {inner}"}.get(str(s), f"one call (scheme {s})")
+    return f"{what}, timed on every rank: the largest local time over the ranks (scheme {s})"
+
+
+def scheme_text(factors: dict) -> str:
+    s, inner = factors.get("scheme"), factors.get("inner")
+    return {"barrier": "a barrier before every timed call",
+            "loop": f"{inner or 'inner'} calls back to back per measurement (scheme loop)",
+            "barrier_loop": "a barrier after every call inside the timed loop (scheme barrier_loop)",
+            "window": "calls started on a global-clock grid (scheme window)",
+            "roundtime": "calls started at Round-Time start times (scheme roundtime)"}.get(str(s), f"scheme {s}")
+
+
+def _scheme_note(op: str, factors: dict, suite: str) -> str | None:
+    s = factors.get("scheme")
+    if s in (None, "pingpong"):
+        return None
+    want = _osu_loop(op) if suite == "osu" else _imb_loop(op)
+    if s == want:
+        return None
+    o = base_op(op)
+    if want == "loop":
+        theirs = "iterations back to back after one barrier" if suite == "imb" else "iterations back to back"
+    elif suite == "osu" and o == "mbw_mr":
+        theirs = "a barrier before every window"
+    elif suite == "osu" and o == "multi_lat":
+        theirs = "a barrier before every iteration"
+    else:
+        theirs = "an untimed barrier between timed calls"
+    return f"timing: {scheme_text(factors)} ({theirs})"
+
+
+SIZELESS = {"barrier", "barrier_init", "ibarrier", "ibarrier_overlap"}
+
+
+def _type_notes(op: str, factors: dict, suite: str) -> list[str]:
+    o = _strip(op)
+    if base_op(op) in SIZELESS:
+        return []
+    t = mpi_type(op, factors)
+    out = []
+    if suite == "osu":
+        want = "MPI_CHAR"
+    else:
+        want = "MPI_FLOAT" if o in _REDUCING else "MPI_BYTE"
+        if base_op(op) in ("fop", "cas"):
+            want = None           # IMB-RMA's atomics use their own element type; not compared
+    if want and t != want:
+        what = "reduces" if o in _REDUCING else "datatype"
+        out.append(f"{what} {t} ({want})")
+    redop = factors.get("redop")
+    if o in _REDUCING and redop and redop != "sum" or base_op(op) == "fop" and redop and redop != "sum":
+        out.append(f"operator MPI_{str(redop).upper()} (MPI_SUM)")
+    return out
+
+
+def _window_notes(op: str, factors: dict, suite: str) -> list[str]:
+    o = base_op(op)
+    out = []
+    w = factors.get("bw_window")
+    if o in ("bw", "bibw", "mbw_mr"):
+        if factors.get("bw_rbuf") in (None, "window"):
+            out.append(f"receives the {w or 64} messages of a window into {w or 64} distinct blocks (one receive "
+                       "buffer for all)")
+        want = OSU_WINDOW if suite == "osu" else IMB_WINDOW
+        if w is not None and int(w) != want:
+            out.append(f"window {w} messages ({want})")
+    if o in ("put_bw", "get_bw"):
+        if suite == "osu" and w is not None and int(w) != OSU_WINDOW:
+            out.append(f"window {w} accesses ({OSU_WINDOW})")
+        if suite == "imb":
+            out.append(f"AGGREGATE mode: {w or 64} accesses per flush (IMB: all its iterations, up to 1000, "
+                       "under one flush)")
+    return out
+
+
+def _rma_notes(op: str, factors: dict, suite: str) -> list[str]:
+    o = base_op(op)
+    if o not in _RMA:
+        return []
+    sync = factors.get("rma_sync") or "flush"
+    out = []
+    if suite == "osu" and sync in ("fence", "pscw") and not o.endswith("_bw"):
+        calls = "2 fences and the access on the origin" if sync == "fence" else "start, access, complete"
+        theirs = ("3 fences and an access each way per iteration, time / 2" if sync == "fence"
+                  else "two epochs per iteration (origin to target, then back), time / 2")
+        out.append(f"one {sync} epoch per call, origin to target only: {calls} ({theirs})")
+    if suite == "imb":
+        if sync != "flush":
+            out.append(f"synchronisation {sync} (IMB-RMA: MPI_Win_lock once, MPI_Win_flush per access)")
+        win = factors.get("rma_win") or "allocate"
+        if win != "create":
+            out.append(f"window MPI_Win_{'allocate' if win == 'allocate' else 'create_dynamic'} (MPI_Win_create)")
+    return out
+
+
+def _op_notes(op: str, factors: dict, suite: str, context: str) -> list[str]:
+    """The op-specific definition differences (not the statistic)."""
+    o = base_op(op)
+    out = []
+    if o == "multi_lat" and context != "export":     # the export halves it
+        half = "osu_multi_lat" if suite == "osu" else "IMB PingPong"
+        out.append(f"one call = one round trip in summary ({half} prints half of it; the {suite.upper()} export "
+                   "halves it)")
+    if o == "pingpong":
+        pp = factors.get("pingpong") or {}
+        loop = OSU_LAT_ITERS if suite == "osu" else "n_sample"
+        out.append("one timing = npp round trips after a hand-shake, / (2 npp), the timer's overhead subtracted; "
+                   f"the median of the timings (one timed loop of {loop} round trips, its mean / 2)")
+        if (pp.get("buffers") or "one") == "one":
+            out.append("one buffer for sending and receiving (separate send and receive buffers)")
+    if o == "pingpong-loop":
+        pp = factors.get("pingpong") or {}
+        if (pp.get("buffers") or "one") == "one":
+            out.append("one buffer for sending and receiving (separate send and receive buffers)")
+        if suite == "osu" and int(pp.get("loop_iters") or 0) > 0:
+            out.append(f"{pp['loop_iters']} round trips per timing ({OSU_LAT_ITERS})")
+    if o == "exchange" and suite == "imb":
+        out.append(f"{EXCHANGE_LAYOUT} (two send blocks, both messages received into one block)")
+    if _strip(o) == "reduce_scatter" and suite in ("osu", "imb"):
+        out.append("msize = the block every rank receives, input p x msize (msize = the whole vector, each rank "
+                   "receives msize / p)")
+    if _strip(o) == "reduce_scatter_block" and suite == "osu":
+        out.append("msize = the block every rank receives (osu_reduce_scatter_block: msize = the whole vector, "
+                   "msize / p each)")
+    if o.endswith("_overlap"):
+        out.append("compute = a calibrated busy loop of fixed length, target the pure time's max over ranks "
+                   + ("(osu: timer-driven up to each rank's own pure mean)" if suite == "osu"
+                      else "(IMB: a fixed compute of about the pure time)"))
+    if suite == "osu" and o in ("bw", "bibw") and (factors.get("nprocs") or 2) > 2:
+        out.append(f"ranks 0 and p/2 of {factors['nprocs']} (osu_{o} runs on exactly 2)")
+    return out
+
+
+def definition_notes(op: str, factors: dict, suite: str | None = None, context: str = "summary") -> list[str]:
+    """The differences in definition between mpitempo's number for ``op`` and the number OSU 7.4
+    and IMB 2021.11 print for their counterpart, for the settings in ``factors`` (factors_of).
+    Each item is "<suite benchmark>: <what here> (<what the suite does>)". ``suite``: "osu", "imb"
+    or None for both (only the profile's suite when factors["like"] names one). An op without a
+    counterpart gives no items. ``context`` "export" leaves out what the export itself converts
+    (multi_lat's round trip, halved there)."""
+    suites = [suite] if suite else ([factors["like"]] if factors.get("like") in ("osu", "imb") else ["osu", "imb"])
+    out = []
+    for s in suites:
+        name = osu_name(op) if s == "osu" else imb_name(op, factors.get("nprocs"))
+        if name is None:
+            continue
+        notes = [n for n in [_scheme_note(op, factors, s)] if n]
+        notes += _type_notes(op, factors, s) + _window_notes(op, factors, s) + _rma_notes(op, factors, s)
+        notes += _op_notes(op, factors, s, context)
+        label = name if s == "osu" else f"IMB {name}"
+        out += [f"{label}: {n}" for n in notes]
+    return out
+
+
+def definition_line(op: str, factors: dict) -> str | None:
+    """One line for summary and report: "op: differs from <bench>: a; b; from IMB <bench>: c"."""
+    notes = definition_notes(op, factors)
+    if not notes:
+        return None
+    by: dict[str, list[str]] = {}
+    for n in notes:
+        name, _, what = n.partition(": ")
+        by.setdefault(name, []).append(what)
+    return f"{op}: " + "; ".join(f"vs {name}: " + ", ".join(w) for name, w in by.items())
+
+
+STATISTIC_LINE = ("definitions: OSU and IMB print one mean over the iterations of one run (OSU: over ranks or of "
+                  "rank 0, IMB: the slowest rank's); the times here are medians over mpiruns of one measurement "
+                  "each (max over ranks). export --osu/--imb writes their statistic from per-rank data "
+                  "(run --per-rank).")
+
+
+def summary_notes(data, rows: list[dict]) -> list[str]:
+    """Lines under the summary table: the statistic once, then one line per (op, settings) that
+    differs in definition from OSU's or IMB's (every configuration with the same line once)."""
+    from mpitempo.analysis.flags import campaign_metas
+
+    metas = campaign_metas(data)
+    facs: dict[tuple, dict] = {}
+    for camp, runs in metas.items():
+        for meta in runs.values():
+            facs.setdefault((camp, meta.get("config", "default")), factors_of(meta, _toml(data, camp)))
+    lines, seen = [], set()
+    for r in rows:
+        f = facs.get((r.get("campaign", ""), r["config"]))
+        if f is None:
+            continue
+        f = dict(f, nprocs=r.get("nprocs") or f.get("nprocs"))
+        line = definition_line(r["op"], f)
+        if line and line not in seen:
+            seen.add(line)
+            lines.append(line)
+    return ([STATISTIC_LINE] + lines) if lines else []
+
+
+def _toml(data, camp: str) -> dict:
+    """The campaign file's top-level values of a campaign label (for ``like``), {} when unreadable."""
+    import tomllib
+
+    for label, root in zip(getattr(data, "labels", []) or [], getattr(data, "roots", []) or []):
+        if label == camp:
+            try:
+                return tomllib.loads((root / "campaign.toml").read_text())
+            except (OSError, ValueError, TypeError, AttributeError):
+                return {}
+    return {}
