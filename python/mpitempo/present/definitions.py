@@ -149,11 +149,11 @@ def measurement_text(op: str, factors: dict) -> str:
 
 def scheme_text(factors: dict) -> str:
     s, inner = factors.get("scheme"), factors.get("inner")
-    return {"barrier": "a barrier before every timed call",
-            "loop": f"{inner or 'inner'} calls back to back per measurement (scheme loop)",
-            "barrier_loop": "a barrier after every call inside the timed loop (scheme barrier_loop)",
-            "window": "calls started on a global-clock grid (scheme window)",
-            "roundtime": "calls started at Round-Time start times (scheme roundtime)"}.get(str(s), f"scheme {s}")
+    return {"barrier": "a barrier before each call",
+            "loop": f"loop of {inner or 'inner'} calls",
+            "barrier_loop": "a barrier after each call of the loop",
+            "window": "calls started on a global-clock grid",
+            "roundtime": "calls started at Round-Time start times"}.get(str(s), f"scheme {s}")
 
 
 def _scheme_note(op: str, factors: dict, suite: str) -> str | None:
@@ -165,14 +165,14 @@ def _scheme_note(op: str, factors: dict, suite: str) -> str | None:
         return None
     o = base_op(op)
     if want == "loop":
-        theirs = "iterations back to back after one barrier" if suite == "imb" else "iterations back to back"
+        theirs = "back to back"
     elif suite == "osu" and o == "mbw_mr":
-        theirs = "a barrier before every window"
+        theirs = "a barrier before each window"
     elif suite == "osu" and o == "multi_lat":
-        theirs = "a barrier before every iteration"
+        theirs = "a barrier before each round trip"
     else:
-        theirs = "an untimed barrier between timed calls"
-    return f"timing: {scheme_text(factors)} ({theirs})"
+        theirs = "a barrier between calls"
+    return f"{scheme_text(factors)} ({theirs})"
 
 
 SIZELESS = {"barrier", "barrier_init", "ibarrier", "ibarrier_overlap"}
@@ -191,8 +191,7 @@ def _type_notes(op: str, factors: dict, suite: str) -> list[str]:
         if base_op(op) in ("fop", "cas"):
             want = None           # IMB-RMA's atomics use their own element type; not compared
     if want and t != want:
-        what = "reduces" if o in _REDUCING else "datatype"
-        out.append(f"{what} {t} ({want})")
+        out.append(f"{'reduces' if o in _REDUCING else 'type'} {t} ({want})")
     redop = factors.get("redop")
     if o in _REDUCING and redop and redop != "sum" or base_op(op) == "fop" and redop and redop != "sum":
         out.append(f"operator MPI_{str(redop).upper()} (MPI_SUM)")
@@ -205,17 +204,15 @@ def _window_notes(op: str, factors: dict, suite: str) -> list[str]:
     w = factors.get("bw_window")
     if o in ("bw", "bibw", "mbw_mr"):
         if factors.get("bw_rbuf") in (None, "window"):
-            out.append(f"receives the {w or 64} messages of a window into {w or 64} distinct blocks (one receive "
-                       "buffer for all)")
+            out.append(f"receives into {w or 64} distinct blocks (one buffer)")
         want = OSU_WINDOW if suite == "osu" else IMB_WINDOW
         if w is not None and int(w) != want:
-            out.append(f"window {w} messages ({want})")
+            out.append(f"window {w} ({want})")
     if o in ("put_bw", "get_bw"):
         if suite == "osu" and w is not None and int(w) != OSU_WINDOW:
-            out.append(f"window {w} accesses ({OSU_WINDOW})")
+            out.append(f"window {w} ({OSU_WINDOW})")
         if suite == "imb":
-            out.append(f"AGGREGATE mode: {w or 64} accesses per flush (IMB: all its iterations, up to 1000, "
-                       "under one flush)")
+            out.append(f"{w or 64} accesses per flush (AGGREGATE: all n_sample, up to 1000)")
     return out
 
 
@@ -226,16 +223,16 @@ def _rma_notes(op: str, factors: dict, suite: str) -> list[str]:
     sync = factors.get("rma_sync") or "flush"
     out = []
     if suite == "osu" and sync in ("fence", "pscw") and not o.endswith("_bw"):
-        calls = "2 fences and the access on the origin" if sync == "fence" else "start, access, complete"
-        theirs = ("3 fences and an access each way per iteration, time / 2" if sync == "fence"
-                  else "two epochs per iteration (origin to target, then back), time / 2")
-        out.append(f"one {sync} epoch per call, origin to target only: {calls} ({theirs})")
+        calls = "fence, access, fence" if sync == "fence" else "start, access, complete"
+        theirs = ("3 fences and an access each way per iteration, / 2" if sync == "fence"
+                  else "an epoch each way per iteration, / 2")
+        out.append(f"one epoch per call: {calls} ({theirs})")
     if suite == "imb":
         if sync != "flush":
-            out.append(f"synchronisation {sync} (IMB-RMA: MPI_Win_lock once, MPI_Win_flush per access)")
+            out.append(f"sync {sync} (lock once, flush per access)")
         win = factors.get("rma_win") or "allocate"
         if win != "create":
-            out.append(f"window MPI_Win_{'allocate' if win == 'allocate' else 'create_dynamic'} (MPI_Win_create)")
+            out.append(f"MPI_Win_{'allocate' if win == 'allocate' else 'create_dynamic'} (MPI_Win_create)")
     return out
 
 
@@ -245,35 +242,32 @@ def _op_notes(op: str, factors: dict, suite: str, context: str) -> list[str]:
     out = []
     if o == "multi_lat" and context != "export":     # the export halves it
         half = "osu_multi_lat" if suite == "osu" else "IMB PingPong"
-        out.append(f"one call = one round trip in summary ({half} prints half of it; the {suite.upper()} export "
-                   "halves it)")
+        out.append(f"time of a whole round trip ({half}: half of it; export --{suite} halves it)")
     if o == "pingpong":
         pp = factors.get("pingpong") or {}
         loop = OSU_LAT_ITERS if suite == "osu" else "n_sample"
-        out.append("one timing = npp round trips after a hand-shake, / (2 npp), the timer's overhead subtracted; "
-                   f"the median of the timings (one timed loop of {loop} round trips, its mean / 2)")
+        out.append("median of timings of npp round trips after a hand-shake, / (2 npp), timer overhead subtracted "
+                   f"(the mean of one loop of {loop} round trips / 2)")
         if (pp.get("buffers") or "one") == "one":
-            out.append("one buffer for sending and receiving (separate send and receive buffers)")
+            out.append("one buffer for sending and receiving (a send and a receive buffer)")
     if o == "pingpong-loop":
         pp = factors.get("pingpong") or {}
         if (pp.get("buffers") or "one") == "one":
-            out.append("one buffer for sending and receiving (separate send and receive buffers)")
+            out.append("one buffer for sending and receiving (a send and a receive buffer)")
         if suite == "osu" and int(pp.get("loop_iters") or 0) > 0:
             out.append(f"{pp['loop_iters']} round trips per timing ({OSU_LAT_ITERS})")
     if o == "exchange" and suite == "imb":
-        out.append(f"{EXCHANGE_LAYOUT} (two send blocks, both messages received into one block)")
+        out.append(f"{EXCHANGE_LAYOUT} (two send blocks, one receive block)")
     if _strip(o) == "reduce_scatter" and suite in ("osu", "imb"):
-        out.append("msize = the block every rank receives, input p x msize (msize = the whole vector, each rank "
-                   "receives msize / p)")
+        out.append("msize = each rank's result block (the whole vector, msize / p each)")
     if _strip(o) == "reduce_scatter_block" and suite == "osu":
-        out.append("msize = the block every rank receives (osu_reduce_scatter_block: msize = the whole vector, "
-                   "msize / p each)")
+        out.append("msize = each rank's result block (the whole vector, msize / p each)")
     if o.endswith("_overlap"):
-        out.append("compute = a calibrated busy loop of fixed length, target the pure time's max over ranks "
-                   + ("(osu: timer-driven up to each rank's own pure mean)" if suite == "osu"
-                      else "(IMB: a fixed compute of about the pure time)"))
+        out.append("compute calibrated to the largest pure time over the ranks "
+                   + ("(timer-driven to each rank's own pure time)" if suite == "osu"
+                      else "(calibrated to each rank's own pure time)"))
     if suite == "osu" and o in ("bw", "bibw") and (factors.get("nprocs") or 2) > 2:
-        out.append(f"ranks 0 and p/2 of {factors['nprocs']} (osu_{o} runs on exactly 2)")
+        out.append(f"ranks 0 and p/2 of {factors['nprocs']} (exactly 2 ranks)")
     return out
 
 
@@ -298,8 +292,30 @@ def definition_notes(op: str, factors: dict, suite: str | None = None, context: 
     return out
 
 
+def definition_warnings(op: str, factors: dict, suite: str) -> list[str]:
+    """The differences that change what a number at the same Size means, for a WARNING line of the
+    export: fence / pscw latency (one epoch here, half of two epochs in OSU), reduce_scatter's
+    msize (a rank's block here, the whole vector in OSU and IMB)."""
+    o = base_op(op)
+    name = osu_name(op) if suite == "osu" else imb_name(op, factors.get("nprocs"))
+    if name is None:
+        return []
+    out = []
+    sync = factors.get("rma_sync") or "flush"
+    if suite == "osu" and o in _RMA and not o.endswith("_bw") and sync in ("fence", "pscw"):
+        n = "2 fences and 1 access" if sync == "fence" else "start, 1 access, complete (post, wait on the target)"
+        theirs = "(3 fences + 2 accesses) / 2" if sync == "fence" else "(2 epochs, one each way) / 2"
+        out.append(f"Latency is one {sync} epoch ({n}), not {name}'s {theirs}: not comparable with "
+                   f"{name} -s {sync}")
+    if (_strip(o) == "reduce_scatter" or (_strip(o) == "reduce_scatter_block" and suite == "osu")):
+        out.append(f"Size = the block each rank receives (input p x Size); {name}'s Size is the whole vector "
+                   "(each rank receives Size / p)")
+    return out
+
+
 def definition_line(op: str, factors: dict) -> str | None:
-    """One line for summary and report: "op: differs from <bench>: a; b; from IMB <bench>: c"."""
+    """One line for summary and report: "op vs <OSU bench> and IMB <bench>: a, b; vs <OSU bench>: c"
+    (the differences both suites share first)."""
     notes = definition_notes(op, factors)
     if not notes:
         return None
@@ -307,13 +323,18 @@ def definition_line(op: str, factors: dict) -> str | None:
     for n in notes:
         name, _, what = n.partition(": ")
         by.setdefault(name, []).append(what)
-    return f"{op}: " + "; ".join(f"vs {name}: " + ", ".join(w) for name, w in by.items())
+    names = list(by)
+    common = [w for w in by[names[0]] if all(w in by[n] for n in names[1:])] if len(names) > 1 else []
+    parts = [f"vs {' and '.join(names)}: " + ", ".join(common)] if common else []
+    parts += [f"vs {n}: " + ", ".join(w for w in by[n] if w not in common) for n in names
+              if any(w not in common for w in by[n])]
+    return f"{op} " + "; ".join(parts)
 
 
-STATISTIC_LINE = ("definitions: OSU and IMB print one mean over the iterations of one run (OSU: over ranks or of "
-                  "rank 0, IMB: the slowest rank's); the times here are medians over mpiruns of one measurement "
-                  "each (max over ranks). export --osu/--imb writes their statistic from per-rank data "
-                  "(run --per-rank).")
+STATISTIC_LINE = ("compared with OSU 7.4 and IMB 2021.11 (theirs in parentheses): they print the mean over the "
+                  "iterations of one run (OSU: over ranks or rank 0's, IMB: the slowest rank's), here the median "
+                  "over mpiruns of measurements that are the largest over the ranks; export --osu/--imb writes "
+                  "their statistic from per-rank data (run --per-rank); docs/methods.md, 'Compared with OSU and IMB'")
 
 
 def summary_notes(data, rows: list[dict]) -> list[str]:

@@ -417,7 +417,7 @@ def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str,
            layout: str) -> list[str]:
     """mpitempo's '#' lines after the rows of a block."""
     from mpitempo import __version__
-    from mpitempo.present.definitions import definition_notes
+    from mpitempo.present.definitions import definition_notes, definition_warnings
 
     r = rows[0]
     f = dict(_factors(rows), nprocs=r["nprocs"])
@@ -425,6 +425,7 @@ def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str,
     out = [f"# mpitempo {__version__}: {source}" + (f", campaign {r['campaign']}" if r.get("campaign") else "")
            + f"; op {r['op']}",
            f"# configuration: {r['config']}  ranks: {r['nprocs']}  mpiruns: {runs}"]
+    out += [f"# WARNING: {w}" for w in definition_warnings(r["op"], f, fmt)]
     out += [f"# {e}" for e in extra]
     out += _meaning(rows, values, filt_desc, fmt, stat, runs)
     out += _derived_meaning(layout, fmt, values)

@@ -84,6 +84,8 @@ def factors_html(data) -> str:
 
 
 def build_report(data, filt: Filter | None = None, title: str | None = None, seed: int = 1) -> str:
+    from mpitempo.present.definitions import summary_notes
+
     filt = filt or Filter()
     per_run = per_run_table(data.con, filt)
     counts = counts_from_per_run(per_run, filt)
@@ -118,7 +120,8 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     parts.append("<h2>Summary</h2>" + _table(hs, trs, numeric_from=4 if many else 3)
                  + "<p class='note'>Statistics over the per-mpirun medians; CI: distribution-free 95% interval of "
                  "the median (order statistics).</p>"
-                 + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows)))
+                 + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows))
+                 + "".join(f"<p class='note'>{esc(n)}</p>" for n in summary_notes(data, rows)))
 
     # comparison: configs within the data, or campaigns when several were given
     cmp = None
