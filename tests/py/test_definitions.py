@@ -85,6 +85,9 @@ def test_ops_without_a_counterpart_say_nothing():
     for op in ("synbw", "delay", "idelay_overlap", "scan", "exscan_init", "pingpong/npp=9x"):
         assert definition_notes(op, F()) == [] or op.startswith("pingpong"), op
     assert definition_line("synbw", F()) is None
+    assert notes("neighbor_alltoall", F(datatype="char"), "osu") == [
+        "topology periodic 2-D Cartesian grid, 4 neighbours (graph of a periodic 1-D grid, radius 1: 2 neighbours)"]
+    assert notes("neighbor_alltoall", F(), "imb") == []                       # no IMB counterpart
 
 
 def test_ping_pong_kind():

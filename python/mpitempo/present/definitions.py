@@ -266,6 +266,10 @@ def _op_notes(op: str, factors: dict, suite: str, context: str) -> list[str]:
         out.append("compute calibrated to the largest pure time over the ranks "
                    + ("(timer-driven to each rank's own pure time)" if suite == "osu"
                       else "(calibrated to each rank's own pure time)"))
+    if suite == "osu" and o.startswith("neighbor_"):
+        topo = ("periodic 2-D Cartesian grid, 4 neighbours" if (factors.get("neighbor_topo") or "cart") == "cart"
+                else "graph to i+1 and i+p/2")
+        out.append(f"topology {topo} (graph of a periodic 1-D grid, radius 1: 2 neighbours)")
     if suite == "osu" and o in ("bw", "bibw") and (factors.get("nprocs") or 2) > 2:
         out.append(f"ranks 0 and p/2 of {factors['nprocs']} (exactly 2 ranks)")
     return out
