@@ -156,13 +156,13 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
             rows = [r for r in rows if r[key] in want]
     from mpitempo.analysis.flags import campaign_metas
 
-    from mpitempo.present.definitions import _toml, factors_of
+    from mpitempo.present.definitions import campaign_toml, factors_of
 
     cm = campaign_metas(data)
     params: dict = {}
     first: dict = {}
     for camp, runs in cm.items():
-        toml = _toml(data, camp)
+        toml = campaign_toml(data, camp)
         for meta in runs.values():
             key = (camp, meta.get("config", "default"))
             params.setdefault(key, meta.get("operation_params") or {})

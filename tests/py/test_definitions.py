@@ -78,6 +78,8 @@ def test_profile_keeps_its_suite_only():
     assert F(like="mpptest")["like"] is None and F()["like"] is None          # unknown or absent: no profile
     assert factors_of({"operation_params": {"like": "osu"}})["like"] == "osu"
     assert factors_of({}, {"like": "imb"})["like"] == "imb"
+    toml = {"config": [{"name": "A", "like": "osu"}, {"name": "B"}]}
+    assert factors_of({"config": "A"}, toml)["like"] == "osu" and factors_of({"config": "B"}, toml)["like"] is None
     assert factors_of("not a dict")["kind"] == "bench"
 
 

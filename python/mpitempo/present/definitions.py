@@ -81,7 +81,10 @@ def factors_of(meta: dict, toml: dict | None = None) -> dict:
     f["inner"] = sch.get("inner")
     f["pingpong"] = meta.get("pingpong") if isinstance(meta.get("pingpong"), dict) else None
     like = None
-    for src in (meta, op, meta.get("launch") if isinstance(meta.get("launch"), dict) else {}, toml or {}):
+    toml = toml if isinstance(toml, dict) else {}
+    cfgs = toml.get("config") if isinstance(toml.get("config"), list) else []
+    mine = next((c for c in cfgs if isinstance(c, dict) and c.get("name") == meta.get("config")), {})
+    for src in (meta, op, meta.get("launch") if isinstance(meta.get("launch"), dict) else {}, mine, toml):
         for key in ("like", "profile"):
             v = src.get(key) if isinstance(src, dict) else None
             if isinstance(v, str) and v.strip().lower() in ("osu", "imb"):
@@ -350,7 +353,7 @@ def summary_notes(data, rows: list[dict]) -> list[str]:
     facs: dict[tuple, dict] = {}
     for camp, runs in metas.items():
         for meta in runs.values():
-            facs.setdefault((camp, meta.get("config", "default")), factors_of(meta, _toml(data, camp)))
+            facs.setdefault((camp, meta.get("config", "default")), factors_of(meta, campaign_toml(data, camp)))
     lines, seen = [], set()
     for r in rows:
         f = facs.get((r.get("campaign", ""), r["config"]))
@@ -364,14 +367,22 @@ def summary_notes(data, rows: list[dict]) -> list[str]:
     return ([STATISTIC_LINE] + lines) if lines else []
 
 
-def _toml(data, camp: str) -> dict:
-    """The campaign file's top-level values of a campaign label (for ``like``), {} when unreadable."""
+def campaign_toml(data, camp: str) -> dict:
+    """The campaign file of a campaign label (for ``like``), read as every campaign file is (not
+    through a link, not a FIFO, bounded: io.safeload); {} when absent or unreadable."""
     import tomllib
+
+    from mpitempo.errors import MtError
+    from mpitempo.io.safefs import check_not_link
+    from mpitempo.io.safeload import load_toml_text
 
     for label, root in zip(getattr(data, "labels", []) or [], getattr(data, "roots", []) or []):
         if label == camp:
+            spec = root / "campaign.toml"
             try:
-                return tomllib.loads((root / "campaign.toml").read_text())
-            except (OSError, ValueError, TypeError, AttributeError):
+                if not root.is_dir() or check_not_link(spec, root, want="any", verb="read") is None:
+                    return {}
+                return tomllib.loads(load_toml_text(spec))
+            except (MtError, OSError, ValueError, TypeError, AttributeError):
                 return {}
     return {}
