@@ -283,3 +283,17 @@ def test_imb_datatypes_are_the_ones_used(exported):
     assert "# MPI_Datatype                   :   MPI_CHAR " in pre
     assert "# MPI_Datatype for reductions    :   MPI_SIGNED_CHAR " in pre
     assert "#   IMB Allreduce: reduces MPI_SIGNED_CHAR (MPI_FLOAT)" in pre
+
+
+def test_reframe_reads_osu_latency_of_the_ping_pong_kind(cli, exported):
+    """hpctestlib's osu_latency check: ``extractsingle(rf'^{size}\\s+(\\S+)', stdout, 1, float)``, the
+    median of the run medians of pingpong-loop (osu_latency's loop) and of pingpong rounded as OSU."""
+    sn = pytest.importorskip("reframe.utility.sanity", reason="reframe-hpc is not installed (pip install '.[test]')")
+    code, out, err = cli("summary", exported / "pp", "--json")
+    assert code == 0, err
+    med = {(r["op"], r["msize"]): r["median_s"] for r in json.loads(out)}
+    for op, name in (("pingpong-loop", "osu_latency"), ("pingpong", "osu_latency-pingpong")):
+        f = str(exported / "osu-p" / f"{name}.default.np2.txt")
+        for size in (0, 8, 1024):
+            assert sn.evaluate(sn.assert_found(rf"^{size}", f))
+            assert sn.evaluate(sn.extractsingle(rf"^{size}\s+(\S+)", f, 1, float)) == round(med[(op, size)] * 1e6, 2)
