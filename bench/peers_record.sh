@@ -39,6 +39,9 @@ run osu_bw.txt "$OSU/pt2pt/standard/osu_bw" $S
 run osu_bibw.txt "$OSU/pt2pt/standard/osu_bibw" $S
 run osu_mbw_mr.txt "$OSU/pt2pt/standard/osu_mbw_mr" $S
 run osu_multi_lat.txt "$OSU/pt2pt/standard/osu_multi_lat" $S
+run osu_latency_persistent.txt "$OSU/pt2pt/persistent/osu_latency_persistent" $S
+run osu_bw_persistent.txt "$OSU/pt2pt/persistent/osu_bw_persistent" $S
+run osu_bibw_persistent.txt "$OSU/pt2pt/persistent/osu_bibw_persistent" $S
 run osu_allreduce.txt "$OSU/collective/blocking/osu_allreduce" $S
 run osu_allreduce_f.txt "$OSU/collective/blocking/osu_allreduce" $S -f
 run osu_barrier_f.txt "$OSU/collective/blocking/osu_barrier" -i 200 -x 20 -f
@@ -51,7 +54,9 @@ run osu_ibcast.txt "$OSU/collective/non_blocking/osu_ibcast" $S
 for s in flush lock fence; do
     run "osu_put_latency_$s.txt" "$OSU/one-sided/osu_put_latency" $S -s $s
 done
+run osu_put_latency_flush_local.txt "$OSU/one-sided/osu_put_latency" $S -s flush_local
 run osu_put_bw_flush.txt "$OSU/one-sided/osu_put_bw" $S -s flush
+run osu_put_bibw_pscw.txt "$OSU/one-sided/osu_put_bibw" $S
 run osu_put_bw_lock.txt "$OSU/one-sided/osu_put_bw" $S -s lock
 run osu_get_latency_flush.txt "$OSU/one-sided/osu_get_latency" $S -s flush
 run osu_get_latency_lock.txt "$OSU/one-sided/osu_get_latency" $S -s lock

@@ -167,9 +167,12 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
             key = (camp, meta.get("config", "default"))
             params.setdefault(key, meta.get("operation_params") or {})
             first.setdefault(key, (meta, factors_of(meta, toml)))
+    from mpitempo.analysis.derived import exp_info
+
     for r in rows:
         r["operation_params"] = params.get((r["campaign"], r["config"]), {})
-        r["factors"] = (first.get((r["campaign"], r["config"])) or ({}, {}))[1]
+        meta, r["factors"] = first.get((r["campaign"], r["config"])) or ({}, {})
+        r["one_way_divisor"] = exp_info(meta, r["op"], r["msize"]).get("one_way_divisor")
     pure = {(r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]): r for r in rows}
     chosen, notes = {}, []
     for fl, target in (("osu", osu), ("imb", imb)):

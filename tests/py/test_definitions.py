@@ -160,3 +160,30 @@ def test_fence_latency_exported_under_osus_header_says_it_is_not_osus(tmp_path):
     assert notes[2] == ("# WARNING: Latency is one fence epoch (2 fences and 1 access), not osu_put_latency's "
                         "(3 fences + 2 accesses) / 2: not comparable with osu_put_latency -s fence")
     assert "WARNING" not in (tmp_path / "o" / "osu_put_bw.fence.np2.txt").read_text()
+
+
+def test_two_epochs_per_call_is_osus_fence_latency(tmp_path):
+    """With --rma-epochs 2 a call is OSU's fence iteration (3 fences, an access each way) and
+    meta.json's one_way_divisor 2 says what OSU divides it by: the export halves the call and has no
+    warning; summary keeps the whole call."""
+    from test_export_peers_layout import _params, bench_campaign
+
+    from mpitempo.cli import main
+
+    camp = bench_campaign(tmp_path / "c", "fence2", {"put": 2e-6}, _params(rma_sync="fence", rma_epochs=2),
+                          exp_extra={"put": {"one_way_divisor": 2, "timed_ranks": "all"}})
+    assert main(["export", str(camp), "--osu", str(tmp_path / "o")]) == 0
+    text = (tmp_path / "o" / "osu_put_latency.fence2.np2.txt").read_text()
+    assert "WARNING" not in text and "one epoch per call" not in text
+    assert "# Latency = half of one call (two access epochs, --rma-epochs 2), as OSU prints it" in text
+    row = [ln for ln in text.splitlines() if ln.startswith("8 ")][0]
+    assert row.split() == ["8", f"{2e-6 * (1 + 8 / 1024) * 1.025 / 2 * 1e6:.2f}"]     # median of 6 reps, halved
+    assert notes("put", F("loop", 10, datatype="char", rma_sync="fence", rma_epochs=2), "osu") == []
+
+
+def test_exchange_layout_note_only_for_cores_that_send_one_buffer_twice():
+    old = factors_of({"experiments": [{"exp": 0, "op": "exchange"}]})
+    new = factors_of({"experiments": [{"exp": 0, "op": "exchange", "timed_ranks": "all"}]})
+    assert notes("exchange", dict(old, scheme="loop"), "imb") == [
+        "one send buffer sent twice, two receive blocks (two send blocks, one receive block)"]
+    assert notes("exchange", dict(new, scheme="loop"), "imb") == []

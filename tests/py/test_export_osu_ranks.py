@@ -29,7 +29,7 @@ def _write_perrank(path, start, end, exps, reps, valid, calls):
             f.write(struct.pack("<4I", exps[i], reps[i], valid[i], 0) + struct.pack(f"<{2 * p}d", *start[i], *end[i]))
 
 
-def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce",), shape=None):
+def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce",), shape=None, timed=None):
     """One mpirun: every rank has its own latency level (rank r: 1 + 0.15 r, or shape[op][r]),
     right-skewed noise, a few large outliers and some invalid measurements; runtime_s = max over
     ranks of the local runtime of one call, as the barrier and loop schemes define it."""
@@ -63,7 +63,8 @@ def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce
         "scheme": {"name": "barrier", "per_rank": perrank},
         "operation_params": {"datatype": "byte", "bw_window": 64, "bw_rbuf": "window", "rma_sync": "lock",
                              "rma_win": "allocate"},
-        "experiments": [{"exp": e, "op": exps[k][0], "msize": exps[k][1], **op_info(*exps[k], NPROCS)}
+        "experiments": [{"exp": e, "op": exps[k][0], "msize": exps[k][1], **op_info(*exps[k], NPROCS),
+                         **({"timed_ranks": (timed or {})[exps[k][0]]} if exps[k][0] in (timed or {}) else {})}
                         for e, k in enumerate(order)]}))
 
 
@@ -309,3 +310,29 @@ def test_imb_takes_the_slowest_ranks_time(cli, p2p, tmp_path):
         t = float(np.median([a.max() for a in rank_avgs(p2p, "m", "mbw_mr")[size]]))
         got = sn.evaluate(sn.extractsingle(row.format(size), str(un), [1, 2], [float, float]))
         assert got == (round(2 * 64 * size / t / 1e6, 2), round(2 * 64 / t))
+
+
+def test_statistics_over_the_timed_ranks_only(tmp_path):
+    """meta.json's experiments[].timed_ranks names the ranks whose times are the op's: an idle
+    target (put with lock: [0]) enters no statistic, not even the mean over ranks."""
+    from mpitempo.analysis.osu_ranks import rank_rows, rank_statistics
+    from mpitempo.analysis.store import open_campaign
+    from mpitempo.stats.outliers import Filter
+
+    start = np.zeros((4, 3))
+    end = np.array([[3.0, 3.0, 3.0], [0.1, 0.1, 0.1], [1.0, 1.0, 1.0], [0.1, 0.1, 0.1]]) * 1e-6
+    allr = rank_statistics(start, end, 1)
+    assert allr["avg_s"] == pytest.approx(1.05e-6) and allr["min_s"] == pytest.approx(0.1e-6)
+    two = rank_statistics(start, end, 1, timed=[0, 2])
+    assert (two["avg_s"], two["min_s"], two["max_s"], two["origin_s"], two["first_half_s"]) == \
+        pytest.approx((2e-6, 1e-6, 3e-6, 3e-6, 3e-6))
+    assert rank_statistics(start, end, 1, timed="all")["avg_s"] == pytest.approx(1.05e-6)
+    root = tmp_path / "camp"
+    (root / "runs").mkdir(parents=True)
+    (root / "campaign.toml").write_text('name = "t"\n')
+    rng = np.random.default_rng(3)
+    for run in range(3):
+        _write_run(root, "m", run, rng, 1.0, ops=("put", "bw"), shape=SHAPES, timed={"put": [0], "bw": [0, 2]})
+    rows = rank_rows(open_campaign(root), Filter())
+    for (camp, cfg, op, msize, n), r in rows.items():
+        assert r["avg_s"] == pytest.approx(r["origin_s"]) if op == "put" else r["min_s"] > 0.5 * r["max_s"]

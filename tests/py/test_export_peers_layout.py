@@ -32,8 +32,10 @@ def _params(**kw):
             "rma_sync": "flush", "rma_win": "allocate", "overlap_compute": "auto", **kw}
 
 
-def bench_campaign(root: Path, cfg: str, ops: dict, params: dict, runs: int = 3, nprocs: int = 2):
-    """A campaign configuration with constant times (ops: op -> seconds at 1 KiB, scaled by size)."""
+def bench_campaign(root: Path, cfg: str, ops: dict, params: dict, runs: int = 3, nprocs: int = 2,
+                   exp_extra: dict | None = None):
+    """A campaign configuration with constant times (ops: op -> seconds at 1 KiB, scaled by size);
+    exp_extra: op -> more keys of its experiments in meta.json."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "campaign.toml").write_text('name = "peers"\n')
     for i in range(runs):
@@ -46,6 +48,10 @@ def bench_campaign(root: Path, cfg: str, ops: dict, params: dict, runs: int = 3,
 
         def em(op, s):
             d = op_info(op, s, nprocs, params["bw_window"])
+            k = {"bw_persistent": 1, "bibw_persistent": 2, "put_bibw": 2}.get(op)
+            if k:                    # as the core declares them: k x window messages of s bytes
+                d = {"bytes_per_call": float(k * params["bw_window"] * s), "msgs_per_call": float(k * params["bw_window"])}
+            d.update((exp_extra or {}).get(op, {}))
             if op.endswith("_overlap"):
                 d["overlap"] = {"compute_target_s": 2e-6, "compute_median_s": 2e-6, "compute_min_s": 2e-6,
                                 "compute_max_s": 2e-6, "pure_s": 1.5e-6, "compute_calls": 10}
@@ -87,7 +93,9 @@ OPS = {"bw": 10e-6, "bibw": 12e-6, "mbw_mr": 11e-6, "multi_lat": 3e-6, "allreduc
        "barrier": 1.2e-6, "allreduce_init": 2.2e-6, "barrier_init": 1.3e-6, "iallreduce": 1.5e-6,
        "iallreduce_overlap": 3e-6, "ibarrier": 1.4e-6, "ibarrier_overlap": 2.5e-6, "ibcast": 1.5e-6,
        "ibcast_overlap": 3e-6, "pingping": 2e-6, "sendrecv": 2.5e-6, "exchange": 4e-6, "put": 1e-6,
-       "put_bw": 20e-6, "get": 1.1e-6, "get_bw": 22e-6, "acc": 1.3e-6, "fop": 1.2e-6}
+       "put_bw": 20e-6, "get": 1.1e-6, "get_bw": 22e-6, "acc": 1.3e-6, "fop": 1.2e-6,
+       # ops of a core with the persistent point-to-point ops and put_bibw
+       "bw_persistent": 10e-6, "bibw_persistent": 12e-6, "multi_lat_persistent": 3e-6}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +107,8 @@ def exported(tmp_path_factory):
     bench_campaign(camp, "flush", OPS, _params())
     bench_campaign(camp, "lock", {"put": 1e-6, "put_bw": 20e-6, "get": 1.1e-6}, _params(rma_sync="lock"))
     bench_campaign(camp, "fence", {"put": 1e-6}, _params(rma_sync="fence"))
+    bench_campaign(camp, "flush_local", {"put": 1e-6}, _params(rma_sync="flush_local"))
+    bench_campaign(camp, "pscw", {"put_bibw": 30e-6}, _params(rma_sync="pscw"))
     pp = pingpong_campaign(d / "pp")
     for src, name in ((camp, "c"), (pp, "p")):
         assert main(["export", str(src), "--osu", str(d / f"osu-{name}"), "--imb", str(d / f"imb-{name}")]) == 0
@@ -134,6 +144,11 @@ OSU_CASES = {
     "osu_bibw.txt": ("osu-c/osu_bibw.flush.np2.txt", "MPI_CHAR"),
     "osu_mbw_mr.txt": ("osu-c/osu_mbw_mr.flush.np2.txt", "MPI_CHAR"),
     "osu_multi_lat.txt": ("osu-c/osu_multi_lat.flush.np2.txt", "MPI_CHAR"),
+    "osu_latency_persistent.txt": ("osu-c/osu_latency_persistent.flush.np2.txt", "MPI_CHAR"),
+    "osu_bw_persistent.txt": ("osu-c/osu_bw_persistent.flush.np2.txt", "MPI_CHAR"),
+    "osu_bibw_persistent.txt": ("osu-c/osu_bibw_persistent.flush.np2.txt", "MPI_CHAR"),
+    "osu_put_latency_flush_local.txt": ("osu-c/osu_put_latency.flush_local.np2.txt", "MPI_CHAR"),
+    "osu_put_bibw_pscw.txt": ("osu-c/osu_put_bibw.pscw.np2.txt", "MPI_CHAR"),
     "osu_allreduce_f.txt": ("osu-c/osu_allreduce.flush.np2.txt", "MPI_SIGNED_CHAR"),
     "osu_bcast_f.txt": ("osu-c/osu_bcast.flush.np2.txt", "MPI_CHAR"),
     "osu_barrier_f.txt": ("osu-c/osu_barrier.flush.np2.txt", None),

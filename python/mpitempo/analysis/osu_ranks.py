@@ -20,7 +20,8 @@ Here, per (campaign, config, op, msize, nprocs) group:
 1. per mpirun, the measurements kept by the same outlier filter as `summary` (per mpirun, on
    ``runtime_s``, ``analysis.filtering``) select the records of perrank.bin; each rank's average
    time of one call is the mean of (end - start) / calls over them; the statistics above are what
-   OSU (and IMB) would have printed after that mpirun;
+   OSU (and IMB) would have printed after that mpirun, over the ranks whose times are the op's
+   (meta.json ``experiments[].timed_ranks`` where recorded: an idle rank makes no call);
 2. across the mpiruns, each number is the median of its per-mpirun values; ``iterations`` is the
    lower median over the mpiruns of the MPI calls timed per rank (kept measurements x calls per
    measurement).
@@ -111,6 +112,7 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
                           "measurements.csv")
         start, end = pr.start[order], pr.end[order]
         msize = flags["msize"][a:b]
+        timed = _timed_ranks(path.parent / "meta.json")
         for e in np.unique(exp):
             sel = (exp == e) & keep
             n = int(sel.sum())
@@ -120,24 +122,45 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
             if groups is not None and (camp, cfg, op, nprocs) not in groups:
                 continue
             out[(camp, cfg, op, int(msize[exp == e][0]), nprocs)].append(
-                rank_statistics(start[sel].T, end[sel].T, pr.calls, run_id, n * pr.calls))
+                rank_statistics(start[sel].T, end[sel].T, pr.calls, run_id, n * pr.calls, timed.get(int(e))))
     return out
 
 
 STATS = ("avg_s", "min_s", "max_s", "origin_s", "first_half_s")
 
 
-def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: int = 0) -> dict:
+def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: int = 0, timed=None) -> dict:
     """One mpirun of one experiment: start / end of shape (ranks, measurements) -> each rank's
     average time of one call (``rank_avg_s``) and the suites' statistics over the ranks: avg_s,
     min_s, max_s (mean, smallest, largest; OSU's Avg / Min / Max, IMB's t_avg / t_min / t_max),
-    origin_s (rank 0's), first_half_s (mean over ranks 0 .. p/2 - 1; rank 0 alone when p = 1)."""
-    r = ps.ps3_osu(start, end, calls=calls)
+    origin_s (rank 0's), first_half_s (mean over ranks 0 .. p/2 - 1; rank 0 alone when p = 1).
+    ``timed``: the ranks whose times are the op's (meta.json experiments[].timed_ranks; None or
+    "all": every rank): the others make no call of the op, and no statistic takes them."""
+    ps.ps3_osu(start, end, calls=calls)          # its checks of the shapes and times
     avg = (np.asarray(end, dtype=float) - np.asarray(start, dtype=float)).mean(axis=1) / calls
-    half = max(1, len(avg) // 2)
-    return {"run_id": run_id, "avg_s": r["mean_s"], "min_s": r["min_s"], "max_s": r["max_s"],
-            "origin_s": float(avg[0]), "first_half_s": float(avg[:half].mean()),
+    p = len(avg)
+    sel = sorted({int(r) for r in timed if 0 <= int(r) < p}) if isinstance(timed, list) and timed else list(range(p))
+    t = avg[sel]
+    first = [r for r in sel if r < max(1, p // 2)] or sel[:1]
+    return {"run_id": run_id, "avg_s": float(t.mean()), "min_s": float(t.min()), "max_s": float(t.max()),
+            "origin_s": float(avg[sel[0]]), "first_half_s": float(avg[first].mean()),
             "rank_avg_s": [float(x) for x in avg], "calls_per_rank": calls_per_rank}
+
+
+def _timed_ranks(meta_path: Path) -> dict[int, object]:
+    """exp -> timed_ranks of a run's meta.json ({} when the run does not record them: every rank)."""
+    from mpitempo.io.rundir import load_meta
+
+    try:
+        meta = load_meta(meta_path)
+    except (MtError, OSError, TypeError, ValueError):
+        return {}
+    out = {}
+    for e in meta.get("experiments") or []:
+        if isinstance(e, dict) and isinstance(e.get("exp"), int) and isinstance(e.get("timed_ranks"), list):
+            if all(isinstance(r, int) and not isinstance(r, bool) for r in e["timed_ranks"]):
+                out[e["exp"]] = e["timed_ranks"]
+    return out
 
 
 def across_runs(per_run: list[dict]) -> dict:

@@ -78,7 +78,12 @@ OSU_NEIGHBOR = {"neighbor_allgather": "OSU MPI Neighborhood Allgather Latency Te
 OSU_P2P = {"bw": ("bw", "OSU MPI Bandwidth Test", "osu_bw"),
            "bibw": ("bw", "OSU MPI Bi-Directional Bandwidth Test", "osu_bibw"),
            "mbw_mr": ("mbw_mr", "OSU MPI Multiple Bandwidth / Message Rate Test", "osu_mbw_mr"),
-           "multi_lat": ("multi_lat", "OSU MPI Multi Latency Test", "osu_multi_lat")}
+           "multi_lat": ("multi_lat", "OSU MPI Multi Latency Test", "osu_multi_lat"),
+           # the persistent point-to-point ops (c/mpi/pt2pt/persistent): a call of multi_lat_persistent is a
+           # round trip, as multi_lat's
+           "bw_persistent": ("bw", "OSU MPI Bandwidth Persistent Test", "osu_bw_persistent"),
+           "bibw_persistent": ("bw", "OSU MPI Bi-Directional Bandwidth Persistent Test", "osu_bibw_persistent"),
+           "multi_lat_persistent": ("multi_lat", "OSU MPI Latency Persistent Test", "osu_latency_persistent")}
 OSU_RMA = {"put": ("OSU MPI_Put Latency Test", "osu_put_latency", False),
            "get": ("OSU MPI_Get latency Test", "osu_get_latency", False),
            "acc": ("OSU MPI_Accumulate latency Test", "osu_acc_latency", False),
@@ -86,11 +91,12 @@ OSU_RMA = {"put": ("OSU MPI_Put Latency Test", "osu_put_latency", False),
            "fop": ("OSU MPI_Fetch_and_op latency Test", "osu_fop_latency", False),
            "cas": ("OSU MPI_Compare_and_swap latency Test", "osu_cas_latency", False),
            "put_bw": ("OSU MPI_Put Bandwidth Test", "osu_put_bw", True),
-           "get_bw": ("OSU MPI_Get Bandwidth Test", "osu_get_bw", True)}
+           "get_bw": ("OSU MPI_Get Bandwidth Test", "osu_get_bw", True),
+           "put_bibw": ("OSU MPI_Put Bi-directional Bandwidth Test", "osu_put_bibw", True)}
 # c/util/osu_util_mpi.c win_info[] and sync_info[], by mpitempo's --rma-win / --rma-sync names
 OSU_WIN = {"create": "MPI_Win_create", "allocate": "MPI_Win_allocate", "dynamic": "MPI_Win_create_dynamic"}
 OSU_SYNC = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait", "fence": "MPI_Win_fence",
-            "flush": "MPI_Win_flush", "lock_all": "MPI_Win_lock_all/unlock_all"}
+            "flush": "MPI_Win_flush", "lock_all": "MPI_Win_lock_all/unlock_all", "flush_local": "MPI_Win_flush_local"}
 # IMB: (part, benchmark name, layout); layouts: coll (t_min/t_max/t_avg), time_bw (t, Mbytes/sec),
 # range_bw (t_min/t_max/t_avg, Mbytes/sec), rate (Mbytes/sec, Msg/sec), nbc (t_ovrl/t_pure/t_CPU/overlap);
 # scale_bw of Mbytes/sec (IMB_parse_name_mpi1.c)
@@ -271,6 +277,16 @@ def values_of(row: dict, values: str, stat: str = "mean") -> tuple | None:
     return row["median_s"], row["min_s"], row["max_s"], n
 
 
+def one_way_divisor(row: dict) -> int:
+    """What the suite divides a call's time by to print a one-way latency: meta.json's
+    experiments[].one_way_divisor where recorded, else 2 for the round-trip ops (multi_lat,
+    multi_lat_persistent) and 1 for the rest."""
+    d = row.get("one_way_divisor")
+    if isinstance(d, int) and not isinstance(d, bool) and d >= 1:
+        return d
+    return 2 if _variant(row["op"])[0] in ("multi_lat", "multi_lat_persistent") else 1
+
+
 def _factors(rows: list[dict]) -> dict:
     return rows[0].get("factors") or {"datatype": (rows[0].get("operation_params") or {}).get("datatype"),
                                       **(rows[0].get("operation_params") or {})}
@@ -388,8 +404,11 @@ def _derived_meaning(layout: str, fmt: str, values: str) -> list[str]:
             out.append("# Messages/s: messages per call / the same time.")
         return out
     if layout == "multi_lat":
-        return ["# Latency = half the round trip of one call (one ping-pong on every pair), as osu_multi_lat prints "
-                "it; mpitempo summary shows the whole round trip."]
+        return ["# Latency = half the round trip of one call (one ping-pong on every pair), as OSU prints it; "
+                "mpitempo summary shows the whole round trip."]
+    if layout == "rma_lat_2":
+        return ["# Latency = half of one call (two access epochs, --rma-epochs 2), as OSU prints it; mpitempo "
+                "summary shows the whole call."]
     if layout == "latency":
         return ["# Latency = one-way time: half a round trip."]
     if layout == "nbc" and fmt == "osu":
@@ -495,10 +514,8 @@ def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[st
             nums = [_bw(r, values, avg)]
         elif layout == "mbw_mr":
             nums = [_bw(r, values, avg), _rate(r, values, avg, f)]
-        elif layout == "multi_lat":
-            nums = [avg / 2 * 1e6]
-        elif layout in ("rma_lat", "latency"):
-            nums = [avg * 1e6]
+        elif layout in ("multi_lat", "rma_lat", "latency"):
+            nums = [avg / one_way_divisor(r) * 1e6]
         else:
             key = (r.get("campaign", ""), r["config"], op[:-8], r["msize"], r["nprocs"])
             nv = _nbc_values(r, (pure or {}).get(key), values, stat)
@@ -523,6 +540,8 @@ def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra:
     layout = osu_target(op)[0]
     runs = _runs(rows, values)
     out = osu_header(op, _factors(rows), rows[0]["nprocs"]) + osu_rows(rows, values, pure)
+    if layout == "rma_lat" and max(one_way_divisor(r) for r in rows) == 2:
+        layout = "rma_lat_2"
     out += _notes(rows, values, filt_desc, "osu", source, extra, runs, layout)
     return safe_block("\n".join(out) + "\n")   # read in terminals: strings from files escaped
 
@@ -601,18 +620,17 @@ def imb_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[st
     nosize = op in NOSIZE_OPS
     scale = IMB_P2P[op][2] if op in IMB_P2P else 1
     stat = statistic("imb", op)
-    half = _variant(op)[0] == "multi_lat"          # IMB PingPong: half the round trip
     out = []
     for r in sorted(rows, key=lambda x: x["msize"]):
         v = values_of(r, values, stat)
         if v is None:
             continue
         t, lo, hi, n = v
-        if half:
-            t, lo, hi = t / 2, lo / 2, hi / 2
+        div = one_way_divisor(r) if layout in ("time_bw", "rma") else 1     # PingPong from multi_lat: / 2
+        t, lo, hi = t / div, lo / div, hi / div
         m = r["msize"]
         # IMB divides by its t_max; per-rank data gives it, else the measurements already are the slowest rank's
-        tbw = (r["ranks"]["max_s"] / (2 if half else 1)) if values == "ranks" and r.get("ranks") else t
+        tbw = (r["ranks"]["max_s"] / div) if values == "ranks" and r.get("ranks") else t
         if layout == "coll":
             nums = [lo * 1e6, hi * 1e6, (r["ranks"]["avg_s"] if values == "ranks" else t) * 1e6]
         elif layout in ("time_bw", "rma"):
