@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from mpitempo.options import FINITE
+from mpitempo.options import budget_options, FINITE
 from mpitempo.errors import MtError
 from mpitempo.analysis.clocks import summarise
 from mpitempo.kinds.clocks import load_rows, parse_waits  # noqa: F401 (parse_waits: tests)
@@ -38,11 +38,14 @@ from mpitempo.present.tables import console, print_json
 @click.option("--timeout", "timeout_s", type=FINITE, default=3600, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def clocks(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, sim, mpiruns, outdir, plot_path, timeout_s, quiet, as_json, **params):
+@budget_options
+def clocks(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, sim, mpiruns, outdir, plot_path, timeout_s, quiet, as_json,
+           budget, estimate_only, **params):
     """Evaluate clock-synchronisation algorithms: sync duration, and max and median
     |offset| of every rank's global clock to rank 0 right after sync and after
     each wait time, over several mpiruns (Hunold and Carpen-Amarie 2018, Fig. 3)."""
     from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.estimate import budget_gate
     from mpitempo.runner.execute import check_campaign, run_campaign
 
     if sim:
@@ -50,12 +53,14 @@ def clocks(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, 
     c = build_campaign(None, dict(params, np=np or 2, mpiruns=mpiruns, launcher=launcher, mpicc=mpicc, platform=platform,
                                         platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
                                   timeout_s=timeout_s, name="clocks"), kind="clocks")
-    check_campaign(c)
+    deadline, stop = budget_gate(c, budget, estimate_only, quiet, check_campaign(c), outdir=outdir)
+    if stop:
+        return
     if plot_path:
         from mpitempo.io.paths import PLOT_FORMATS, check_output_file
 
         check_output_file(plot_path, "the plot", PLOT_FORMATS)
-    with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
+    with run_campaign(c, outdir, quiet=quiet or as_json, deadline=deadline) as (out, complete):
         rows = load_rows(complete)
         if plot_path or outdir:
             from mpitempo.present.plots.clocks import duration_vs_offset

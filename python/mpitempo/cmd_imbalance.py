@@ -9,7 +9,7 @@ import click
 from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
 from mpitempo.errors import MtError
-from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, platform_option,
+from mpitempo.options import (budget_options, json_option, launcher_option, mpicc_option, np_option, platform_option,
                               platform_oversubscribe_option, smpi_selector_option, platform_ppn_option)
 from mpitempo.present.imbalance import print_table
 from mpitempo.present.tables import console, print_json
@@ -43,9 +43,10 @@ from mpitempo.runner.variants import discover, parse_variants
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles. [default: random, recorded]")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
+@budget_options
 def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, smpi_selector,
               variants, nrep, mpiruns, sync, time_slice, outdir, seed, quiet,
-              as_json):
+              as_json, budget, estimate_only):
     """Exit imbalance of an operation started simultaneously by Round-Time.
 
     Every measurement starts at a common time on the global clock; the exit
@@ -98,7 +99,13 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
         spec["seed"] = seed
     c = build_campaign(spec, kind="imbalance")
     target = Path(outdir) if outdir else Path(f"mpitempo-imbalance-{op}-{time.strftime('%Y%m%d-%H%M%S')}")
-    counts = execute(c, target, quiet=quiet)
+    from mpitempo.runner.estimate import budget_gate
+    deadline, stop = budget_gate(c, budget, estimate_only, quiet, outdir=target)
+    if stop:
+        return
+    counts = execute(c, target, quiet=quiet, deadline=deadline)
+    from mpitempo.runner.execute import budget_note
+    budget_note(counts, None)
     from mpitempo.present.simulated import line, of_dirs
 
     sim = of_dirs(sorted((target / "runs").glob("*")))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mpitempo.options import FINITE
+from mpitempo.options import budget_options, FINITE
 from mpitempo.errors import MtError
 from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, param_options, platform_option,
                               platform_oversubscribe_option, platform_ppn_option)
@@ -88,8 +88,9 @@ SIM_TIMER_READS = 4096      # the timer study's read pairs on a simulated platfo
 @click.option("--plot", "plot_path", default=None, metavar="FILE.png", help="With --pairs: the heat map.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
+@budget_options
 def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, compare, cut_coef, bins, mpiruns, outdir, from_dir, verbose, full, timeout_s, quiet,
-             as_json, pairs, plot_path, **params):
+             as_json, pairs, plot_path, budget, estimate_only, **params):
     """Small-message latency: timer resolution and overhead, ping-pong with
     hand-shake, npp from the timer resolution, full statistics (Luecke,
     Spanoyannis and Kraeva 2004).
@@ -111,11 +112,14 @@ def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     validate_analysis(cut_coef, bins)
+    if (budget is not None or estimate_only) and (from_dir or pairs is not None or plot_path is not None):
+        raise MtError("--budget and --estimate go with a new measurement: not with --from, --pairs or --plot")
     if from_dir:
         runs = _load_from(Path(from_dir))
         _present_runs(runs, cut_coef, bins, as_json, full, None, verbose)
         return
     from mpitempo.io.campaign import build_campaign
+    from mpitempo.runner.estimate import budget_gate
     from mpitempo.runner.execute import check_campaign, run_campaign
 
     if platform is not None and params.get("timer_reads") is None:
@@ -138,8 +142,10 @@ def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe
                                   platform=platform, platform_ppn=platform_ppn,
                                   platform_oversubscribe=platform_oversubscribe,
                                   timeout_s=timeout_s, name="pingpong"), kind="pingpong")
-    check_campaign(c)
-    with run_campaign(c, outdir, quiet=quiet or as_json) as (out, complete):
+    deadline, stop = budget_gate(c, budget, estimate_only, quiet, check_campaign(c), outdir=outdir)
+    if stop:
+        return
+    with run_campaign(c, outdir, quiet=quiet or as_json, deadline=deadline) as (out, complete):
         runs = [(d, data.load_dir(d)) for d in complete]
         _present_runs(runs, cut_coef, bins, as_json, full, out if outdir else None, verbose)
 

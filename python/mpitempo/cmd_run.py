@@ -8,7 +8,7 @@ import click
 
 from mpitempo.io.campaign import build_campaign, load_toml
 from mpitempo.errors import MtError
-from mpitempo.options import (launcher_option, mpicc_option, np_option, param_options, platform_option,
+from mpitempo.options import (budget_options, launcher_option, mpicc_option, np_option, param_options, platform_option,
                               platform_oversubscribe_option, platform_ppn_option)
 from mpitempo.runner.execute import execute
 
@@ -19,8 +19,14 @@ from mpitempo.runner.execute import execute
               help="Campaign directory to create. [default: mpitempo-<name>-<date>-<time>]")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False), default=None,
               help="Complete the missing or failed runs of an existing campaign directory.")
-@param_options("bench", exclude=("seed",))
-@click.option("--mpiruns", type=int, default=None, help="Number of mpiruns per configuration. [default: 10]")
+@param_options("bench", exclude=("seed",), defaults={"precision": "1%, or off when --nrep is given",
+                                                      "exp_time": "1s with the default precision"})
+@click.option("--mpiruns", type=int, default=None,
+              help="Number of mpiruns per configuration; with --max-mpiruns the first look. [default: 10]")
+@click.option("--max-mpiruns", type=int, default=None, metavar="N",
+              help="With a precision: add mpiruns (looks at x1.5) up to N while a row's 95% interval of the median "
+                   "of the run medians is wider than --precision. [default: none added]")
+@budget_options
 @np_option
 @launcher_option
 @mpicc_option
@@ -39,8 +45,9 @@ from mpitempo.runner.execute import execute
                    "without asking (they are shown either way).")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @click.option("--no-summary", is_flag=True, help="Do not print the summary at the end.")
-def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platform, platform_oversubscribe, platform_ppn, seed,
-        timeout_s, name, use_sbatch, sbatch_args, yes, quiet, no_summary, **params):
+def run(campaign_file, outdir, resume_dir, mpiruns, max_mpiruns, budget, estimate_only, np, launcher, mpicc, platform,
+        platform_oversubscribe, platform_ppn, seed, timeout_s, name, use_sbatch, sbatch_args, yes, quiet, no_summary,
+        **params):
     """Run a campaign: MPIRUNS mpiruns x shuffled experiments (op x msize).
 
     CAMPAIGN_FILE is a TOML campaign (see examples/); flags override its values.
@@ -49,6 +56,13 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platfor
     """
     if resume_dir and outdir:
         raise MtError("give either -o/--outdir or --resume, not both")
+    budget_s = None
+    if budget is not None:
+        from mpitempo.runner.tuneplan import parse_budget
+        budget_s = parse_budget(budget)
+    if (budget_s is not None or estimate_only) and use_sbatch:
+        raise MtError("--budget and --estimate calibrate on this machine: not with --sbatch (give the job a time "
+                      "limit in --sbatch-args instead)")
     spec = None
     if sbatch_args and not use_sbatch:
         raise MtError("--sbatch-args goes with --sbatch: they are the #SBATCH options of the batch job it submits")
@@ -64,10 +78,21 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platfor
             spec = read_campaign_toml(Path(resume_dir))
     elif campaign_file:
         spec = load_toml(campaign_file)
-    overrides = dict(params, mpiruns=mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed,
+    overrides = dict(params, mpiruns=mpiruns, max_mpiruns=max_mpiruns, np=np, launcher=launcher, mpicc=mpicc, seed=seed,
                      timeout_s=timeout_s, name=name, platform=platform, platform_oversubscribe=platform_oversubscribe,
                      platform_ppn=platform_ppn)
     c = build_campaign(spec, overrides)
+    t_start = time.monotonic()
+    deadline = None
+    if budget_s is not None or estimate_only:
+        if c.kind == "trace":
+            raise MtError("--budget and --estimate are not available for campaigns of kind 'trace'")
+        from mpitempo.runner.estimate import budget_gate
+
+        deadline, stop = budget_gate(c, budget, estimate_only, quiet, t_start=t_start,
+                                     outdir=None if resume_dir else outdir)
+        if stop:
+            return
     if resume_dir:
         target = Path(resume_dir)
     else:
@@ -99,10 +124,16 @@ def run(campaign_file, outdir, resume_dir, mpiruns, np, launcher, mpicc, platfor
             click.echo(f"mpitempo: cpufreq governor '{c.governor}' set on {gov['cpus']} CPUs for this campaign "
                        "(restored at the end; see dvfs.json)", err=True)
         typed = frozenset(k for k, v in (("mpicc", mpicc), ("launcher", launcher)) if v)
-        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet, given=given, yes=yes, typed=typed)
+        counts = execute(c, target, resume=bool(resume_dir), quiet=quiet, given=given, yes=yes, typed=typed,
+                         deadline=deadline)
     if not quiet:
         click.echo(f"mpitempo: {counts['ok']} runs completed, {counts['failed']} failed, "
                    f"{counts['skipped']} already complete; results in {target}", err=True)
+    from mpitempo.runner.execute import budget_note
+    budget_note(counts, target)
+    if counts.get("adaptive_stop") and not quiet:
+        click.echo(f"mpitempo: adaptive mpiruns stopped: {counts['adaptive_stop']} (see {target}/adaptive.json)",
+                   err=True)
     if not no_summary and counts["ok"] + counts["skipped"] > 0:
         from mpitempo.present.summary import print_summary
         print_summary(target)

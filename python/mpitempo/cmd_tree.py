@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from mpitempo.options import FINITE
+from mpitempo.options import budget_options, FINITE
 from mpitempo.errors import MtError
 from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, param_options, platform_option,
                               platform_oversubscribe_option, platform_ppn_option)
@@ -98,7 +98,9 @@ def configs_for(trees: list[str], tune: bool) -> list[dict]:
 @click.option("--timeout", "timeout_s", type=FINITE, default=600, show_default=True, help="Seconds per mpirun.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
-def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, trees, tune, mpiruns, skip, outdir, from_dir, timeout_s, quiet, as_json, **params):
+@budget_options
+def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, trees, tune, mpiruns, skip, outdir, from_dir, timeout_s, quiet, as_json,
+         budget, estimate_only, **params):
     """Allreduce as an explicit spanning tree with global-clock event
     collectors: arrival/departure order and waits, down/up and link
     latencies, the load-imbalance culprit, similar paths, subtree costs,
@@ -141,6 +143,7 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
         return
     from mpitempo.io.campaign import build_campaign
     from mpitempo.io.tree import check_against_np
+    from mpitempo.runner.estimate import budget_gate
     from mpitempo.runner.execute import check_campaign, run_campaign
 
     if platform:    # a deterministic simulation: a few calls tell all; see SIM_DEFAULTS
@@ -159,8 +162,10 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
                                      platform=platform, platform_ppn=platform_ppn,
                                      platform_oversubscribe=platform_oversubscribe,
                                      timeout_s=timeout_s, name="tree"), kind="tree")
-    check_campaign(camp)
-    with run_campaign(camp, outdir, quiet=quiet or as_json) as (out, complete):
+    deadline, stop = budget_gate(camp, budget, estimate_only, quiet, check_campaign(camp), outdir=outdir)
+    if stop:
+        return
+    with run_campaign(camp, outdir, quiet=quiet or as_json, deadline=deadline) as (out, complete):
         runs = [analysis.analyse_run(d, skip) for d in complete]
         _present(runs, as_json, tune, out if outdir else None, [c["name"] for c in cfgs], quiet)
 

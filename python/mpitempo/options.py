@@ -121,12 +121,12 @@ def make_filter(filter_kind, tukey_k, cut_coef):
 def _param_help(p) -> str:
     if p.type == "BOOL":
         return p.help[:1].upper() + p.help[1:] + "."
-    unit = p.unit and p.type not in ('DURATION', 'SIZE') and not str(p.default).endswith(p.unit)   # 10us: its own s
+    unit = p.unit and p.type not in ('DURATION', 'SIZE', 'PERCENT') and not str(p.default).endswith(p.unit)   # 10us: its own s
     dflt = f"  [default: {p.default}{' ' + p.unit if unit else ''}]" if p.default is not None else ""
     return p.help[:1].upper() + p.help[1:] + "." + dflt
 
 
-_METAVAR = {"INT": "N", "INT_AUTO": "N|auto", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
+_METAVAR = {"INT": "N", "INT_AUTO": "N|auto", "PERCENT": "P%|off", "FLOAT": "X", "DURATION": "T", "SIZE": "SIZE", "LIST": "LIST", "STR": "NAME"}
 
 
 def param_options(app: str, only=None, exclude=(), defaults: dict | None = None):
@@ -162,3 +162,14 @@ def check_platform_flags(platform, **flags) -> None:
         for name, v in flags.items():
             if v is not None:
                 raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")
+
+
+def budget_options(f):
+    """--budget and --estimate of a campaign-shaped command (runner.estimate.budget_gate)."""
+    f = click.option("--estimate", "estimate_only", is_flag=True,
+                     help="Calibrate, print the estimate of the campaign's duration and stop (nothing is created).")(f)
+    f = click.option("--budget", default=None, metavar="T",
+                     help="Time for the whole campaign, e.g. 90s, 5m, 1h: a short calibration first prints an "
+                          "estimate; a budget the campaign cannot fit is refused before anything is created; no "
+                          "mpirun is started that would end after it, and the ones left out are named.")(f)
+    return f

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/mt_common.h"
+#include "base/stoprule.h"
 #include "clock/session.h"
 #include "op/cache.h"
 #include "op/op.h"
@@ -28,6 +29,10 @@ typedef struct exp_result {
     mt_op_info_t opinfo;  /* what a call moved; the overlap compute */
     int warmup_calls;     /* warm-up calls made before the measurements */
     int warmup_capped;    /* --warmup auto stopped at its cap without a steady state */
+    mt_stop_t stop;       /* why measuring stopped (fixed: --precision off) */
+    int looks;            /* looks of the stopping rule made */
+    double ci_rel;        /* relative half-width of the median's interval at the last look (level ci_level) */
+    double ci_level;
 } exp_result_t;
 
 typedef struct bench {
@@ -253,8 +258,10 @@ static int record(mt_run_t *r, int k, int done, const mt_op_args_t *a, const mt_
             fprintf(stderr, "\r%s: [%d/%d] %s %lld B ", r->app->prog, done + 1, b->nexp, e->op->name,
                     (long long)a->msize);
     } else if (mt_run_progress(r)) {
-        fprintf(stderr, "%s: [%d/%d] %s %lld B: median %.3f us (%d/%d valid)\n", r->app->prog, done + 1, b->nexp,
-                e->op->name, (long long)a->msize, x->median_s * 1e6, x->nvalid, m->n);
+        char why[64] = "";
+        if (x->stop != MT_REPSTOP_FIXED) snprintf(why, sizeof why, "; stop: %s", mt_stop_name(x->stop));
+        fprintf(stderr, "%s: [%d/%d] %s %lld B: median %.3f us (%d/%d valid)%s\n", r->app->prog, done + 1, b->nexp,
+                e->op->name, (long long)a->msize, x->median_s * 1e6, x->nvalid, m->n, why);
     }
     return MT_OK;
 }
@@ -316,6 +323,24 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kstr(j, "name", s->name);
     mt_json_kstr(j, "desc", s->desc);
     mt_json_kint(j, "nrep", r->ctx.nrep);
+    if (mt_p_num(p, MTP_precision) > 0) { /* adaptive repetitions: nrep is the cap */
+        int sched[MT_REPSTOP_MAXLOOKS];
+        int K = mt_stop_looks((int)mt_p_int(p, MTP_nrep_min), r->ctx.nrep, sched);
+        mt_json_key(j, "adaptive");
+        mt_json_obj_begin(j);
+        mt_json_knum(j, "precision", mt_p_num(p, MTP_precision));
+        mt_json_kint(j, "nrep_min", sched[0]);
+        mt_json_kint(j, "nrep_max", r->ctx.nrep);
+        mt_json_knum(j, "exp_time_s", mt_p_set(p, MTP_exp_time) ? mt_p_num(p, MTP_exp_time) : NAN);
+        mt_json_key(j, "looks");
+        mt_json_arr_begin(j);
+        for (int k = 0; k < K; k++) mt_json_int(j, sched[k]);
+        mt_json_arr_end(j);
+        mt_json_knum(j, "ci_level", 1 - 0.05 / K);
+        mt_json_kstr(j, "statistic", "distribution-free interval of the median of the valid measurements, "
+                                     "level 1 - 0.05/looks (Bonferroni over the looks)");
+        mt_json_obj_end(j);
+    }
     if (r->ctx.warmup == MT_WARMUP_AUTO) {
         mt_json_kstr(j, "warmup", "auto");
         mt_json_key(j, "warmup_auto");   /* the steady-state test (docs/methods.md#warm-up) */
@@ -383,12 +408,124 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
         mt_json_knum(j, "wall_s", x->wall_s);
         mt_json_kint(j, "warmup_calls", x->warmup_calls);
         mt_json_kbool(j, "warmup_capped", x->warmup_capped);
+        mt_json_kstr(j, "stop", mt_stop_name(x->stop));
+        if (x->stop != MT_REPSTOP_FIXED) {
+            mt_json_kint(j, "looks", x->looks);
+            mt_json_knum(j, "ci_level", x->ci_level);
+            mt_json_knum(j, "ci_rel", x->ci_rel); /* null: no interval at that level yet */
+        }
         mt_op_info_write(j, &x->opinfo);
         if (s->write_exp_meta) s->write_exp_meta(j, &x->info);
         mt_json_obj_end(j);
     }
     mt_json_arr_end(j);
     mt_json_kint(j, "invalid_measurements", b->invalid);
+}
+
+/* The measurements of one experiment: exactly --nrep, or with --precision in blocks up to the looks of
+ * the stopping rule (base/stoprule.h): after each block rank 0 computes the interval of the median of
+ * the valid measurements so far at level 1 - 0.05 / K and every rank stops when it is within
+ * +-precision (precision), at the last look (cap), or once --exp-time has passed (time). The warm-up
+ * runs before the first block only. Block results are appended; per-rank timestamps (rank-major in
+ * each block) are put together rank-major over the whole experiment at the end. */
+static int measure_exp(mt_run_t *r, const mt_exp_t *e, mt_op_args_t *a, mt_meas_t *m, exp_result_t *x, char *err)
+{
+    bench_t *b = r->state;
+    mt_ctx_t *ctx = &r->ctx;
+    const mt_params_t *p = &r->cli.p;
+    const mt_scheme_t *s = b->scheme.s;
+    int cap = (int)mt_p_int(p, MTP_nrep);
+    double prec = mt_p_num(p, MTP_precision);
+    x->stop = MT_REPSTOP_FIXED;
+    x->looks = 0;
+    x->ci_rel = x->ci_level = NAN;
+    ctx->nrep = cap;
+    if (!(prec > 0)) {
+        if (mt_meas_alloc(m, cap) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
+        return s->measure(ctx, b->scheme.cfg, e->op, a, m, err);
+    }
+    int sched[MT_REPSTOP_MAXLOOKS];
+    int K = mt_stop_looks((int)mt_p_int(p, MTP_nrep_min), cap, sched);
+    double alpha = 0.05 / K, tmax = mt_p_set(p, MTP_exp_time) ? mt_p_num(p, MTP_exp_time) : INFINITY;
+    x->ci_level = 1 - alpha;
+    int root = ctx->rank == 0, warm = ctx->warmup, asked = 0, n = 0, capn = 0, rc = MT_OK;
+    double *bts[MT_REPSTOP_MAXLOOKS][2] = {{NULL}};
+    int bn[MT_REPSTOP_MAXLOOKS] = {0}, nb = 0;
+    double *sorted = NULL;
+    memset(m, 0, sizeof *m);
+    int64_t t0 = ctx->timer.t->now();
+    for (int k = 0; k < K && rc == MT_OK; k++) {
+        mt_meas_t blk;
+        ctx->nrep = sched[k] - asked;
+        asked = sched[k];
+        if (mt_meas_alloc(&blk, ctx->nrep) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
+        if (k > 0) ctx->warmup = 0;
+        rc = mt_agree(ctx->comm, s->measure(ctx, b->scheme.cfg, e->op, a, &blk, err), err);
+        int decision = 0;
+        if (rc == MT_OK && root) {
+            if (n + blk.n > capn) {
+                capn = 2 * (n + blk.n);
+                m->runtime_s = realloc(m->runtime_s, sizeof(double) * (size_t)capn);
+                m->local_max_s = realloc(m->local_max_s, sizeof(double) * (size_t)capn);
+                m->valid = realloc(m->valid, sizeof(int) * (size_t)capn);
+                sorted = realloc(sorted, sizeof(double) * (size_t)capn);
+                if (!m->runtime_s || !m->local_max_s || !m->valid || !sorted)
+                    mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
+            }
+            memcpy(m->runtime_s + n, blk.runtime_s, sizeof(double) * (size_t)blk.n);
+            memcpy(m->local_max_s + n, blk.local_max_s, sizeof(double) * (size_t)blk.n);
+            memcpy(m->valid + n, blk.valid, sizeof(int) * (size_t)blk.n);
+            if (k == 0) m->info = blk.info;
+            else m->info.elapsed_s += blk.info.elapsed_s;
+            if (blk.ts_start) { /* kept: assembled at the end */
+                bts[nb][0] = blk.ts_start;
+                bts[nb][1] = blk.ts_end;
+                bn[nb++] = blk.n;
+                blk.ts_start = blk.ts_end = NULL;
+            }
+            n += blk.n;
+            int nv = 0;
+            for (int i = 0; i < n; i++)
+                if (m->valid[i]) sorted[nv++] = m->runtime_s[i];
+            qsort(sorted, (size_t)nv, sizeof(double), mt_cmp_double);
+            x->ci_rel = mt_median_ci_rel(sorted, nv, alpha, NULL, NULL);
+            x->looks = k + 1;
+            double elapsed = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - t0);
+            if (x->ci_rel <= prec) decision = MT_REPSTOP_PRECISION;
+            else if (k == K - 1) decision = MT_REPSTOP_CAP;
+            else if (elapsed >= tmax) decision = MT_REPSTOP_TIME;
+        }
+        mt_meas_free(&blk);
+        if (rc != MT_OK) break;
+        mt_check_mpi(MPI_Bcast(&decision, 1, MPI_INT, 0, ctx->comm), "MPI_Bcast");
+        if (decision) {
+            x->stop = (mt_stop_t)decision;
+            break;
+        }
+    }
+    ctx->warmup = warm;
+    ctx->nrep = cap;
+    m->n = n;
+    if (root && nb > 0) { /* rank-major over the experiment: ts[q * n + i] */
+        size_t tot = (size_t)n * (size_t)ctx->size;
+        m->ts_start = malloc(sizeof(double) * (tot ? tot : 1));
+        m->ts_end = malloc(sizeof(double) * (tot ? tot : 1));
+        if (!m->ts_start || !m->ts_end) mt_check_mpi(MPI_ERR_NO_MEM, "timestamps");
+        int off = 0;
+        for (int j = 0; j < nb; j++) {
+            for (int q = 0; q < ctx->size; q++) {
+                memcpy(m->ts_start + (size_t)q * n + off, bts[j][0] + (size_t)q * bn[j], sizeof(double) * (size_t)bn[j]);
+                memcpy(m->ts_end + (size_t)q * n + off, bts[j][1] + (size_t)q * bn[j], sizeof(double) * (size_t)bn[j]);
+            }
+            off += bn[j];
+        }
+    }
+    for (int j = 0; j < nb; j++) {
+        free(bts[j][0]);
+        free(bts[j][1]);
+    }
+    free(sorted);
+    return rc;
 }
 
 static int run(mt_run_t *r, char *err)
@@ -449,15 +586,19 @@ static int run(mt_run_t *r, char *err)
         if (rc == MT_OK) rc = mt_cache_setup_buffers(&cache, &a, err);
         if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) break;
         mt_meas_t m;
-        if (mt_meas_alloc(&m, ctx->nrep) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
+        exp_result_t xs = {0};
         int64_t w0 = ctx->timer.t->now();
         ctx->warmup_calls = ctx->warmup_capped = 0;
-        rc = b->scheme.s->measure(ctx, b->scheme.cfg, e->op, &a, &m, err);
+        rc = measure_exp(r, e, &a, &m, &xs, err);
         double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
         rc = mt_agree(ctx->comm, rc, err);
         mt_op_info_t info = {0};
         if (rc == MT_OK && e->op->info) e->op->info(&a, &info); /* collective: every rank */
         if (rc == MT_OK && ctx->rank == 0) {
+            b->res[order[k]].stop = xs.stop;
+            b->res[order[k]].looks = xs.looks;
+            b->res[order[k]].ci_rel = xs.ci_rel;
+            b->res[order[k]].ci_level = xs.ci_level;
             b->res[order[k]].opinfo = info;
             b->res[order[k]].warmup_calls = ctx->warmup_calls;
             b->res[order[k]].warmup_capped = ctx->warmup_capped;

@@ -131,7 +131,12 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     from mpitempo.analysis.derived import group_derived, pure_op
     from mpitempo.analysis.flags import regime_changes
 
-    derived = group_derived(per_run, metas, level)
+    from mpitempo.analysis.adaptive import campaign_spec
+
+    # a campaign that added mpiruns adaptively states its intervals at 1 - 0.05 / looks (analysis.adaptive):
+    # the derived quantities' intervals (MB/s, ...) are order statistics of the same run medians
+    levels = [sp["level"] for sp in (campaign_spec(rt) for rt in data.roots if rt.is_dir()) if sp and sp["level"]]
+    derived = group_derived(per_run, metas, min(levels + [level]))
 
     reg = regime_changes(data.con)
     for r in rows:
@@ -152,4 +157,7 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
         r["regimes"] = None if reg is None else reg.get(key, [])
         if r["regimes"]:
             r["flags"] = by_severity(r["flags"] + ["regime_change"])
+    from mpitempo.analysis.adaptive import annotate
+
+    annotate(rows, per_run, metas, {label: root for label, root in zip(data.labels, data.roots) if root.is_dir()})
     return rows

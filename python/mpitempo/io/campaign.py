@@ -116,10 +116,15 @@ CAMPAIGN_DEFAULTS = {
     "binding": "core",
     "cflags": None,
     "governor": None,     # cpufreq governor for the whole campaign (runner/dvfs.py), restored afterwards
+    "max_mpiruns": None,  # with precision: add mpiruns up to this many while a row's CI is wider (runner/adaptive.py)
     "platform": None,     # a SimGrid platform file: the runs are simulated (docs/simulation.md)
     "platform_oversubscribe": False,   # allow more ranks than the platform's cores
     "platform_ppn": None,  # ranks per simulated host (default: one per core)
 }
+# `run` without --precision and without a fixed --nrep: adaptive repetitions to +-1%, at most 1 s of
+# measuring per experiment and mpirun beyond the floor (docs/methods.md, "Adaptive repetitions")
+ADAPTIVE_PRECISION = "1%"
+ADAPTIVE_EXP_TIME = "1s"
 CONFIG_BASE_KEYS = {"name", "mpicc", "launcher", "env", "description", "binding", "cflags", "platform",
                     "platform_oversubscribe", "platform_ppn"}
 BINDINGS = ("core", "none")   # of the default launcher (Hunold and Carpen-Amarie 2016, Fig. 5: pinning)
@@ -164,6 +169,7 @@ class Campaign:
     configs: list[Config]
     params: dict                                  # measurement parameters of the kind (params.def rows)
     governor: str | None = None                   # cpufreq governor set for the campaign (runner/dvfs.py)
+    max_mpiruns: int | None = None                # adaptive mpiruns: the cap (mpiruns is the first look)
 
     def __getattr__(self, key):                   # c.nrep, c.ops, c.scheme, ...
         params = self.__dict__.get("params")
@@ -188,7 +194,7 @@ class Campaign:
 
     def to_toml(self) -> str:
         lines = ["# mpitempo campaign, as run (written by mpitempo)"]
-        for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s", "governor"):  # binding, cflags: per config
+        for k in ("name", "kind", "np", "mpiruns", "max_mpiruns", "seed", "order", "timeout_s", "governor"):  # binding, cflags: per config
             v = getattr(self, k)
             if v is not None and not (k == "kind" and v == "bench"):
                 lines.append(f"{k} = {_toml_value(v)}")
@@ -294,6 +300,12 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
         else:
             v = raw.get(key, k.default(key))
             params[key] = None if v is None else k.normalise(key, v)
+    if "precision" in pnames and "precision" not in overrides and raw.get("precision") is None:
+        # adaptive repetitions by default (docs/methods.md, "Adaptive repetitions"), unless a fixed nrep was asked for
+        nrep_given = "nrep" in overrides or raw.get("nrep") is not None
+        params["precision"] = "off" if nrep_given else ADAPTIVE_PRECISION
+        if not nrep_given and params.get("exp_time") is None:
+            params["exp_time"] = ADAPTIVE_EXP_TIME
 
     check_np = _int_check(1, 1 << 20)
     np_raw = d["np"] if isinstance(d["np"], list) else [d["np"]]
@@ -412,6 +424,26 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
             raise MtError(f"duplicate configuration name '{c.name}'")
         seen.add(c.name)
 
-    return Campaign(name=name, kind=kind_name, np=nps, mpiruns=_int_check(1, 100000)("mpiruns", d["mpiruns"]),
+    mpiruns = _int_check(1, 100000)("mpiruns", d["mpiruns"])
+    max_mpiruns = None if d["max_mpiruns"] is None else _int_check(1, 100000)("max_mpiruns", d["max_mpiruns"])
+    if max_mpiruns is not None:
+        from mpitempo.io.params import percent_value
+        if kind_name != "bench":
+            raise MtError(f"max_mpiruns applies to campaigns of kind 'bench' (this one: '{kind_name}')")
+        if max_mpiruns < mpiruns:
+            raise MtError(f"invalid max_mpiruns {max_mpiruns}: must be >= mpiruns ({mpiruns}), the first look")
+        if not all(percent_value(c_params.get("precision") or "off") > 0 for c_params in
+                   [params, *({**params, **cfg.params} for cfg in configs)]):
+            raise MtError(f"max_mpiruns {max_mpiruns} adds mpiruns until the precision is reached: it needs a "
+                          "precision (e.g. --precision 1%), not 'off' (or a fixed --nrep without --precision)")
+        from mpitempo.analysis.adaptive import looks_level, run_looks
+        from mpitempo.stats.describe import runs_needed
+        looks = run_looks(mpiruns, max_mpiruns)
+        need = runs_needed(looks_level(len(looks)))
+        if max_mpiruns > mpiruns and max_mpiruns < need:
+            raise MtError(f"invalid max_mpiruns {max_mpiruns}: with {len(looks)} looks ({', '.join(map(str, looks))} "
+                          f"mpiruns) each interval has the level {looks_level(len(looks)):.2%}, which needs at least "
+                          f"{need} run medians: give max_mpiruns >= {need}")
+    return Campaign(name=name, kind=kind_name, np=nps, mpiruns=mpiruns,
                     seed=seed, order=order, timeout_s=timeout, configs=configs, params=params,
-                    governor=_opt_str(d["governor"], "governor"))
+                    governor=_opt_str(d["governor"], "governor"), max_mpiruns=max_mpiruns)

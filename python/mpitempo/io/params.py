@@ -7,7 +7,7 @@ come from the same rows. One row per line::
 
     MT_PARAM(name, type, default, unit, min, max, apps, help)
 
-``type`` is INT, FLOAT, STR, BOOL, DURATION, SIZE or LIST; ``default`` "" means
+``type`` is INT, INT_AUTO, FLOAT, STR, BOOL, DURATION, SIZE, LIST or PERCENT; ``default`` "" means
 unset; ``apps`` names the executables (MT_APP_BENCH | MT_APP_CLOCKS |
 MT_APP_PINGPONG) that take the parameter. A name may appear once per app.
 """
@@ -21,7 +21,8 @@ from pathlib import Path
 
 from mpitempo.errors import MtError
 
-TYPES = ("INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO")   # INT_AUTO: an INT or "auto"
+TYPES = ("INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO", "PERCENT")
+# INT_AUTO: an INT or "auto"; PERCENT: "1%" or "off" (min/max in %), read as a fraction by percent_value
 APPS = {"MT_APP_BENCH": "bench", "MT_APP_CLOCKS": "clocks", "MT_APP_PINGPONG": "pingpong", "MT_APP_TREE": "tree",
         "MT_APP_LOGP": "logp"}
 _ROW = re.compile(r"^\s*MT_PARAM\((.*)\)\s*$")
@@ -79,6 +80,9 @@ class Param:
                 raise MtError(f"invalid {key} {v:g}: must be a number >= {self.min:g}"
                               + (f" and <= {self.max:g}" if self.max < 1e9 else ""))
             return v
+        if self.type == "PERCENT":
+            percent_value(value, key, self.min, self.max)
+            return value
         if self.type == "DURATION":
             secs = parse_duration(value, key)
             self._in_range(key, secs, value)
@@ -105,9 +109,28 @@ class Param:
         return f"between {lo:g}{u} and {hi:g}{u}"
 
     def expects(self) -> str:
-        return {"INT": "an integer", "INT_AUTO": "an integer or auto", "FLOAT": "a number", "DURATION": "a duration such as 1s, 200ms, 20us",
+        return {"INT": "an integer", "INT_AUTO": "an integer or auto", "FLOAT": "a number",
+                "PERCENT": "a percentage such as 1% or 0.5%, or off", "DURATION": "a duration such as 1s, 200ms, 20us",
                 "SIZE": "a size in bytes such as 64, 1K, 4M", "LIST": "a comma-separated list",
                 "STR": "a string", "BOOL": "true or false"}[self.type]
+
+
+_PERCENT = re.compile(r"^([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)%$")
+
+
+def percent_value(value, key: str = "precision", lo_pct: float = 0.01, hi_pct: float = 50.0) -> float:
+    """A PERCENT parameter's value as a fraction: "1%" -> 0.01, "off" -> 0.0 (the C core's
+    mt_parse_percent reads the same strings); MtError naming the value and what is allowed."""
+    text = value if isinstance(value, str) else None
+    if text == "off":
+        return 0.0
+    m = _PERCENT.match(text) if text is not None else None
+    if not m:
+        raise MtError(f"invalid {key} '{value}': expected a percentage such as 1% or 0.5%, or off")
+    v = float(m.group(1))
+    if not (math.isfinite(v) and lo_pct <= v <= hi_pct):
+        raise MtError(f"invalid {key} '{value}': expected a percentage between {lo_pct:g}% and {hi_pct:g}%, or off")
+    return v / 100.0
 
 
 DURATION_MAX_S = 1e9   # MT_DURATION_MAX_S of the core

@@ -117,6 +117,7 @@ SIZE = TomlType("an integer (bytes) or a string such as \"4K\"", lambda v: _is_i
                 (True, 4096.0, [64]))
 DURATION = TomlType("a string with a unit such as \"20us\" (or 0)",
                     lambda v: _is_num(v) or isinstance(v, str), (True, ["1s"]))
+PERCENT = TomlType("a string such as \"1%\" or \"off\"", lambda v: isinstance(v, str), (1, 0.01, True, ["1%"]))
 INT_OR_AUTO = TomlType("an integer or the string \"auto\"", lambda v: _is_int(v) or v == "auto",
                        ("5", 5.0, True, "Auto"))
 LIST_STR = TomlType("an array of strings and numbers or one comma-separated string",
@@ -142,11 +143,11 @@ CHILDREN = TomlType("a table of arrays of node numbers such as { 0 = [1, 2] }",
 
 # the parameters of params.def, by their type there
 PARAM_TYPES = {"INT": INTEGER, "FLOAT": NUMBER, "STR": STRING, "BOOL": BOOLEAN, "DURATION": DURATION,
-               "SIZE": SIZE, "LIST": LIST_STR, "INT_AUTO": INT_OR_AUTO}
+               "SIZE": SIZE, "LIST": LIST_STR, "INT_AUTO": INT_OR_AUTO, "PERCENT": PERCENT}
 
 # the campaign keys (io.campaign.CAMPAIGN_DEFAULTS) and the keys of a [[config]] besides parameters
 CAMPAIGN_TYPES = {
-    "name": STRING, "kind": STRING, "np": NP, "mpiruns": INTEGER, "seed": INTEGER, "order": STRING,
+    "name": STRING, "kind": STRING, "np": NP, "mpiruns": INTEGER, "max_mpiruns": INTEGER, "seed": INTEGER, "order": STRING,
     "timeout_s": NUMBER, "launcher": STRING, "mpicc": STRING, "env": ENV, "binding": STRING, "cflags": STRING,
     "governor": STRING, "platform": STRING, "platform_oversubscribe": BOOLEAN, "platform_ppn": INTEGER,
     "config": CONFIGS,

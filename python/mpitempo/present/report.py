@@ -19,6 +19,7 @@ from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.summary import counts_from_per_run, per_run_table
 from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_notes
 from mpitempo.analysis.warmup import warmup_cell
+from mpitempo.analysis.adaptive import stop_notes
 from mpitempo.present.headlines import op_headlines
 
 CSS = """
@@ -105,8 +106,8 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
 
     many = len(data.labels) > 1
     hs = (["campaign"] if many else []) + ["config", "op", "msize [B]", "nprocs", "runs", "warm-up", "median [µs]",
-                                            "95% CI [µs]", "mean [µs]", "min [µs]", "max [µs]", "spread", "outliers",
-                                            "flags"]
+                                            "95% CI [µs]", "CI ±", "stop", "mean [µs]", "min [µs]", "max [µs]",
+                                            "spread", "outliers", "flags"]
     trs = []
     for r in rows:
         ci = r["median_ci"] or {}
@@ -114,12 +115,16 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                 else f"<span class='muted'>need &ge; {ci.get('need_runs', 6)} runs</span>")
         trs.append(([esc(r["campaign"])] if many else []) + [
             esc(r["config"]), esc(r["op"]), esc(format_size(r["msize"]) if r["msize"] else 0), r["nprocs"], r["runs"],
-            esc(warmup_cell(r.get("warmup"))), us(r["median_s"]), cell, us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
+            esc(warmup_cell(r.get("warmup"))), us(r["median_s"]), cell,
+            "-" if r.get("ci_rel") is None else f"±{100 * r['ci_rel']:.2g}%", esc(r.get("stop") or "-"),
+            us(r["mean_s"]), us(r["min_s"]), us(r["max_s"]),
             f"{r['spread_pct']:.1f}%" if r["spread_pct"] is not None else "-", r["outliers"],
             _flag_html(r.get("flags"))])
     parts.append("<h2>Summary</h2>" + _table(hs, trs, numeric_from=4 if many else 3)
                  + "<p class='note'>Statistics over the per-mpirun medians; CI: distribution-free 95% interval of "
-                 "the median (order statistics).</p>"
+                 "the median (order statistics); CI ±: its half-width relative to the median; stop: what stopped "
+                 "the row (docs/methods.md, Adaptive repetitions).</p>"
+                 + "".join(f"<p class='note'>{esc(n)}</p>" for n in stop_notes(rows))
                  + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows))
                  + "".join(f"<p class='note'>{esc(n)}</p>" for n in summary_notes(data, rows)))
 

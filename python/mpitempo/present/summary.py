@@ -10,6 +10,7 @@ from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell
+from mpitempo.analysis.adaptive import stop_notes
 
 
 def _ci_cell(r) -> str:
@@ -39,6 +40,9 @@ def _summary_columns(many: bool) -> list[tuple]:
          ("95% CI [µs]", "right", _ci_cell,
           lambda r: "" if (r.get("median_ci") or {}).get("lo_s") is None
           else f"{_num(r['median_ci']['lo_s'])}..{_num(r['median_ci']['hi_s'])}"),
+         ("CI ±", "right", lambda r: "-" if r.get("ci_rel") is None else f"±{100 * r['ci_rel']:.2g}%",
+          lambda r: "" if r.get("ci_rel") is None else f"{100 * r['ci_rel']:.6g}"),
+         ("stop", "left", lambda r: r.get("stop") or "-", lambda r: r.get("stop") or ""),
          ("mean [µs]", "right", lambda r: us(r["mean_s"]), lambda r: _num(r["mean_s"])),
          ("min [µs]", "right", lambda r: us(r["min_s"]), lambda r: _num(r["min_s"])),
          ("max [µs]", "right", lambda r: us(r["max_s"]), lambda r: _num(r["max_s"])),
@@ -119,7 +123,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
     if fmt != "markdown":
         header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
-                                                      "max", "warm-up"), width=con.width)
+                                                      "max", "warm-up", "CI ±"), width=con.width)
         if left_out:
             const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
     if fmt == "markdown":
@@ -166,6 +170,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
         notes += flag_notes(rows)
+        notes += stop_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")

@@ -68,7 +68,7 @@ def _log(msg: str) -> None:
 
 def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False,
             given: str = "the campaign given", present: tuple[str, ...] = (), yes: bool = False,
-            typed: frozenset = frozenset()) -> dict:
+            typed: frozenset = frozenset(), deadline: float | None = None) -> dict:
     """Run (or resume) the campaign in outdir; returns counts of ok/failed/skipped runs.
     Everything is checked before the directory is created; the directory is locked while the
     campaign runs; SIGTERM and SIGHUP stop it as Ctrl-C does (counts["interrupted"]). A new
@@ -78,7 +78,9 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
     own record written first, e.g. barrier-study.json) and no other campaign has claimed it.
     A resume first checks the directory (no links where the runner writes), the specification
     (runner.resume.check_spec) and asks consent for stored commands (runner.resume.consent; `yes`
-    gives it, `typed` names the keys given on this command line)."""
+    gives it, `typed` names the keys given on this command line). `deadline` (time.monotonic(), from
+    --budget): no mpirun is started that would end after it (counts["budget_not_run"] names them), and
+    adaptive mpiruns (max_mpiruns, runner.adaptive) are added only while it allows."""
     from mpitempo.runner import resume as rs
     from mpitempo.runner.lock import builds_in_use, campaign_lock, signals_interrupt
 
@@ -116,7 +118,11 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         try:
             with builds_in_use(builds.values()), signals_interrupt():
                 interrupted = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts,
-                                            progress, sys_warnings)
+                                            progress, sys_warnings, deadline)
+                if not interrupted and not counts.get("budget_not_run") and c.max_mpiruns \
+                        and c.max_mpiruns > c.mpiruns:
+                    interrupted = _adaptive_rounds(c, kind, outdir, planned, builds, base_seed, counts, progress,
+                                                   sys_warnings, deadline)
         except KeyboardInterrupt as e:   # between two mpiruns: nothing is running, nothing to record
             interrupted = getattr(e, "signame", None) or True
         except OSError as e:   # the runner's own files (launch.json, stderr.log, runlog.jsonl, failed.json)
@@ -337,11 +343,56 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     return builds
 
 
-def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress, sys_warnings=None) -> bool:
+def _adaptive_rounds(c, kind, outdir, planned, builds, base_seed, counts, progress, sys_warnings, deadline):
+    """More rounds of mpiruns while rows are wider than the precision (runner.adaptive); the
+    interrupted value of _execute_runs, or False."""
+    from mpitempo.runner.adaptive import more_rounds
+
+    runs_dir = outdir / "runs"
+    result = {"interrupted": False}
+
+    def run_round(runs):
+        todo = [r for r in runs if not _done(kind, runs_dir / r.run_id)]
+        counts["total"] += len(runs)
+        counts["skipped"] += len(runs) - len(todo)
+        progress.done += len(runs) - len(todo)   # complete before (a resume): counted, not run again
+        safefs.safe_write_text(outdir / "order.json", json.dumps([r.run_id for r in planned], indent=1) + "\n",
+                               outdir)
+        result["interrupted"] = _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress,
+                                              sys_warnings, deadline)
+        return bool(result["interrupted"]) or bool(counts.get("budget_not_run"))
+
+    stopped = more_rounds(c, outdir, planned, run_round, progress, deadline, lambda n: n * mean_run_s(outdir))
+    counts["adaptive_stop"] = "budget" if counts.get("budget_not_run") else stopped
+    return result["interrupted"]
+
+
+def mean_run_s(outdir: Path) -> float:
+    """The mean duration of the campaign's completed mpiruns so far (runlog.jsonl), 0 without one."""
+    ds = []
+    try:
+        for line in safefs.safe_read_text(outdir / "runlog.jsonl", outdir).splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and e.get("status") == "ok" and isinstance(e.get("duration_s"), (int, float)):
+                ds.append(float(e["duration_s"]))
+    except (OSError, MtError):
+        return 0.0
+    return sum(ds) / len(ds) if ds else 0.0
+
+
+def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, progress, sys_warnings=None,
+                  deadline=None) -> bool:
     takes_seed = "seed" in ptable.for_app(kind.app)
     own_command = getattr(kind, "command", None)   # a kind that launches something else than a core binary
     root = runs_dir.parent   # every write below root: never through a link (io.safefs)
-    for r in todo:
+    for n_done, r in enumerate(todo):
+        if deadline is not None and n_done > 0 and time.monotonic() + mean_run_s(root) > deadline:
+            # the budget: an mpirun that would end after it is not started; the rest are named
+            counts["budget_not_run"] = [x.run_id for x in todo[n_done:]]
+            return False
         rdir = runs_dir / r.run_id
         safefs.safe_mkdir(rdir, root)
         for entry in rdir.iterdir():
@@ -543,19 +594,31 @@ def first_failure(outdir: Path) -> str:
 
 
 @contextlib.contextmanager
-def run_campaign(c: Campaign, outdir: str | Path | None, quiet: bool = False):
+def run_campaign(c: Campaign, outdir: str | Path | None, quiet: bool = False, deadline: float | None = None):
     """Run campaign ``c`` in ``outdir``, or in a temporary directory removed on exit when outdir is None;
-    yields (directory, complete run directories). Any failed mpirun is an MtError with the core's error."""
+    yields (directory, complete run directories). Any failed mpirun is an MtError with the core's error.
+    ``deadline`` (runner.estimate.budget_gate): the mpiruns that would end after it are not run and named."""
     from mpitempo.io.rundir import find_runs
 
     tmp = None if outdir else tempfile.mkdtemp(prefix=f"mpitempo-{c.kind}-")
     out = Path(outdir) if outdir else Path(tmp) / "campaign"
     try:
-        counts = execute(c, out, quiet=quiet)
+        counts = execute(c, out, quiet=quiet, deadline=deadline)
         if counts["failed"]:
             raise MtError(f"{counts['failed']} of {counts['total']} {c.kind} mpirun(s) failed: {first_failure(out)}")
+        budget_note(counts, out if outdir else None)
         complete, _, _ = find_runs(out, c.kind_obj)
         yield out, complete
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def budget_note(counts: dict, target: Path | None) -> None:
+    """Name the mpiruns a --budget left out (stderr), with how to complete them."""
+    left = counts.get("budget_not_run")
+    if not left:
+        return
+    how = f"; complete them with: mpitempo run --resume {target}" if target else ""
+    _log(f"mpitempo: the --budget ran out: {len(left)} mpirun(s) not run ({', '.join(left[:6])}"
+         f"{', ...' if len(left) > 6 else ''}){how}")

@@ -83,6 +83,15 @@ class Progress:
         status = f"done in {duration_s:.1f} s" if ok else message
         print(f"mpitempo:   {run_id} {status} (elapsed {el:.0f} s{left})", file=sys.stderr, flush=True)
 
+    def add(self, n: int, why: str = "") -> None:
+        """n more runs planned (adaptive mpiruns), said once."""
+        self.total += n
+        if self._bar:
+            self._bar.update(self._task, total=self.total)
+        if why and not self.quiet:
+            (self._bar.console.print if self._bar else lambda t: print(t, file=sys.stderr, flush=True))(
+                escape(safe(f"mpitempo: {why}")) if self._bar else f"mpitempo: {why}")
+
     def close(self) -> None:
         if self._bar:
             self._bar.stop()

@@ -110,6 +110,8 @@ def spec_items(c: Campaign) -> list[tuple[str, object]]:
     items: list[tuple[str, object]] = []
     for k in ("name", "kind", "np", "mpiruns", "seed", "order", "timeout_s", "governor"):
         items.append((k, getattr(c, k)))
+    if c.max_mpiruns is not None:   # only adaptive campaigns have it: older records stay comparable
+        items.append(("max_mpiruns", c.max_mpiruns))
     for k, v in c.params.items():
         items.append((k, v))
     items.append(("[[config]] names", [cfg.name for cfg in c.configs]))

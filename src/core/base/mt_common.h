@@ -42,6 +42,9 @@ int mt_parse_duration_as(const char *s, const char *name, double *out, char *err
 /* Parse a finite number: "invalid NAME 'S': expected a number" otherwise. */
 int mt_parse_double(const char *s, const char *name, double *out, char *err);
 
+/* Parse a percentage "1%", "0.5%" in [lo_pct, hi_pct] into a fraction (0.01), or "off" into 0. */
+int mt_parse_percent(const char *s, const char *name, double lo_pct, double hi_pct, double *out, char *err);
+
 /* Parse a non-negative integer with bounds; name is used in the message. */
 int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
                  long long *out, char *err);
@@ -50,6 +53,9 @@ int mt_parse_int(const char *s, const char *name, long long lo, long long hi,
  * array of malloc'ed strings. */
 int mt_split_list(const char *s, char ***items, int *n, char *err);
 void mt_free_list(char **items, int n);
+
+/* qsort comparison of doubles, ascending */
+int mt_cmp_double(const void *a, const void *b);
 
 /* Median of the values v[i] with valid[i] != 0 (NaN when there is none). */
 double mt_median_valid(const double *v, const int *valid, int n);

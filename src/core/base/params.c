@@ -17,7 +17,7 @@ const int mt_nparam_defs = (int)(sizeof mt_param_defs / sizeof mt_param_defs[0])
 
 const char *mt_ptype_name(mt_ptype_t t)
 {
-    static const char *const names[] = {"INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO"};
+    static const char *const names[] = {"INT", "FLOAT", "STR", "BOOL", "DURATION", "SIZE", "LIST", "INT_AUTO", "PERCENT"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
@@ -61,6 +61,7 @@ static int parse_value(mt_pval_t *v, const char *text, char *err)
         }
         break;
     case MT_T_FLOAT: rc = mt_parse_double(text, flag, &v->d, err); break;
+    case MT_T_PERCENT: rc = mt_parse_percent(text, flag, d->min, d->max, &v->d, err); break;
     case MT_T_DURATION: rc = mt_parse_duration_as(text, flag, &v->d, err); break;
     case MT_T_SIZE: {
         int64_t b = 0;
@@ -156,7 +157,7 @@ int mt_params_check_bounds(const mt_params_t *p, char *err)
 int mt_p_set(const mt_params_t *p, int id) { return get(p, id, ~0u)->set; }
 int mt_p_given(const mt_params_t *p, int id) { return get(p, id, ~0u)->given; }
 long long mt_p_int(const mt_params_t *p, int id) { return get(p, id, T(INT) | T(INT_AUTO))->i; }
-double mt_p_num(const mt_params_t *p, int id) { return get(p, id, T(FLOAT) | T(DURATION))->d; }
+double mt_p_num(const mt_params_t *p, int id) { return get(p, id, T(FLOAT) | T(DURATION) | T(PERCENT))->d; }
 int64_t mt_p_size(const mt_params_t *p, int id) { return (int64_t)get(p, id, T(SIZE))->i; }
 int mt_p_bool(const mt_params_t *p, int id) { return (int)get(p, id, T(BOOL))->i; }
 const char *mt_p_str(const mt_params_t *p, int id)
@@ -205,7 +206,7 @@ void mt_params_write_values(mt_json_t *j, const mt_params_t *p)
         else if (!v->set) mt_json_null(j);
         else if (d->type == MT_T_INT_AUTO && v->i == MT_P_AUTO) mt_json_str(j, "auto");
         else if (d->type == MT_T_INT || d->type == MT_T_INT_AUTO || d->type == MT_T_SIZE) mt_json_int(j, v->i);
-        else if (d->type == MT_T_FLOAT || d->type == MT_T_DURATION) mt_json_num(j, v->d);
+        else if (d->type == MT_T_FLOAT || d->type == MT_T_DURATION || d->type == MT_T_PERCENT) mt_json_num(j, v->d);
         else mt_json_str(j, v->raw);
     }
     mt_json_obj_end(j);

@@ -16,7 +16,8 @@
 enum { MT_APP_BENCH = 1, MT_APP_CLOCKS = 2, MT_APP_PINGPONG = 4, MT_APP_LOGP = 8, MT_APP_TREE = 16 };
 
 /* INT_AUTO: an INT that also takes the word "auto" (mt_p_int then returns MT_P_AUTO) */
-typedef enum { MT_T_INT, MT_T_FLOAT, MT_T_STR, MT_T_BOOL, MT_T_DURATION, MT_T_SIZE, MT_T_LIST, MT_T_INT_AUTO } mt_ptype_t;
+/* PERCENT: a percentage such as 1% or 0.5% (min/max in %), or off; read as a fraction (off: 0) */
+typedef enum { MT_T_INT, MT_T_FLOAT, MT_T_STR, MT_T_BOOL, MT_T_DURATION, MT_T_SIZE, MT_T_LIST, MT_T_INT_AUTO, MT_T_PERCENT } mt_ptype_t;
 #define MT_P_AUTO (-1LL)
 
 typedef struct mt_param_def {

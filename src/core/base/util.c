@@ -269,13 +269,32 @@ int mt_parse_double(const char *s, const char *name, double *out, char *err)
     return MT_OK;
 }
 
+int mt_parse_percent(const char *s, const char *name, double lo_pct, double hi_pct, double *out, char *err)
+{
+    if (s && !strcmp(s, "off")) {
+        *out = 0;
+        return MT_OK;
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = s && *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+    if (!s || !*s || !end || end == s || strcmp(end, "%") != 0 || errno == ERANGE || !isfinite(v))
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected a percentage such as 1%% or 0.5%%, or off", name,
+                       s ? s : "");
+    if (!(v >= lo_pct && v <= hi_pct))
+        return mt_fail(err, MT_EINVAL, "invalid %s '%s': expected a percentage between %g%% and %g%%, or off", name, s,
+                       lo_pct, hi_pct);
+    *out = v / 100.0;
+    return MT_OK;
+}
+
 void mt_names_add(char *buf, size_t len, const char *name)
 {
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
 }
 
-static int cmp_double(const void *a, const void *b)
+int mt_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -290,7 +309,7 @@ double mt_median_valid(const double *v, const int *valid, int n)
         if (valid[i]) c[m++] = v[i];
     double med = NAN;
     if (m > 0) {
-        qsort(c, (size_t)m, sizeof(double), cmp_double);
+        qsort(c, (size_t)m, sizeof(double), mt_cmp_double);
         med = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
     }
     free(c);

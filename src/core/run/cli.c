@@ -173,6 +173,7 @@ static const char *metavar(const mt_param_def_t *d, int has_choices)
     case MT_T_INT: return "N";
     case MT_T_INT_AUTO: return "N|auto";
     case MT_T_FLOAT: return "X";
+    case MT_T_PERCENT: return "P%|off";
     case MT_T_DURATION: return "T";
     case MT_T_SIZE: return "SIZE";
     case MT_T_LIST: return "LIST";

@@ -91,6 +91,7 @@ static int param_changed(const mt_params_t *p, const mt_params_t *dflt, int id)
     case MT_T_SIZE:
     case MT_T_BOOL: return v->i != d->i;
     case MT_T_FLOAT:
+    case MT_T_PERCENT:
     case MT_T_DURATION: return v->d != d->d;
     default: return strcmp(v->raw ? v->raw : "", d->raw ? d->raw : "") != 0;
     }
