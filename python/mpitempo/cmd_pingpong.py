@@ -30,18 +30,18 @@ def validate_analysis(cut_coef: float, bins: int) -> None:
         raise MtError(f"invalid --bins {bins}: must be >= 1")
 
 
-def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run) -> None:
+def present(a: dict, as_json: bool, full: bool, outdir: Path | None, run, verbose: bool = False) -> None:
     from mpitempo.analysis import pingpong as analysis
     from mpitempo.present import pingpong as report
 
     sizes = sorted({r["msize"] for r in a["results"]})
     sweeps = [analysis.sweep_table(a["results"], m) for m in sizes
               if len({r["npp"] for r in a["results"] if r["msize"] == m}) > 1]
-    summary = report.summary_text(a, sweeps)
+    summary = report.summary_text(a, sweeps, verbose=verbose)
     if outdir is not None:
         from mpitempo.present.plots import pingpong as plots
 
-        (outdir / "summary.txt").write_text(summary)
+        (outdir / "summary.txt").write_text(report.summary_text(a, sweeps, verbose=True))
         (outdir / "full.txt").write_text(report.full_text(a, sweeps))
         (outdir / "analysis.json").write_text(json.dumps(analysis.json_records(a, details=True), indent=1) + "\n")
         plots.write_all(a, outdir / "plots")
@@ -77,6 +77,9 @@ SIM_TIMER_READS = 4096      # the timer study's read pairs on a simulated platfo
                    "full.txt, analysis.json, plots/ (default: a temporary directory, removed afterwards).")
 @click.option("--from", "from_dir", type=click.Path(exists=True), default=None,
               help="Analyse an existing campaign, run directory or JSON document instead of measuring.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also print the statistics block of every message size (Appendix C of Luecke et al.); by "
+                   "default the rate curve, one line per size, and the comparisons.")
 @click.option("--full", is_flag=True, help="Print the full output (timer study, histograms, frequency tables).")
 @click.option("--timeout", "timeout_s", type=FINITE, default=3600, show_default=True, help="Seconds per mpirun.")
 @click.option("--pairs", "pairs", default=None, metavar="all|A-B,...",
@@ -86,14 +89,17 @@ SIM_TIMER_READS = 4096      # the timer study's read pairs on a simulated platfo
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 @budget_options
-def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, compare, cut_coef, bins, mpiruns, outdir, from_dir, full, timeout_s, quiet,
+def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, compare, cut_coef, bins, mpiruns, outdir, from_dir, verbose, full, timeout_s, quiet,
              as_json, pairs, plot_path, budget, estimate_only, **params):
     """Small-message latency: timer resolution and overhead, ping-pong with
     hand-shake, npp from the timer resolution, full statistics (Luecke,
     Spanoyannis and Kraeva 2004).
 
     Times are one-way: ping-pong time / npp / 2, with the timer's minimum
-    overhead subtracted. --json prints per message size and npp: msize, npp,
+    overhead subtracted. Prints the rate curve first (one line per message
+    size and npp), the comparisons and the parameters; --verbose adds the
+    statistics block of every size, --full the timer study and histograms
+    too (-o DIR keeps the verbose summary in runs/*/summary.txt). --json prints per message size and npp: msize, npp,
     res_timing_s, min_ov_s, min_s, median_s, mean_s, max_s, variance_s2, std_s,
     cv, se_s, rse, rates (MB/s) and the same under "filtered" with "removed".
     With several mpiruns, every run is analysed in its own directory and the
@@ -110,7 +116,7 @@ def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe
         raise MtError("--budget and --estimate go with a new measurement: not with --from, --pairs or --plot")
     if from_dir:
         runs = _load_from(Path(from_dir))
-        _present_runs(runs, cut_coef, bins, as_json, full, None)
+        _present_runs(runs, cut_coef, bins, as_json, full, None, verbose)
         return
     from mpitempo.io.campaign import build_campaign
     from mpitempo.runner.estimate import budget_gate
@@ -141,7 +147,7 @@ def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe
         return
     with run_campaign(c, outdir, quiet=quiet or as_json, deadline=deadline) as (out, complete):
         runs = [(d, data.load_dir(d)) for d in complete]
-        _present_runs(runs, cut_coef, bins, as_json, full, out if outdir else None)
+        _present_runs(runs, cut_coef, bins, as_json, full, out if outdir else None, verbose)
 
 
 def _load_from(p: Path) -> list:
@@ -157,14 +163,15 @@ def _load_from(p: Path) -> list:
     return [(p if p.is_dir() else None, data.load(p))]
 
 
-def _present_runs(runs: list, cut_coef: float, bins: int, as_json: bool, full: bool, outdir: Path | None) -> None:
+def _present_runs(runs: list, cut_coef: float, bins: int, as_json: bool, full: bool, outdir: Path | None,
+                  verbose: bool = False) -> None:
     from mpitempo.analysis import pingpong as analysis
 
     analysed = [(d, run, analysis.analyse(run, cut_coef=cut_coef, bins=bins, details=full or outdir is not None))
                 for d, run in runs]
     if len(analysed) == 1:
         d, run, a = analysed[0]
-        present(a, as_json, full, d if outdir is not None else None, run)
+        present(a, as_json, full, d if outdir is not None else None, run, verbose)
         return
     for d, run, a in analysed:      # every run's own outputs in its directory, the table across runs here
         if outdir is not None:

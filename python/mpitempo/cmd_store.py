@@ -117,7 +117,7 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
         files, used = [], {}
         for target, named in texts:
             if target == "-":
-                click.echo("\n".join(t for _, t, _ in named), nl=False)
+                click.echo("".join(t for _, t, _ in named), nl=False)   # outputs one after the other
                 continue
             Path(target).mkdir(parents=True, exist_ok=True)
             for name, text, mode in named:
@@ -156,20 +156,30 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
             rows = [r for r in rows if r[key] in want]
     from mpitempo.analysis.flags import campaign_metas
 
+    from mpitempo.present.definitions import campaign_toml, factors_of
+
     cm = campaign_metas(data)
     params: dict = {}
+    first: dict = {}
     for camp, runs in cm.items():
+        toml = campaign_toml(data, camp)
         for meta in runs.values():
-            params.setdefault((camp, meta.get("config", "default")), meta.get("operation_params") or {})
+            key = (camp, meta.get("config", "default"))
+            params.setdefault(key, meta.get("operation_params") or {})
+            first.setdefault(key, (meta, factors_of(meta, toml)))
+    from mpitempo.analysis.derived import exp_info
+
     for r in rows:
         r["operation_params"] = params.get((r["campaign"], r["config"]), {})
+        meta, r["factors"] = first.get((r["campaign"], r["config"])) or ({}, {})
+        r["one_way_divisor"] = exp_info(meta, r["op"], r["msize"]).get("one_way_divisor")
     pure = {(r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]): r for r in rows}
     chosen, notes = {}, []
     for fl, target in (("osu", osu), ("imb", imb)):
         if not target:
             continue
-        yes, why = fmt.exportable({r["op"] for r in rows}, fl)
-        chosen[fl] = [r for r in rows if r["op"] in yes]
+        yes, why = fmt.exportable({(r["op"], r["nprocs"]) for r in rows}, fl)
+        chosen[fl] = [r for r in rows if (r["op"], r["nprocs"]) in yes]
         if why:
             notes.append(fmt.skipped_note(why, fl))
     if not any(chosen.values()):
@@ -213,7 +223,12 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
                              + "): the times are the model's, not a measurement of hardware")
             mode, note = modes[key]
             extra += [note] if note else []
-            named.append((name, block(rs, mode, filt.describe(), src, extra, pure), mode))
+            if kind == "imb":
+                meta = (first.get((key[0], key[1])) or ({}, {}))[0]
+                text = block(rs, mode, filt.describe(), src, extra, pure, meta=meta)
+            else:
+                text = block(rs, mode, filt.describe(), src, extra, pure)
+            named.append((name, text, mode))
         out.append((target, named))
     return out, notes
 
@@ -243,7 +258,9 @@ def _modes(data, filt, rows, values):
             r["ranks"] = rk
     out = {}
     for k in keys:
-        if k in full:
+        if k[2].split("/")[0] in ("pingpong", "pingpong-loop"):
+            out[k] = ("runs", None)      # the source rank's own timings: what osu_latency and IMB PingPong time
+        elif k in full:
             out[k] = ("ranks", None)
         else:
             have, n = cov.get(k, (0, 0))

@@ -236,14 +236,15 @@ static void neighbor(void)
         {"ineighbor_alltoallw", "MPI_Ineighbor_alltoallw"},
     };
     char err[MT_ERRLEN];
-    for (int topo = MT_TOPO_CART; topo <= MT_TOPO_GRAPH; topo++) {
+    for (int topo = MT_TOPO_CART; topo <= MT_TOPO_RING; topo++) {
         mt_op_opts_t o = mt_cnt_default_opts();
         o.topo = topo;
         /* by hand. cart: MPI_Dims_create(2, 2) = 2 x 1, (4, 2) = 2 x 2; neighbours per dimension the
          * -1 and +1 shift, periodic: p = 2: dim 0 the other rank twice, dim 1 (size 1) itself twice;
          * p = 4 (rank = 2 x row + col): dim 0 rank+2 mod 4 twice, dim 1 rank xor 1 twice.
          * graph: p = 2: out (r+1) = in (r-1) = the other rank, once (r + p/2 is the same rank);
-         * p = 4: out r+1, r+2; in r-1, r-2 (mod 4). */
+         * p = 4: out r+1, r+2; in r-1, r-2 (mod 4).
+         * ring: out = in = r-1, r+1 (mod p), in that order: p = 2 the other rank twice. */
         int deg, src[4], dst[4], dims[2];
         if (topo == MT_TOPO_CART) {
             deg = 4;
@@ -255,6 +256,9 @@ static void neighbor(void)
                 src[0] = src[1] = (rank + 2) % 4, src[2] = src[3] = rank ^ 1;
             }
             memcpy(dst, src, sizeof src);
+        } else if (topo == MT_TOPO_RING) {
+            deg = 2;
+            src[0] = dst[0] = (rank + size - 1) % size, src[1] = dst[1] = (rank + 1) % size;
         } else if (size == 2) {
             deg = 1;
             src[0] = dst[0] = 1 - rank;

@@ -30,7 +30,16 @@ CASES = {
                          "the path or name of an MPI compiler wrapper"),
     "npp-sweep-word": ({}, ["pingpong", "--npp-sweep", "1,x"], "'x'", "integers >= 1, e.g. 1,2,4,8"),
     "clocks-wait-word": ({}, ["clocks", "--wait", "0,soon"], "'soon'", "seconds >= 0, e.g. 0,1,10"),
-    "imbalance-op-unknown": ({}, ["imbalance", "--op", "allreduse"], "'allreduse'", "allowed: barrier, bcast"),
+    # a long list of ops: the close matches and where every op is listed (the full list when short)
+    "imbalance-op-unknown": ({}, ["imbalance", "--op", "allreduse"], "'allreduse'",
+                             "did you mean allreduce, iallreduce or allreduce_init?; every op: "
+                             "$(mpitempo which mpitempo-bench) --list"),
+    "run-op-unknown": ({}, ["run", "--ops", "osu_bww", "-o", "o"], "'osu_bww'",
+                       "did you mean osu_bw, osu_bibw or osu_put_bw?; every op: $(mpitempo which mpitempo-bench) "
+                       "--list; OSU and IMB names: docs/methods.md#profiles-like-osu-and-like-imb"),
+    "run-like-unknown": ({}, ["run", "--like", "osx", "-o", "o"], "'osx'", "allowed: osu, imb"),
+    "run-like-contradicted": ({}, ["run", "--like", "imb", "--ops", "IMB:Uniband", "--bw-window", "64", "-o", "o"],
+                              "--bw-window 64", "allowed with --like imb: --bw-window 256 or leave it out"),
     "sync-unknown": ({}, ["run", "--sync", "hca9", "-o", "o"], "'hca9'", "allowed: skampi, hoefler"),
     "sync-param": ({}, ["run", "--sync", "skampi:nope=1", "-o", "o"], "'nope'", "allowed: pp, offset"),
     "scheme-unknown": ({}, ["run", "--scheme", "windows", "-o", "o"], "'windows'", "allowed: barrier, loop"),
@@ -69,8 +78,8 @@ CASES = {
                                   "--vcounts skewed", "use --vcounts uniform with --in-place"),
     "overlap-compute-zero": ({}, ["run", "--ops", "iallreduce_overlap", "--overlap-compute", "0", "-o", "o"],
                              "'0'", "auto or a duration > 0 and <= 10s"),
-    "neighbor-topo-unknown": ({}, ["run", "--ops", "neighbor_alltoall", "--neighbor-topo", "ring", "-o", "o"],
-                              "'ring'", "allowed: cart, graph"),
+    "neighbor-topo-unknown": ({}, ["run", "--ops", "neighbor_alltoall", "--neighbor-topo", "torus", "-o", "o"],
+                              "'torus'", "allowed: cart, graph, ring"),
     "op-option-unused": ({}, ["run", "--ops", "allreduce", "--rma-sync", "lock", "-o", "o"], "--rma-sync",
                          "it applies to put, get"),
     "redop-unused": ({}, ["run", "--ops", "bcast", "--redop", "max", "-o", "o"], "--redop",
@@ -119,6 +128,7 @@ CORE_CASES = {
     "core-list-empty-item": (["--msizes", "8,,16"], "'8,,16'", "two commas in a row"),
     "core-sync-empty": (["--sync", "hca3", "--sync="], "--sync ''", "expected a value"),
     "core-size-suffix": (["--msizes", "8Q"], "'8Q'", "K, M or G"),
+    "core-like-unknown": (["--like", "osx"], "--like 'osx'", "allowed: osu, imb"),
 }
 
 

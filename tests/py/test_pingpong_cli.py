@@ -71,3 +71,31 @@ def test_sizes_with_zero():
     assert parse_sizes0("0-8") == [0, 1, 2, 4, 8]
     assert parse_sizes0("0,8,1K") == [0, 8, 1024]
     assert parse_sizes0("0-4M")[-1] == 4 << 20 and len(parse_sizes0("0-4M")) == 24
+
+
+# --- the printed output: the rate curve first, the per-size blocks with --verbose ------------------
+
+RUN = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "pingpong-run"   # a real 2-rank run
+
+
+def test_default_output_is_the_rate_curve_first(cli):
+    code, out, err = cli("pingpong", "--from", RUN)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("COMMUNICATION RATE CURVE")
+    rows = [ln.split() for ln in lines[3:6]]
+    assert [int(r[0]) for r in rows] == [0, 8, 1024] and lines[6] == ""       # one line per size, then the rest
+    assert "TIMING RESULTS FOR PING PONG TIMES" not in out and "STATISTICS FOR PING PONG TIMES" not in out
+    flat = " ".join(out.split())
+    assert "Not osu_latency's number:" in flat and "one buffer for sending and receiving" in flat
+    assert "--verbose" in lines[-1] and len(lines) < 70
+
+
+def test_verbose_adds_the_block_of_every_size(cli):
+    code, out, err = cli("pingpong", "--from", RUN, "--verbose")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("COMMUNICATION RATE CURVE")
+    assert out.splitlines().count("TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS") == 3
+    assert out.count("Message size (bytes) = ") == 3
+    code, full, err = cli("pingpong", "--from", RUN, "--full")
+    assert code == 0 and "FREQUENCY OF TIMES FROM THE TIMER OVERHEAD" in full

@@ -17,7 +17,7 @@ from mpitempo.analysis.store import FACTORS, CampaignData
 from mpitempo.analysis.flags import by_severity
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
-                "cache_policy", "clock_sync", "binding", "cflags")
+                "cache_policy", "clock_sync", "binding", "cflags", "like")
 
 
 def allowed_factors() -> list[str]:
@@ -70,7 +70,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         level_of = None
     else:
         level_of = {(c, rid): lv for c, rid, lv in
-                    data.con.execute(f"SELECT campaign, run_id, CAST({by} AS VARCHAR) FROM runs").fetchall()}
+                    data.con.execute(f'SELECT campaign, run_id, CAST("{by}" AS VARCHAR) FROM runs').fetchall()}
     res = sorted(((str(r["nprocs"]) if level_of is None else level_of[(r["campaign"], r["run_id"])],
                    r["op"], r["msize"], r["nprocs"], r["campaign"], r["run_id"], r["median_s"], r["n"] + r["outliers"])
                   for r in per_run_table(data.con, filt)),
@@ -322,8 +322,8 @@ def row_verdict(r: dict, equivalence: float | None, alpha: float) -> str:
 def factor_mismatch(data: CampaignData, by: str, base: str, others: list[str]) -> list[str]:
     """Notes for factors other than `by` whose values differ between the compared sides."""
     cols = [f for f in WARN_FACTORS if f != by]
-    sel = ", ".join(f"list(DISTINCT CAST({c} AS VARCHAR) ORDER BY CAST({c} AS VARCHAR)) AS {c}" for c in cols)
-    res = data.con.execute(f"SELECT CAST({by} AS VARCHAR) AS level, {sel} FROM runs GROUP BY ALL").fetchall()
+    sel = ", ".join(f'list(DISTINCT CAST("{c}" AS VARCHAR) ORDER BY CAST("{c}" AS VARCHAR)) AS "{c}"' for c in cols)
+    res = data.con.execute(f'SELECT CAST("{by}" AS VARCHAR) AS level, {sel} FROM runs GROUP BY ALL').fetchall()
     per_level = {r[0]: dict(zip(cols, r[1:])) for r in res}
     notes = []
     for other in others:

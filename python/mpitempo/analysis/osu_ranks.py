@@ -1,21 +1,30 @@
-"""OSU's and IMB's Avg / Min / Max over ranks, from the per-rank raw times of `run --per-rank`.
+"""OSU's and IMB's own statistics over ranks, from the per-rank raw times of `run --per-rank`.
 
-OSU Micro-Benchmarks (collective latency tests, osu_util ``print_stats`` after three
-``MPI_Reduce`` of each rank's latency) and IMB-MPI1 (t_min / t_max / t_avg) print, per message
-size, one number per rank first: the rank's own average time of one call over the timed iterations
-(OSU: the sum of the iteration times divided by the iterations; IMB: (t2 - t1) / n_sample around
-the loop). Avg (t_avg), Min (t_min) and Max (t_max) are the mean, smallest and largest of those
-per-rank averages (Hunold and Carpen-Amarie 2016, Table 4: PS3 and PS7; ``stats.processing``).
+Both suites first reduce each rank's timed iterations to that rank's average time of one call (OSU:
+the sum of the iteration times divided by the iterations; IMB: (t2 - t1) / n_sample around the
+loop), then combine the ranks' averages, differently per benchmark (read in their sources):
+
+  ``mean``   OSU collective, persistent, neighbourhood and non-blocking tests (osu_util
+             ``print_stats`` after ``MPI_Reduce`` of each rank's latency): Avg / Min / Max = the
+             mean / smallest / largest over all ranks (Hunold and Carpen-Amarie 2016, Table 4, PS3);
+             IMB t_avg / t_min / t_max of the collectives, Sendrecv and Exchange (PS7);
+  ``origin`` OSU osu_latency, osu_bw, osu_bibw and every one-sided test: rank 0's time only (rank
+             0 is the origin; the target is not timed, so an idle target never enters the number);
+  ``first_half`` osu_multi_lat and osu_mbw_mr: the mean over the initiating ranks 0 .. p/2 - 1
+             (``MPI_Reduce`` of their times with MPI_SUM over the pairs, divided by the pairs);
+  ``max``    IMB's t of PingPong, PingPing, Uniband, Biband, IMB-RMA and the Mbytes/sec of every
+             IMB benchmark: the largest rank average (``timing[MAX]`` in IMB_output.c).
 
 Here, per (campaign, config, op, msize, nprocs) group:
 
 1. per mpirun, the measurements kept by the same outlier filter as `summary` (per mpirun, on
    ``runtime_s``, ``analysis.filtering``) select the records of perrank.bin; each rank's average
-   time of one call is the mean of (end - start) / calls over them; Avg / Min / Max over the
-   ranks are what OSU (and IMB) would have printed after that mpirun;
-2. across the mpiruns, each of the three numbers is the median of its per-mpirun values;
-   ``iterations`` is the lower median over the mpiruns of the MPI calls timed per rank
-   (kept measurements x calls per measurement).
+   time of one call is the mean of (end - start) / calls over them; the statistics above are what
+   OSU (and IMB) would have printed after that mpirun, over the ranks whose times are the op's
+   (meta.json ``experiments[].timed_ranks`` where recorded: an idle rank makes no call);
+2. across the mpiruns, each number is the median of its per-mpirun values; ``iterations`` is the
+   lower median over the mpiruns of the MPI calls timed per rank (kept measurements x calls per
+   measurement).
 """
 from __future__ import annotations
 
@@ -103,6 +112,7 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
                           "measurements.csv")
         start, end = pr.start[order], pr.end[order]
         msize = flags["msize"][a:b]
+        timed = _timed_ranks(path.parent / "meta.json")
         for e in np.unique(exp):
             sel = (exp == e) & keep
             n = int(sel.sum())
@@ -111,19 +121,53 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
             op = str(ops[exp == e][0])
             if groups is not None and (camp, cfg, op, nprocs) not in groups:
                 continue
-            r = ps.ps3_osu(start[sel].T, end[sel].T, calls=pr.calls)
             out[(camp, cfg, op, int(msize[exp == e][0]), nprocs)].append(
-                {"run_id": run_id, "avg_s": r["mean_s"], "min_s": r["min_s"], "max_s": r["max_s"],
-                 "calls_per_rank": n * pr.calls})
+                rank_statistics(start[sel].T, end[sel].T, pr.calls, run_id, n * pr.calls, timed.get(int(e))))
+    return out
+
+
+STATS = ("avg_s", "min_s", "max_s", "origin_s", "first_half_s")
+
+
+def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: int = 0, timed=None) -> dict:
+    """One mpirun of one experiment: start / end of shape (ranks, measurements) -> each rank's
+    average time of one call (``rank_avg_s``) and the suites' statistics over the ranks: avg_s,
+    min_s, max_s (mean, smallest, largest; OSU's Avg / Min / Max, IMB's t_avg / t_min / t_max),
+    origin_s (rank 0's), first_half_s (mean over ranks 0 .. p/2 - 1; rank 0 alone when p = 1).
+    ``timed``: the ranks whose times are the op's (meta.json experiments[].timed_ranks; None or
+    "all": every rank): the others make no call of the op, and no statistic takes them."""
+    ps.ps3_osu(start, end, calls=calls)          # its checks of the shapes and times
+    avg = (np.asarray(end, dtype=float) - np.asarray(start, dtype=float)).mean(axis=1) / calls
+    p = len(avg)
+    sel = sorted({int(r) for r in timed if 0 <= int(r) < p}) if isinstance(timed, list) and timed else list(range(p))
+    t = avg[sel]
+    first = [r for r in sel if r < max(1, p // 2)] or sel[:1]
+    return {"run_id": run_id, "avg_s": float(t.mean()), "min_s": float(t.min()), "max_s": float(t.max()),
+            "origin_s": float(avg[sel[0]]), "first_half_s": float(avg[first].mean()),
+            "rank_avg_s": [float(x) for x in avg], "calls_per_rank": calls_per_rank}
+
+
+def _timed_ranks(meta_path: Path) -> dict[int, object]:
+    """exp -> timed_ranks of a run's meta.json ({} when the run does not record them: every rank)."""
+    from mpitempo.io.rundir import load_meta
+
+    try:
+        meta = load_meta(meta_path)
+    except (MtError, OSError, TypeError, ValueError):
+        return {}
+    out = {}
+    for e in meta.get("experiments") or []:
+        if isinstance(e, dict) and isinstance(e.get("exp"), int) and isinstance(e.get("timed_ranks"), list):
+            if all(isinstance(r, int) and not isinstance(r, bool) for r in e["timed_ranks"]):
+                out[e["exp"]] = e["timed_ranks"]
     return out
 
 
 def across_runs(per_run: list[dict]) -> dict:
-    """The medians over the mpiruns of Avg / Min / Max, the lower median of the calls per rank."""
-    return {"avg_s": float(np.median([r["avg_s"] for r in per_run])),
-            "min_s": float(np.median([r["min_s"] for r in per_run])),
-            "max_s": float(np.median([r["max_s"] for r in per_run])),
-            "iterations": int(statistics.median_low([r["calls_per_rank"] for r in per_run])),
+    """The medians over the mpiruns of every statistic of rank_statistics, the lower median of the
+    calls per rank."""
+    out = {k: float(np.median([r[k] for r in per_run])) for k in STATS}
+    return {**out, "iterations": int(statistics.median_low([r["calls_per_rank"] for r in per_run])),
             "runs": len(per_run), "run_avg_s": [r["avg_s"] for r in per_run]}
 
 

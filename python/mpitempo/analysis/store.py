@@ -35,15 +35,16 @@ from mpitempo.errors import MtError
 from mpitempo.io.columnar import MAX_RUNTIME_S   # 1e9 s: a runtime above it is damage (defined once there)
 from mpitempo.io.rundir import FACTORS, campaign_name as _campaign_name, check_root as _check_root, find_runs, load_meta
 
-SCHEMA_VERSION = 2   # 2: runs.binding, runs.cflags
+SCHEMA_VERSION = 3   # 2: runs.binding, runs.cflags; 3: runs."like" (the profile, --like), last
 
 RUN_COLUMNS = (["run_no", "campaign", "run_id", "config", "run_index", "nprocs", "library", "timer", "scheme",
                 "compiler", "host", "governor", "cache_policy", "clock_sync", "binding", "cflags", "start_time",
-                "file"])
+                "file", "like"])
+FILE = RUN_COLUMNS.index("file")   # of a runs row
 RUNS_DDL = ("CREATE TABLE IF NOT EXISTS runs (run_no INTEGER, campaign VARCHAR, run_id VARCHAR, config VARCHAR, "
             "run_index INTEGER, nprocs INTEGER, library VARCHAR, timer VARCHAR, scheme VARCHAR, "
             "compiler VARCHAR, host VARCHAR, governor VARCHAR, cache_policy VARCHAR, clock_sync VARCHAR, "
-            "binding VARCHAR, cflags VARCHAR, start_time VARCHAR, file VARCHAR)")
+            "binding VARCHAR, cflags VARCHAR, start_time VARCHAR, file VARCHAR, \"like\" VARCHAR)")
 # the measurements themselves, keyed by the small integer run_no (memory: ~45 bytes per row)
 MEAS_RAW_DDL = ("CREATE TABLE IF NOT EXISTS meas_raw (run_no INTEGER, op VARCHAR, msize BIGINT, nprocs INTEGER, "
                 "scheme VARCHAR, exp INTEGER, rep INTEGER, runtime_s DOUBLE, valid BOOLEAN, local_max_s DOUBLE)")
@@ -109,7 +110,8 @@ def _load_one(con: duckdb.DuckDBPyConnection, root: Path, label: str, lazy: bool
         rows.append((first + len(rows), label, d.name, f["config"](meta), _int(meta.get("run_index", 0)),
                      f["nprocs"](meta), f["library"](meta), f["timer"](meta), f["scheme"](meta), f["compiler"](meta),
                      f["host"](meta), f["governor"](meta), f["cache_policy"](meta), f["clock_sync"](meta),
-                     f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve())))
+                     f["binding"](meta), f["cflags"](meta), str(meta.get("start_time", "") or ""), str((d / kind.data_files[0]).resolve()),
+                     f["like"](meta)))
     con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT * FROM runs LIMIT 0")
     con.executemany(f"INSERT INTO _new_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", rows)
     ready, staged = {}, {}
@@ -186,7 +188,7 @@ def _lazy_view(con) -> None:
 
 
 def _insert_csv(con, kind, root: Path, rows: list, metas: dict, table: str) -> None:
-    source = kind.meas_sql([(r[-1], metas[r[2]]) for r in rows])
+    source = kind.meas_sql([(r[FILE], metas[r[2]]) for r in rows])
     try:
         con.execute(f"""INSERT INTO {table}
             SELECT r.run_no, m.op, m.msize, m.nprocs, m.scheme, m.exp, m.rep, m.runtime_s,
@@ -199,13 +201,13 @@ def _insert_csv(con, kind, root: Path, rows: list, metas: dict, table: str) -> N
         if cols:
             from mpitempo.io.integrity import first_bad_csv_line
 
-            where = next(filter(None, (first_bad_csv_line(Path(r[-1]), cols) for r in rows)), None)
+            where = next(filter(None, (first_bad_csv_line(Path(r[FILE]), cols) for r in rows)), None)
         if where is None:   # name the file DuckDB cannot read, at least (one file at a time: the error path only)
             for r in rows:
                 try:
-                    con.execute(f"SELECT count(*) FROM ({kind.meas_sql([(r[-1], metas[r[2]])])})").fetchone()
+                    con.execute(f"SELECT count(*) FROM ({kind.meas_sql([(r[FILE], metas[r[2]])])})").fetchone()
                 except duckdb.Error as e1:
-                    where = f"'{r[-1]}' is not a data file of this format ({str(e1).splitlines()[0][:200]})"
+                    where = f"'{r[FILE]}' is not a data file of this format ({str(e1).splitlines()[0][:200]})"
                     break
         raise MtError(f"cannot read measurements of '{root}': "
                       f"{where or str(e).splitlines()[0]}") from None
@@ -402,6 +404,9 @@ def ingest(db: str | Path, roots) -> list[dict]:
         got = con.execute("SELECT max(version) FROM mt_schema").fetchone()[0]
         if got is None:
             con.execute("INSERT INTO mt_schema VALUES (?)", [SCHEMA_VERSION])
+        elif got == 2:   # runs of version 2 had no profile
+            con.execute("ALTER TABLE runs ADD COLUMN \"like\" VARCHAR DEFAULT 'none'")
+            con.execute("UPDATE mt_schema SET version = ?", [SCHEMA_VERSION])
         elif got != SCHEMA_VERSION:
             raise MtError(f"store '{db}' has schema version {got}, this mpitempo writes {SCHEMA_VERSION}")
         for ddl in (RUNS_DDL, MEAS_RAW_DDL, CAMPAIGNS_DDL, MEAS_VIEW.format(src="")):
@@ -447,13 +452,16 @@ def open_store(db: str | Path) -> CampaignData:
     except MtError:
         raise MtError(f"'{db}' is neither a campaign directory nor an mpitempo store") from None
     tables = {r[0] for r in src.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    cols = {r[0] for r in src.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'runs'").fetchall()}
     src.close()
     if not {"runs", "meas_raw", "campaigns"} <= tables:
         raise MtError(f"'{db}' is not an mpitempo store (made by `mpitempo ingest`)")
     con = connect()
     path = str(db.resolve()).replace("'", "''")
     con.execute(f"ATTACH '{path}' AS store (READ_ONLY)")
-    con.execute("CREATE VIEW runs AS SELECT * FROM store.runs")
+    # a store of schema 2 (not ingested into since) has no profile column: its runs had none
+    con.execute("CREATE VIEW runs AS SELECT *" + ("" if "like" in cols else ", 'none' AS \"like\"") + " FROM store.runs")
     con.execute(MEAS_VIEW.format(src="store."))
     camps = con.execute("SELECT campaign, path FROM store.campaigns ORDER BY ingested_at, campaign").fetchall()
     if not camps:

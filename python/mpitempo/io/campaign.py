@@ -423,6 +423,10 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
         if c.name in seen:
             raise MtError(f"duplicate configuration name '{c.name}'")
         seen.add(c.name)
+    from mpitempo.io.profiles import apply as apply_profiles
+
+    # OSU/IMB names in ops, --like osu|imb: resolved and applied (or refused) before anything is created
+    apply_profiles(kind_name, params, configs, raw, overrides, nps)
 
     mpiruns = _int_check(1, 100000)("mpiruns", d["mpiruns"])
     max_mpiruns = None if d["max_mpiruns"] is None else _int_check(1, 100000)("max_mpiruns", d["max_mpiruns"])

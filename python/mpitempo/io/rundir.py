@@ -55,6 +55,7 @@ FACTORS = {
     "clock_sync": lambda m: str(_get(m, "clock", "sync")),
     "binding": lambda m: str(_get(m, "launch", "launcher", "binding_requested")),
     "cflags": lambda m: str(_get(m, "build", "flags")),
+    "like": lambda m: str(m.get("like") or "none"),     # the profile (--like osu|imb), none without one
 }
 
 
@@ -65,6 +66,7 @@ META_SHAPE = {
     "start_time": str, "end_time": str, "cache_policy": str, "experiments": list, "ranks": list, "argv": list,
     "files": dict, "mpi": dict, "timer": dict, "clock": dict, "scheme": dict, "build": dict, "machine": dict,
     "launch": dict, "environment": dict, "shared_cpu": dict, "operation_params": dict, "cache": dict,
+    "like": str,
 }
 _JSON_TYPE = {int: "an integer", str: "a string", list: "an array", dict: "an object"}
 # arrays of objects

@@ -52,9 +52,43 @@ class BenchKind(Kind):
         return "few_valid" if returncode == 3 and complete else None
 
 
-def resolve_op(ops: dict, name: str, where: str = "") -> str:
+SHORT_LIST = 12   # an unknown op is told every allowed op when there are at most this many
+
+
+def unknown_op(ops: dict, name: str, where: str = "", aliases: bool = False) -> MtError:
+    """One line for an op the core does not have: the close matches among the ops (and, where OSU and
+    IMB names are accepted, those names: mpitempo run), and where every op is listed."""
+    import difflib
+
+    from mpitempo.io import opnames
+
+    bench = opnames.lookup(name)
+    if bench is not None:   # here only where such names are not accepted (imbalance, tune, barrier)
+        here = f"its op{'s' if len(bench.ops) > 1 else ''}: {', '.join(bench.ops)}" if bench.ops else bench.why
+        return MtError(f"'{name}' is an {opnames.SUITES[bench.suite]} benchmark name, accepted by mpitempo run "
+                       f"--ops{where}; {here}")
+    allowed = [x["name"] + (":N" if "param" in x else "") for x in ops.values()]
+    mine = {x["name"]: x["name"] + (":N" if "param" in x else "") for x in ops.values()}
+    suite = {n.lower(): n for n in opnames.alias_names()} if aliases else {}
+    # a name in a suite's style is matched with the suites' names first, any other with the ops first
+    order = [suite, mine] if opnames.suite_of_name(name) else [mine, suite]
+    shown = []
+    for cands in order:
+        shown = [cands[c] for c in difflib.get_close_matches(name.lower(), list(cands), n=3, cutoff=0.6)]
+        if shown:
+            break
+    mean = (f"did you mean {', '.join(shown[:-1])} or {shown[-1]}?; " if len(shown) > 1 else
+            f"did you mean {shown[0]}?; " if shown else "")
+    if len(allowed) <= SHORT_LIST:
+        return MtError(f"unknown op '{name}'{where} ({mean}allowed: {', '.join(allowed)})")
+    more = "; OSU and IMB names: docs/methods.md#profiles-like-osu-and-like-imb" if aliases else ""
+    return MtError(f"unknown op '{name}'{where} ({mean}every op: $(mpitempo which mpitempo-bench) --list{more})")
+
+
+def resolve_op(ops: dict, name: str, where: str = "", aliases: bool = False) -> str:
     """The registry entry's name of op `name`: itself, or the family of "family:N" (an op with a
-    "param", e.g. barrier:combining:4); MtError with the core's wording otherwise."""
+    "param", e.g. barrier:combining:4); MtError with the core's wording otherwise (with "did you
+    mean", over OSU and IMB names too when ``aliases``: they are accepted where the op came from)."""
     if name in ops and "param" not in ops[name]:
         return name
     fam, _, n = name.rpartition(":")
@@ -66,8 +100,7 @@ def resolve_op(ops: dict, name: str, where: str = "") -> str:
         if not n.isdigit() or int(n) < o["param_min"]:
             raise MtError(f"invalid {o['param']} of '{name}'{where}: {fam}:N needs an integer N >= {o['param_min']}")
         return fam
-    allowed = [x["name"] + (":N" if "param" in x else "") for x in ops.values()]
-    raise MtError(f"unknown op '{name}'{where} (allowed: {', '.join(allowed)})")
+    raise unknown_op(ops, name, where, aliases)
 
 
 def check_against_registry(c, reg: dict, configs=None) -> None:
@@ -80,7 +113,7 @@ def check_against_registry(c, reg: dict, configs=None) -> None:
         p = c.params_for(cfg)
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
         for name in p["ops"]:
-            op = resolve_op(ops, name, where)
+            op = resolve_op(ops, name, where, aliases=c.kind == "bench")
             for np in c.np:
                 if np < ops[op]["min_procs"]:
                     raise MtError(f"op '{op}' needs at least {ops[op]['min_procs']} ranks, but np is {np}")

@@ -1,134 +1,63 @@
 """Summary rows in the text layouts that OSU Micro-Benchmarks and Intel MPI Benchmarks (IMB) users
 already read, plot and parse: `mpitempo export --osu DIR` and `--imb DIR`.
 
-Every header and column string is OSU's or IMB's own, read from their sources (OSU
-Micro-Benchmarks 7.4: c/util/osu_util.c print_header, c/util/osu_util_mpi.c print_only_header,
-print_only_header_nbc, print_preamble_nbc, print_header_one_sided, print_stats_nbc, and the
-BENCHMARK titles of c/mpi/**/osu_*.c; IMB 2021.11: src_c/IMB_output.c IMB_print_header and
-IMB_output, src_c/IMB_g_info.c, src_c/IMB_bnames_nbc.h, src_c/IMB_parse_name_mpi1.c and _rma.c).
-OSU layouts (FIELD_WIDTH 20, 2 decimals, size left in 10 columns):
-  coll      collective, persistent (<coll>_init) and neighbourhood latency tests with -f:
-            ``# Size  Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations`` (barrier: no Size);
-  bw        osu_bw, osu_bibw: ``# Datatype: ...``, ``# Size  Bandwidth (MB/s)``;
-  mbw_mr    ``# [ pairs: P ] [ window size: W ]``, ``# Size  MB/s  Messages/s``;
-  multi_lat ``# Size  Avg Latency(us)``, latency = half the round trip, as OSU reports;
-  nbc       osu_i<coll>: ``# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait``,
-            ``# Size  Overall(us)  Compute(us)  Pure Comm.(us)  Overlap(%)`` (ibarrier: no Size), from
-            the rows of i<coll>_overlap (Overall, Compute) and i<coll> (Pure Comm.);
-  rma       osu_put_latency ... osu_get_bw: ``# Window creation: ...``, ``# Synchronization: ...``,
-            ``# Datatype: ...``, ``# Size  Latency (us)`` or ``Bandwidth (MB/s)``.
-IMB layouts (13 columns, 2 decimals): IMB-MPI1 collectives ``#bytes #repetitions t_min[usec]
-t_max[usec] t_avg[usec]`` (barrier: no #bytes); PingPing ``#bytes #repetitions t[usec] Mbytes/sec``;
-Sendrecv, Exchange ``... t_min[usec] t_max[usec] t_avg[usec] Mbytes/sec``; IMB-NBC ``#bytes
-#repetitions t_ovrl[usec] t_pure[usec] t_CPU[usec]  overlap[%]`` (Ibarrier: no #bytes); IMB-RMA
-``#bytes #repetitions t[usec] Mbytes/sec``. Ops without an OSU/IMB counterpart are left out
-(``exportable`` says which and why).
+The lines a peer prints come first, exactly as a configure-built OSU 7.4 and IMB 2021.11 print them
+(compared line by line with recorded output of both in tests/data/peers/, numbers excluded): OSU's
+leading empty line where OSU prints one, ``# Datatype: <the MPI type actually used>.``, FIELD_WIDTH
+18 (configure.ac defines it; osu_util.h's 20 is only the fallback of a build without configure),
+size left in 10 columns; IMB's preamble, its benchmark block (bars of 13 x columns - 1 dashes) and
+13-column fields. Strings and formats are read from their sources (OSU: c/util/osu_util.c
+print_header, c/util/osu_util_mpi.c print_only_header, print_preamble_nbc, print_header_one_sided,
+print_stats_nbc, the BENCHMARK titles of c/mpi/**/osu_*.c; IMB: src_c/IMB_output.c
+IMB_print_header and IMB_output, src_c/IMB_g_info.c, src_cpp/MPI1/MPI1_suite.cpp).
 
-What the columns mean here is stated in the '#' lines of every file:
-  ranks   (chosen by ``auto``, the default, when every mpirun of the group has perrank.bin) OSU's
-          and IMB's own definition: per mpirun, each rank's average time of one call, then
-          Avg / Min / Max (t_avg / t_min / t_max) over the ranks; each column is the median of
-          that number over the mpiruns (``analysis.osu_ranks``); Iterations = MPI calls timed per
-          rank and mpirun (lower median over the mpiruns);
-  runs    (``auto`` without per-rank data) Avg = median of the per-mpirun medians, Min / Max =
-          smallest / largest per-mpirun median, Iterations = measurements kept by the outlier
-          filter (all mpiruns);
-  pooled  Avg = mean, Min / Max = extremes of all kept measurements of all mpiruns pooled.
-In ``runs`` and ``pooled`` one measurement is one call of the operation timed by the campaign's
-scheme (barrier scheme: the largest local runtime over the ranks), not OSU's per-rank average:
-the numbers are mpitempo's, only the layout is OSU's, and the file says so.
+mpitempo's own '#' lines follow the rows of each benchmark (OSU: after the last row; IMB: before
+``# All processes entering MPI_Finalize``): where the numbers come from, what the columns mean,
+which statistic was taken, and every definition difference for the campaign's settings
+(``present.definitions``). Ops without an OSU/IMB counterpart are left out (``exportable``).
+
+The columns, by ``--values``:
+  ranks   (``auto``'s choice when every mpirun of the group has perrank.bin) the suite's own
+          statistic over ranks of each rank's average time of one call (analysis.osu_ranks):
+          OSU collectives Avg / Min / Max over all ranks; osu_latency, osu_bw, osu_bibw and the
+          one-sided tests rank 0's (the origin's) time; osu_multi_lat and osu_mbw_mr the mean
+          over the initiating ranks; IMB t_min / t_max / t_avg over ranks, and the slowest rank's
+          time for t[usec] and every Mbytes/sec; each the median over the mpiruns;
+  runs    (``auto`` without per-rank data) the median of the per-mpirun medians, Min / Max the
+          smallest / largest per-mpirun median;
+  pooled  mean / min / max of all kept measurements of all mpiruns pooled.
+In ``runs`` and ``pooled`` one measurement is one call timed by the campaign's scheme (the '#'
+lines say which), not the suite's per-rank average.
 """
 from __future__ import annotations
 
 import re
+import time
 
 from mpitempo.present.safe_text import safe_block
 
 OSU_VERSION = "7.4"
 IMB_VERSION = "2021.11"
-FW = 20                  # OSU's FIELD_WIDTH (c/util/osu_util.h, 7.4)
+FW = 18                  # FIELD_WIDTH of a configure-built OSU 7.4 (configure.ac: AC_DEFINE FIELD_WIDTH 18)
 IW = 13                  # IMB's ow_format (src_c/IMB_declare.h)
 
-# OSU's own test titles (osu_<op>.c HEADER strings)
+# OSU's own test titles (osu_<op>.c BENCHMARK strings); OSU 7.4 has no scan / exscan test
 OSU_TITLES = {
     "allreduce": "Allreduce", "reduce": "Reduce", "bcast": "Broadcast", "barrier": "Barrier",
     "gather": "Gather", "gatherv": "Gatherv", "scatter": "Scatter", "scatterv": "Scatterv",
     "allgather": "Allgather", "allgatherv": "Allgatherv",
     "alltoall": "All-to-All Personalized Exchange", "alltoallv": "All-to-Allv Personalized Exchange",
     "reduce_scatter": "Reduce_scatter", "reduce_scatter_block": "Reduce_scatter_block",
-    "scan": "Scan", "exscan": "Exscan",
 }
-# IMB-MPI1 benchmark names
+# IMB-MPI1 benchmark names (IMB 2021.11 has no Scan / Exscan: "Invalid benchmark name")
 IMB_NAMES = {
     "allreduce": "Allreduce", "reduce": "Reduce", "bcast": "Bcast", "barrier": "Barrier",
     "gather": "Gather", "gatherv": "Gatherv", "scatter": "Scatter", "scatterv": "Scatterv",
     "allgather": "Allgather", "allgatherv": "Allgatherv", "alltoall": "Alltoall", "alltoallv": "Alltoallv",
     "reduce_scatter": "Reduce_scatter", "reduce_scatter_block": "Reduce_scatter_block",
-    "scan": "Scan", "exscan": "Exscan",
 }
-NOSIZE_OPS = {"barrier"}
+NOSIZE_OPS = {"barrier", "barrier_init", "ibarrier_overlap"}
 VALUES = ("auto", "ranks", "runs", "pooled")
-
-
-def _title(op: str) -> str:
-    return OSU_TITLES.get(op, op.replace("_", " ").title())
-
-
-def values_of(row: dict, values: str) -> tuple | None:
-    """(avg_s, min_s, max_s, iterations) of one summary row (analysis.summary.summary_rows; with
-    ``ranks``, the row's "ranks" entry from analysis.osu_ranks.rank_rows)."""
-    if values == "ranks":
-        rk = row.get("ranks")
-        return None if not rk else (rk["avg_s"], rk["min_s"], rk["max_s"], rk["iterations"])
-    pooled = row.get("pooled") or {}
-    n = int(pooled.get("n") or 0)
-    if values == "pooled":
-        if not n:
-            return None
-        return pooled["mean_s"], pooled["min_s"], pooled["max_s"], n
-    if row.get("median_s") is None:
-        return None
-    return row["median_s"], row["min_s"], row["max_s"], n
-
-
-def _meaning(values: str, filt_desc: str, fmt: str, nprocs: int, runs: int) -> list[str]:
-    """The '#' lines that say what the columns hold (OSU or IMB names)."""
-    after = f"after {filt_desc}" if filt_desc.startswith("no ") else f"after the {filt_desc}"
-    avg, mn, mx, it = (("Avg", "Min", "Max", "Iterations") if fmt == "osu"
-                       else ("t_avg", "t_min", "t_max", "#repetitions"))
-    tool = "OSU's" if fmt == "osu" else "IMB's"
-    if values == "ranks":
-        return [f"# {avg} / {mn} / {mx} = {tool} definition: per mpirun, each rank's average time of one call "
-                f"over the measurements kept {after},",
-                f"# then the mean / smallest / largest over the {nprocs} ranks; each column is the median of "
-                f"that number over {runs} mpirun(s).",
-                f"# {it} = MPI calls timed per rank in one mpirun (lower median over the mpiruns). "
-                "Source: perrank.bin (run --per-rank)."]
-    one = ("One measurement = one timed call (barrier scheme: the largest local runtime over the ranks), "
-           f"not {tool} per-rank average.")
-    if values == "pooled":
-        return [f"# {avg} = mean, {mn} / {mx} = smallest / largest of all measurements kept "
-                f"{after}, all mpiruns pooled;",
-                f"# {it} = those measurements. {one}"]
-    return [f"# {avg} = median of the per-mpirun medians, {mn} / {mx} = smallest / largest per-mpirun median "
-            f"({after});",
-            f"# {it} = measurements kept, all mpiruns. {one}"]
-
-
-def _context(rows: list[dict], source: str, extra: list[str], runs: int) -> list[str]:
-    from mpitempo import __version__
-
-    r = rows[0]
-    out = [f"# mpitempo {__version__}: {source}" + (f", campaign {r['campaign']}" if r.get("campaign") else ""),
-           f"# configuration: {r['config']}  ranks: {r['nprocs']}  mpiruns: {runs}"]
-    return out + [f"# {e}" for e in extra]
-
-
-def _runs(rows: list[dict], values: str) -> int:
-    if values == "ranks":
-        return max((r.get("ranks") or {}).get("runs", 0) for r in rows)
-    return max(x["runs"] for x in rows)
-
 
 # OSU 7.4 titles of the other benchmarks (the BENCHMARK strings, "%s" = "" for host buffers)
 OSU_PERSISTENT = {"allgather": "Allgather", "allgatherv": "Allgatherv", "allreduce": "Allreduce",
@@ -149,7 +78,12 @@ OSU_NEIGHBOR = {"neighbor_allgather": "OSU MPI Neighborhood Allgather Latency Te
 OSU_P2P = {"bw": ("bw", "OSU MPI Bandwidth Test", "osu_bw"),
            "bibw": ("bw", "OSU MPI Bi-Directional Bandwidth Test", "osu_bibw"),
            "mbw_mr": ("mbw_mr", "OSU MPI Multiple Bandwidth / Message Rate Test", "osu_mbw_mr"),
-           "multi_lat": ("multi_lat", "OSU MPI Multi Latency Test", "osu_multi_lat")}
+           "multi_lat": ("multi_lat", "OSU MPI Multi Latency Test", "osu_multi_lat"),
+           # the persistent point-to-point ops (c/mpi/pt2pt/persistent): a call of multi_lat_persistent is a
+           # round trip, as multi_lat's
+           "bw_persistent": ("bw", "OSU MPI Bandwidth Persistent Test", "osu_bw_persistent"),
+           "bibw_persistent": ("bw", "OSU MPI Bi-Directional Bandwidth Persistent Test", "osu_bibw_persistent"),
+           "multi_lat_persistent": ("multi_lat", "OSU MPI Latency Persistent Test", "osu_latency_persistent")}
 OSU_RMA = {"put": ("OSU MPI_Put Latency Test", "osu_put_latency", False),
            "get": ("OSU MPI_Get latency Test", "osu_get_latency", False),
            "acc": ("OSU MPI_Accumulate latency Test", "osu_acc_latency", False),
@@ -157,15 +91,15 @@ OSU_RMA = {"put": ("OSU MPI_Put Latency Test", "osu_put_latency", False),
            "fop": ("OSU MPI_Fetch_and_op latency Test", "osu_fop_latency", False),
            "cas": ("OSU MPI_Compare_and_swap latency Test", "osu_cas_latency", False),
            "put_bw": ("OSU MPI_Put Bandwidth Test", "osu_put_bw", True),
-           "get_bw": ("OSU MPI_Get Bandwidth Test", "osu_get_bw", True)}
+           "get_bw": ("OSU MPI_Get Bandwidth Test", "osu_get_bw", True),
+           "put_bibw": ("OSU MPI_Put Bi-directional Bandwidth Test", "osu_put_bibw", True)}
 # c/util/osu_util_mpi.c win_info[] and sync_info[], by mpitempo's --rma-win / --rma-sync names
 OSU_WIN = {"create": "MPI_Win_create", "allocate": "MPI_Win_allocate", "dynamic": "MPI_Win_create_dynamic"}
 OSU_SYNC = {"lock": "MPI_Win_lock/unlock", "pscw": "MPI_Win_post/start/complete/wait", "fence": "MPI_Win_fence",
-            "flush": "MPI_Win_flush", "lock_all": "MPI_Win_lock_all/unlock_all"}
-MPI_TYPES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "long": "MPI_LONG", "int64": "MPI_INT64_T",
-             "float": "MPI_FLOAT", "double": "MPI_DOUBLE"}
+            "flush": "MPI_Win_flush", "lock_all": "MPI_Win_lock_all/unlock_all", "flush_local": "MPI_Win_flush_local"}
 # IMB: (part, benchmark name, layout); layouts: coll (t_min/t_max/t_avg), time_bw (t, Mbytes/sec),
-# range_bw (t_min/t_max/t_avg, Mbytes/sec), nbc (t_ovrl/t_pure/t_CPU/overlap); scale_bw of Mbytes/sec
+# range_bw (t_min/t_max/t_avg, Mbytes/sec), rate (Mbytes/sec, Msg/sec), nbc (t_ovrl/t_pure/t_CPU/overlap);
+# scale_bw of Mbytes/sec (IMB_parse_name_mpi1.c)
 IMB_P2P = {"pingping": ("PingPing", "time_bw", 1), "sendrecv": ("Sendrecv", "range_bw", 2),
            "exchange": ("Exchange", "range_bw", 4)}
 IMB_NBC = {"ibcast": "Ibcast", "iallgather": "Iallgather", "iallgatherv": "Iallgatherv", "igather": "Igather",
@@ -182,11 +116,35 @@ IMB_PERSIST = {"bcast": "Bcast", "allgather": "Allgather", "allgatherv": "Allgat
                "alltoallv": "Alltoallv", "reduce": "Reduce", "reduce_scatter": "Reduce_scatter",
                "allreduce": "Allreduce", "barrier": "Barrier"}
 IMB_PARTS = {"MPI1": "MPI-1 part", "NBC": "MPI-NBC part", "RMA": "MPI-RMA part", "MPI4": "MPI-4 part"}
+# the preamble of each IMB part differs in trailing blanks (IMB-MPI1 is printed by the C++ suite,
+# the others by src_c/IMB_output.c): the reduction type's, the two "#" lines', the calling sequence's
+IMB_PREAMBLE = {"MPI1": (" ", "# ", " "), "MPI4": ("", "# ", ""), "NBC": ("", "#", ""), "RMA": ("", "# ", " ")}
+# benchmarks that IMB runs on 2 processes whatever the job size (the rest wait in MPI_Barrier)
+IMB_TWO_RANKS = {"PingPong", "PingPing"}
+
+
+def _title(op: str) -> str:
+    return OSU_TITLES.get(op, op.replace("_", " ").title())
+
+
+def _variant(op: str) -> tuple[str, str]:
+    """("pingpong/npp=9") -> ("pingpong", "-npp9"): the op and a file-name suffix of its variant."""
+    base, _, var = op.partition("/")
+    return base, ("-" + re.sub(r"[^A-Za-z0-9]+", "", var) if var else "")
 
 
 def osu_target(op: str) -> tuple[str, str, str] | None:
     """(layout, header title, file stem) of an op in OSU 7.4, or None when OSU has no such test.
-    The non-blocking pair is exported from its *_overlap op."""
+    The non-blocking pair is exported from its *_overlap op; osu_latency from the ping-pong kind
+    (`pingpong-loop` is osu_latency's own loop; `pingpong`, Luecke et al.'s method, is written
+    as osu_latency-pingpong)."""
+    base, var = _variant(op)
+    if base == "pingpong-loop":
+        return "latency", "OSU MPI Latency Test", "osu_latency" + var
+    if base == "pingpong":
+        return "latency", "OSU MPI Latency Test", "osu_latency-pingpong" + var
+    if var:
+        return None
     if op in OSU_TITLES:
         return "coll", f"OSU MPI {_title(op)} Latency Test", f"osu_{op}"
     if op.endswith("_init") and op[:-5] in OSU_PERSISTENT:
@@ -206,8 +164,22 @@ def osu_target(op: str) -> tuple[str, str, str] | None:
     return None
 
 
-def imb_target(op: str) -> tuple[str, str, str] | None:
-    """(part, IMB benchmark name, layout) of an op, or None when IMB has no such benchmark."""
+def imb_target(op: str, nprocs: int | None = None) -> tuple[str, str, str] | None:
+    """(part, IMB benchmark name, layout) of an op at nprocs ranks (None: any), or None when IMB
+    has no such benchmark. PingPong: the ping-pong kind, and multi_lat on 2 ranks (one pair);
+    Uniband: mbw_mr (every pair, as IMB) and bw on 2 ranks; Biband: bibw on 2 ranks."""
+    base, var = _variant(op)
+    if base in ("pingpong", "pingpong-loop"):
+        return "MPI1", "PingPong", "time_bw"
+    if var:
+        return None
+    two = nprocs is None or nprocs == 2
+    if op == "multi_lat":
+        return ("MPI1", "PingPong", "time_bw") if two else None
+    if op == "mbw_mr" or (op == "bw" and two):
+        return "MPI1", "Uniband", "rate"
+    if op == "bibw" and two:
+        return "MPI1", "Biband", "rate"
     if op in IMB_NAMES:
         return "MPI1", IMB_NAMES[op], "coll"
     if op in IMB_P2P:
@@ -222,6 +194,10 @@ def imb_target(op: str) -> tuple[str, str, str] | None:
     return None
 
 
+# the op each IMB benchmark's file is named after without a suffix (others: IMB-MPI1_<name>-<op>)
+IMB_CANONICAL = {"PingPong": ("multi_lat", "pingpong-loop"), "Uniband": ("bw",), "Biband": ("bibw",)}
+
+
 def skipped_note(why: dict[str, str], fmt: str) -> str:
     """One line naming the ops left out of an export, grouped by reason."""
     by: dict[str, list[str]] = {}
@@ -231,27 +207,89 @@ def skipped_note(why: dict[str, str], fmt: str) -> str:
             + "; ".join(f"{', '.join(ops)} ({w})" for w, ops in by.items()))
 
 
-def exportable(ops, fmt: str) -> tuple[list[str], dict[str, str]]:
-    """(ops written as their own file, {op: why not}) for fmt "osu" or "imb". A pure i<coll> is
-    written inside its i<coll>_overlap file; alone it has no OSU/IMB layout."""
-    ops = sorted(set(ops))
-    target = osu_target if fmt == "osu" else imb_target
+def _why_not(op: str, nprocs: int, fmt: str) -> str:
     tool = "OSU Micro-Benchmarks 7.4" if fmt == "osu" else f"IMB {IMB_VERSION}"
-    yes, why = [], {}
-    for op in ops:
-        if target(op) is not None:
-            yes.append(op)
-        elif target(op + "_overlap") is not None:
+    if fmt == "imb" and op == "multi_lat":
+        return f"IMB PingPong is one pair: multi_lat on {nprocs} ranks has {nprocs // 2} pairs at once"
+    if fmt == "imb" and op == "bw":
+        return f"IMB Uniband runs every pair at once: bw on {nprocs} ranks uses one pair (export mbw_mr)"
+    if fmt == "imb" and op == "bibw":
+        return f"IMB Biband runs every pair at once: bibw on {nprocs} ranks uses one pair"
+    return f"no {tool} counterpart"
+
+
+def exportable(groups, fmt: str) -> tuple[set, dict[str, str]]:
+    """({(op, nprocs) written as their own file}, {op: why not}) for fmt "osu" or "imb", from the
+    (op, nprocs) pairs of the data (or plain op names: nprocs unknown). A pure i<coll> is written
+    inside its i<coll>_overlap file; alone it has no OSU/IMB layout."""
+    pairs = {(g, None) if isinstance(g, str) else tuple(g) for g in groups}
+    ops = {op for op, _ in pairs}
+    tool = "OSU Micro-Benchmarks 7.4" if fmt == "osu" else f"IMB {IMB_VERSION}"
+    yes, why = set(), {}
+    for op, n in sorted(pairs, key=lambda x: (x[0], x[1] or 0)):
+        t = osu_target(op) if fmt == "osu" else imb_target(op, n)
+        if t is not None:
+            yes.add((op, n))
+        elif (osu_target(op + "_overlap") if fmt == "osu" else imb_target(op + "_overlap", n)) is not None:
             if op + "_overlap" not in ops:
                 why[op] = f"the {tool} layout (overall, compute, pure, overlap) needs the *_overlap op too"
         else:
-            why[op] = f"no {tool} counterpart"
+            why[op if n is None or fmt == "osu" else f"{op} on {n} ranks"] = _why_not(op, n or 0, fmt)
     return yes, why
 
 
-def _mpi_type(row: dict) -> str:
-    dt = str((row.get("operation_params") or {}).get("datatype") or "char")
-    return MPI_TYPES.get(dt, f"MPI_{dt.upper()}")
+# --- the values of one row ----------------------------------------------------------------------
+
+def statistic(fmt: str, op: str) -> str:
+    """Which over-rank statistic of analysis.osu_ranks the suite prints for this op (--values
+    ranks): mean (OSU collectives, IMB t_avg), origin (rank 0: osu_latency, osu_bw, osu_bibw, the
+    one-sided tests), first_half (osu_multi_lat, osu_mbw_mr), max (IMB's t and Mbytes/sec)."""
+    base = _variant(op)[0]
+    if fmt == "osu":
+        layout = (osu_target(op) or ("coll",))[0]
+        if layout in ("coll", "nbc"):
+            return "mean"
+        if base in ("multi_lat", "mbw_mr"):
+            return "first_half"
+        return "origin"
+    layout = (imb_target(op) or ("", "", "coll"))[2]
+    return "mean" if layout in ("coll", "range_bw") else "max"
+
+
+STAT_KEY = {"mean": "avg_s", "origin": "origin_s", "first_half": "first_half_s", "max": "max_s"}
+
+
+def values_of(row: dict, values: str, stat: str = "mean") -> tuple | None:
+    """(central_s, min_s, max_s, iterations) of one summary row (analysis.summary.summary_rows;
+    with ``ranks``, the row's "ranks" entry from analysis.osu_ranks.rank_rows, central = the
+    statistic ``stat``: avg_s, origin_s, first_half_s or max_s)."""
+    if values == "ranks":
+        rk = row.get("ranks")
+        return None if not rk else (rk[STAT_KEY[stat]], rk["min_s"], rk["max_s"], rk["iterations"])
+    pooled = row.get("pooled") or {}
+    n = int(pooled.get("n") or 0)
+    if values == "pooled":
+        if not n:
+            return None
+        return pooled["mean_s"], pooled["min_s"], pooled["max_s"], n
+    if row.get("median_s") is None:
+        return None
+    return row["median_s"], row["min_s"], row["max_s"], n
+
+
+def one_way_divisor(row: dict) -> int:
+    """What the suite divides a call's time by to print a one-way latency: meta.json's
+    experiments[].one_way_divisor where recorded, else 2 for the round-trip ops (multi_lat,
+    multi_lat_persistent) and 1 for the rest."""
+    d = row.get("one_way_divisor")
+    if isinstance(d, int) and not isinstance(d, bool) and d >= 1:
+        return d
+    return 2 if _variant(row["op"])[0] in ("multi_lat", "multi_lat_persistent") else 1
+
+
+def _factors(rows: list[dict]) -> dict:
+    return rows[0].get("factors") or {"datatype": (rows[0].get("operation_params") or {}).get("datatype"),
+                                      **(rows[0].get("operation_params") or {})}
 
 
 def _bw(row: dict, values: str, t: float) -> float | None:
@@ -265,25 +303,42 @@ def _bw(row: dict, values: str, t: float) -> float | None:
     return bandwidth_MBps(nb, t)
 
 
-def _rate(row: dict, values: str, t: float) -> float | None:
+def _msgs_per_call(row: dict, f: dict) -> float:
+    m = (row.get("msg_rate_per_s") or {}).get("msgs_per_call")
+    if m:
+        return m[0]
+    w = int(f.get("bw_window") or 64)
+    op = _variant(row["op"])[0]
+    return {"bw": w, "bibw": 2 * w, "mbw_mr": max(1, row["nprocs"] // 2) * w}.get(op, 0)
+
+
+def _rate(row: dict, values: str, t: float, f: dict) -> float | None:
+    """Messages/s: msgs_per_call / the time; with runs, the median per-run bandwidth scaled by
+    messages per byte (the same per-run medians)."""
     from mpitempo.analysis.derived import msg_rate_per_s
 
+    msgs = _msgs_per_call(row, f)
     m = row.get("msg_rate_per_s") or {}
     if values == "runs":
-        return m.get("median")
-    return msg_rate_per_s((m.get("msgs_per_call") or [0])[0], t)
+        if m.get("median") is not None:
+            return m["median"]
+        b = row.get("bandwidth_MBps") or {}
+        nb = (b.get("bytes_per_call") or [0])[0]
+        if b.get("median") is not None and nb:
+            return b["median"] * 1e6 * msgs / nb
+    return msg_rate_per_s(msgs, t)
 
 
-def _nbc_values(row: dict, pure_row: dict | None, values: str) -> tuple | None:
+def _nbc_values(row: dict, pure_row: dict | None, values: str, stat: str = "mean") -> tuple | None:
     """(overall_s, compute_s, pure_s, osu overlap %) of an overlap row: pure from the pure op's row
     (same values) when measured, else the calibration's pure time."""
     from mpitempo.analysis.derived import overlap_pct
 
-    v = values_of(row, values)
+    v = values_of(row, values, stat)
     comp = (row.get("compute") or {}).get("median_s")
     if v is None or comp is None:
         return None
-    pv = values_of(pure_row, values) if pure_row else None
+    pv = values_of(pure_row, values, stat) if pure_row else None
     pure = pv[0] if pv else (row.get("compute") or {}).get("pure_s")
     if not pure:
         return None
@@ -291,17 +346,71 @@ def _nbc_values(row: dict, pure_row: dict | None, values: str) -> tuple | None:
     return v[0], comp, pure, ov if ov is not None else overlap_pct(v[0], comp, pure)
 
 
-def _derived_meaning(layout: str, fmt: str) -> list[str]:
+# --- the '#' lines of mpitempo -------------------------------------------------------------------
+
+def _runs(rows: list[dict], values: str) -> int:
+    if values == "ranks":
+        return max((r.get("ranks") or {}).get("runs", 0) for r in rows)
+    return max(x["runs"] for x in rows)
+
+
+def _stat_text(fmt: str, stat: str, nprocs: int, runs: int, after: str) -> list[str]:
+    tool = "OSU's" if fmt == "osu" else "IMB's"
+    each = f"per mpirun, each rank's average time of one call over the measurements kept {after}"
+    cols = "Avg / Min / Max" if fmt == "osu" else "t_avg / t_min / t_max"
+    which = {"mean": f"then {cols} = the mean / smallest / largest over the {nprocs} ranks",
+             "origin": "then rank 0's (the origin's: OSU times rank 0 only; the other rank is not in the number)",
+             "first_half": ("then rank 0's (the pair's initiator: OSU times the initiating rank of each pair and "
+                            "takes their mean)" if nprocs // 2 <= 1 else
+                            f"then the mean over the initiating ranks 0..{nprocs // 2 - 1} (OSU reduces their times "
+                            "over the pairs)"),
+             "max": "then the largest over the ranks (IMB's timing[MAX]; t_min / t_avg: smallest / mean)"}[stat]
+    return [f"# Values = {tool} definition: {each},", f"# {which}; each number is the median of its value over {runs} mpirun(s)."]
+
+
+def _meaning(rows: list[dict], values: str, filt_desc: str, fmt: str, stat: str, runs: int) -> list[str]:
+    """The '#' lines that say what the columns hold."""
+    from mpitempo.present.definitions import measurement_text
+
+    after = f"after {filt_desc}" if filt_desc.startswith("no ") else f"after the {filt_desc}"
+    nprocs = rows[0]["nprocs"]
+    it = "Iterations" if fmt == "osu" else "#repetitions"
+    if values == "ranks":
+        shown = fmt == "imb" or (osu_target(rows[0]["op"]) or ("",))[0] == "coll"
+        return _stat_text(fmt, stat, nprocs, runs, after) + [
+            (f"# {it} = MPI calls timed per rank in one mpirun (lower median over the mpiruns). " if shown else "# ")
+            + "Source: perrank.bin (run --per-rank)."]
+    tool = "OSU's" if fmt == "osu" else "IMB's"
+    op = rows[0]["op"].split("/")[0]
+    one = f"# One measurement = {measurement_text(rows[0]['op'], _factors(rows))}"
+    one += ("; the rank that osu_latency and IMB PingPong time as well." if op in ("pingpong", "pingpong-loop")
+            else f"; not {tool} per-rank average.")
+    shown = fmt == "imb" or (osu_target(rows[0]["op"]) or ("",))[0] == "coll"
+    its = f"; {it} = " if shown else ""
+    if values == "pooled":
+        return [f"# Values = mean, min / max = smallest / largest of all measurements kept {after}, all mpiruns "
+                f"pooled" + (f"{its}those measurements." if shown else "."), one]
+    return [f"# Values = median of the per-mpirun medians, min / max = smallest / largest per-mpirun median "
+            f"({after})" + (f"{its}measurements kept, all mpiruns." if shown else "."), one]
+
+
+def _derived_meaning(layout: str, fmt: str, values: str) -> list[str]:
     """'#' lines for the derived columns of a layout."""
-    if layout in ("bw", "mbw_mr", "rma_bw"):
-        out = ["# MB/s (1 MB = 1e6 B, as OSU): per mpirun, bytes moved per call (meta.json bytes_per_call) / its "
-               "median time; the median over the mpiruns (--values runs), or bytes_per_call / the time column of "
-               "--values pooled|ranks."]
-        if layout == "mbw_mr":
-            out.append("# Messages/s: messages per call (msgs_per_call) / run median, median over the mpiruns.")
+    if layout in ("bw", "mbw_mr", "rma_bw", "rate"):
+        src = ("the median over the mpiruns of (bytes moved per call / the run's median time)" if values == "runs"
+               else "bytes moved per call (meta.json bytes_per_call) / the time of one call")
+        out = [f"# MB/s (1 MB = 1e6 B, as OSU and IMB): {src}."]
+        if layout in ("mbw_mr", "rate"):
+            out.append("# Messages/s: messages per call / the same time.")
         return out
     if layout == "multi_lat":
-        return ["# Latency = half the round trip of one call (one ping-pong on every pair), as OSU reports."]
+        return ["# Latency = half the round trip of one call (one ping-pong on every pair), as OSU prints it; "
+                "mpitempo summary shows the whole round trip."]
+    if layout == "rma_lat_2":
+        return ["# Latency = half of one call (two access epochs, --rma-epochs 2), as OSU prints it; mpitempo "
+                "summary shows the whole call."]
+    if layout == "latency":
+        return ["# Latency = one-way time: half a round trip."]
     if layout == "nbc" and fmt == "osu":
         return ["# Overall = the *_overlap op (post + compute + wait); Compute = its measured compute (median over "
                 "mpiruns); Pure Comm. = the pure op (post + wait) when measured, else the calibration's pure time;",
@@ -312,69 +421,104 @@ def _derived_meaning(layout: str, fmt: str) -> list[str]:
                 "op (post + wait) or the calibration's pure time;",
                 "# overlap[%] = IMB's definition from these columns: 100 x max(0, min(1, (t_pure + t_CPU - t_ovrl) / "
                 "max(t_pure, t_CPU)))."]
+    if layout == "time_bw_pp":
+        return ["# t[usec] = one-way time (half a round trip, as IMB PingPong); Mbytes/sec = #bytes / t."]
     if layout in ("time_bw", "range_bw", "rma", "rma_agg"):
+        t = ("t_max, the slowest rank's average (as IMB)" if values == "ranks"
+             else "the time column (every measurement is already the largest over the ranks)")
         return ["# Mbytes/sec = IMB's definition: scale x #bytes / t (PingPing, RMA: 1, Sendrecv: 2, Exchange: 4) "
-                "with t the time column (IMB divides by t_max over ranks; here every measurement is already the "
-                "slowest rank's)." + (" t[usec] = time of one call / messages per call (AGGREGATE mode)."
-                                      if layout == "rma_agg" else "")]
+                f"with t = {t}." + (" t[usec] = time of one call / accesses per call (AGGREGATE mode)."
+                                    if layout == "rma_agg" else "")]
     return []
 
 
-def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = (),
-              pure: dict | None = None) -> str:
-    """One OSU output (one op, one configuration, one nprocs): header, '#' comments, rows by size.
-    pure: (campaign, config, op, msize, nprocs) -> summary row, for the pure op of an overlap op."""
-    op = rows[0]["op"]
+def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str, extra, runs: int,
+           layout: str) -> list[str]:
+    """mpitempo's '#' lines after the rows of a block."""
+    from mpitempo import __version__
+    from mpitempo.present.definitions import definition_notes, definition_warnings
+
+    r = rows[0]
+    f = dict(_factors(rows), nprocs=r["nprocs"])
+    stat = statistic(fmt, r["op"])
+    out = [f"# mpitempo {__version__}: {source}" + (f", campaign {r['campaign']}" if r.get("campaign") else "")
+           + f"; op {r['op']}",
+           f"# configuration: {r['config']}  ranks: {r['nprocs']}  mpiruns: {runs}"]
+    out += [f"# WARNING: {w}" for w in definition_warnings(r["op"], f, fmt)]
+    out += [f"# {e}" for e in extra]
+    out += _meaning(rows, values, filt_desc, fmt, stat, runs)
+    out += _derived_meaning(layout, fmt, values)
+    diffs = definition_notes(r["op"], f, fmt, context="export")
+    if diffs:
+        out.append(f"# Differs in definition from {'OSU ' + OSU_VERSION if fmt == 'osu' else 'IMB ' + IMB_VERSION}"
+                   + (f" (profile like = {f['like']})" if f.get("like") else "") + ":")
+        out += [f"#   {d}" for d in diffs]
+    return out
+
+
+# --- OSU ------------------------------------------------------------------------------------------
+
+def osu_header(op: str, f: dict, nprocs: int) -> list[str]:
+    """The lines OSU 7.4 prints before its first row, for this op and these settings."""
+    from mpitempo.present.definitions import mpi_type
+
     layout, title, _ = osu_target(op)
-    runs = _runs(rows, values)
-    out = [f"# {title} v{OSU_VERSION}"]
+    nosize = op in NOSIZE_OPS
+    out = [] if layout in ("mbw_mr", "rma_lat", "rma_bw") else [""]
+    out.append(f"# {title} v{OSU_VERSION}")
     if layout == "nbc":
         out += ["# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait", ""]
-    out += _context(rows, source, list(extra), runs) + _meaning(values, filt_desc, "osu", rows[0]["nprocs"], runs)
-    out += _derived_meaning(layout, "osu")
-    params = rows[0].get("operation_params") or {}
     if layout == "mbw_mr":
-        out.append(f"# [ pairs: {max(1, rows[0]['nprocs'] // 2)} ] [ window size: {params.get('bw_window', 64)} ]")
+        out.append(f"# [ pairs: {max(1, nprocs // 2)} ] [ window size: {f.get('bw_window') or 64} ]")
     if layout in ("rma_lat", "rma_bw"):
-        out.append(f"# Window creation: {OSU_WIN.get(str(params.get('rma_win')), params.get('rma_win') or '?')}")
-        out.append(f"# Synchronization: {OSU_SYNC.get(str(params.get('rma_sync')), params.get('rma_sync') or '?')}")
-    if layout != "coll":
-        out.append(f"# Datatype: {_mpi_type(rows[0])}.")
-    nosize = op in NOSIZE_OPS or op == "barrier_init" or op == "ibarrier_overlap"
+        win, sync = str(f.get("rma_win") or "allocate"), str(f.get("rma_sync") or "flush")
+        out.append(f"# Window creation: {OSU_WIN.get(win, win)}")
+        out.append(f"# Synchronization: {OSU_SYNC.get(sync, sync)}")
+    if not nosize:
+        out.append(f"# Datatype: {mpi_type(op, f)}.")
     if layout == "coll":
-        if nosize:
-            out.append(f"{'# Avg Latency(us)'}{'Min Latency(us)':>{FW}}{'Max Latency(us)':>{FW}}{'Iterations':>12}")
-        else:
-            out.append(f"{'# Size':<10}{'Avg Latency(us)':>{FW}}{'Min Latency(us)':>{FW}}{'Max Latency(us)':>{FW}}"
-                       f"{'Iterations':>12}")
-    else:
-        cols = {"bw": ["Bandwidth (MB/s)"], "rma_bw": ["Bandwidth (MB/s)"], "mbw_mr": ["MB/s", "Messages/s"],
-                "multi_lat": ["Avg Latency(us)"], "rma_lat": ["Latency (us)"],
-                "nbc": ["Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"]}[layout]
-        if nosize:
-            out.append("# " + cols[0] + "".join(f"{c:>{FW}}" for c in cols[1:]))
-        else:
-            out.append(f"{'# Size':<10}" + "".join(f"{c:>{FW}}" for c in cols))
+        cols = ["Avg Latency(us)", "Min Latency(us)", "Max Latency(us)"]
+        head = ("# " + cols[0] if nosize else f"{'# Size':<10}{cols[0]:>{FW}}") + "".join(f"{c:>{FW}}" for c in cols[1:])
+        return out + [head + f"{'Iterations':>12}"]
+    cols = {"bw": ["Bandwidth (MB/s)"], "rma_bw": ["Bandwidth (MB/s)"], "mbw_mr": ["MB/s", "Messages/s"],
+            "multi_lat": ["Avg Latency(us)"], "latency": ["Avg Latency(us)"], "rma_lat": ["Latency (us)"],
+            "nbc": ["Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"]}[layout]
+    if nosize:
+        return out + ["# " + cols[0] + "".join(f"{c:>{FW}}" for c in cols[1:])]
+    return out + [f"{'# Size':<10}" + "".join(f"{c:>{FW}}" for c in cols)]
+
+
+def _osu_size(op: str, msize: int) -> int:
+    """The Size column: the bytes of one element for fop / cas (OSU prints its type's size), else msize."""
+    return 8 if _variant(op)[0] in ("fop", "cas") else msize
+
+
+def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[str]:
+    op = rows[0]["op"]
+    layout = osu_target(op)[0]
+    f = _factors(rows)
+    stat = statistic("osu", op)
+    nosize = op in NOSIZE_OPS
+    out = []
     for r in sorted(rows, key=lambda x: x["msize"]):
-        v = values_of(r, values)
+        v = values_of(r, values, stat)
         if v is None:
             continue
         avg, lo, hi, n = v
+        size = f"{_osu_size(op, r['msize']):<10d}"
         if layout == "coll":
             cells = f"{avg * 1e6:>{FW}.2f}{lo * 1e6:>{FW}.2f}{hi * 1e6:>{FW}.2f}{n:>12d}"
-            out.append(f"{avg * 1e6:>17.2f}{cells[FW:]}" if nosize else f"{r['msize']:<10d}{cells}")
+            out.append(f"{avg * 1e6:>17.2f}{cells[FW:]}" if nosize else size + cells)
             continue
         if layout in ("bw", "rma_bw"):
             nums = [_bw(r, values, avg)]
         elif layout == "mbw_mr":
-            nums = [_bw(r, values, avg), _rate(r, values, avg)]
-        elif layout == "multi_lat":
-            nums = [avg / 2 * 1e6]
-        elif layout == "rma_lat":
-            nums = [avg * 1e6]
+            nums = [_bw(r, values, avg), _rate(r, values, avg, f)]
+        elif layout in ("multi_lat", "rma_lat", "latency"):
+            nums = [avg / one_way_divisor(r) * 1e6]
         else:
             key = (r.get("campaign", ""), r["config"], op[:-8], r["msize"], r["nprocs"])
-            nv = _nbc_values(r, (pure or {}).get(key), values)
+            nv = _nbc_values(r, (pure or {}).get(key), values, stat)
             if nv is None:
                 continue
             nums = [nv[0] * 1e6, nv[1] * 1e6, nv[2] * 1e6, nv[3]]
@@ -383,59 +527,171 @@ def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra:
         if nosize:      # print_stats_nbc without the size: overall in 13 columns
             out.append(f"{nums[0]:>13.2f}" + "".join(f"{x:>{FW}.2f}" for x in nums[1:]))
         else:
-            out.append(f"{r['msize']:<10d}" + "".join(f"{x:>{FW}.2f}" for x in nums))
+            out.append(size + "".join(f"{x:>{FW}.2f}" for x in nums))
+    return out
+
+
+def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = (),
+              pure: dict | None = None) -> str:
+    """One OSU output (one op, one configuration, one nprocs): OSU's header and rows as OSU 7.4
+    prints them, then mpitempo's '#' lines.
+    pure: (campaign, config, op, msize, nprocs) -> summary row, for the pure op of an overlap op."""
+    op = rows[0]["op"]
+    layout = osu_target(op)[0]
+    runs = _runs(rows, values)
+    out = osu_header(op, _factors(rows), rows[0]["nprocs"]) + osu_rows(rows, values, pure)
+    if layout == "rma_lat" and max(one_way_divisor(r) for r in rows) == 2:
+        layout = "rma_lat_2"
+    out += _notes(rows, values, filt_desc, "osu", source, extra, runs, layout)
     return safe_block("\n".join(out) + "\n")   # read in terminals: strings from files escaped
 
 
-def imb_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = (),
-              pure: dict | None = None) -> str:
-    """One IMB benchmark block (one op, one configuration, one nprocs)."""
+# --- IMB ------------------------------------------------------------------------------------------
+
+def _imb_columns(layout: str, nosize: bool) -> list[str]:
+    heads = {"coll": ["t_min[usec]", "t_max[usec]", "t_avg[usec]"], "time_bw": ["t[usec]", "Mbytes/sec"],
+             "rma": ["t[usec]", "Mbytes/sec"], "rma_agg": ["t[usec]", "Mbytes/sec"], "rate": ["Mbytes/sec", "Msg/sec"],
+             "range_bw": ["t_min[usec]", "t_max[usec]", "t_avg[usec]", "Mbytes/sec"],
+             "nbc": ["t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]}[layout]
+    return ([] if nosize else ["#bytes"]) + ["#repetitions"] + heads
+
+
+def _ctime(meta_start: str | None) -> str:
+    """IMB's Date line (ctime format) of a meta.json start_time (UTC)."""
+    import calendar
+
+    if meta_start:
+        try:
+            t = time.strptime(str(meta_start).split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S")
+            return time.asctime(time.gmtime(calendar.timegm(t))) + " UTC"
+        except ValueError:
+            pass
+    return "(not recorded)"
+
+
+def imb_preamble(part: str, name: str, f: dict, env: dict, sizes: list[int], calling: str) -> list[str]:
+    """IMB's general header and list of benchmarks, for one benchmark, with this campaign's values
+    (env: date, machine, system, release, version, mpi_version as recorded in meta.json)."""
+    from mpitempo.present.definitions import MOVE_TYPES, REDUCE_TYPES
+
+    red_t, hash_blank, argv_t = IMB_PREAMBLE[part]
+    bar = "#" + "-" * 64
+    dt = str(f.get("datatype") or "byte")
+    return [bar, f"#    Intel(R) MPI Benchmarks {IMB_VERSION}, {IMB_PARTS[part]}", bar,
+            f"# Date                  : {env.get('date', '(not recorded)')}",
+            f"# Machine               : {env.get('machine', '(not recorded)')}",
+            f"# System                : {env.get('system', '(not recorded)')}",
+            f"# Release               : {env.get('release', '(not recorded)')}",
+            f"# Version               : {env.get('version', '(not recorded)')}",
+            f"# MPI Version           : {env.get('mpi_version', '(not recorded)')}",
+            "# MPI Thread Environment: ", "", "",
+            "# Calling sequence was: ", "", f"# {calling}{argv_t}", "",
+            f"# Minimum message length in bytes:   {min(sizes) if sizes else 0}",
+            f"# Maximum message length in bytes:   {max(sizes) if sizes else 0}",
+            "#",
+            f"# MPI_Datatype                   :   {MOVE_TYPES.get(dt, 'MPI_' + dt.upper())} ",
+            f"# MPI_Datatype for reductions    :   {REDUCE_TYPES.get(dt, 'MPI_' + dt.upper())}{red_t}",
+            f"# MPI_Op                         :   MPI_{str(f.get('redop') or 'sum').upper()}  ",
+            hash_blank, hash_blank, "",
+            "# List of Benchmarks to run:", "", f"# {name}"]
+
+
+def imb_header(part: str, name: str, layout: str, nosize: bool, nprocs: int) -> list[str]:
+    """IMB_print_header of one benchmark: the bars, the name, the processes, the mode, the columns."""
+    cols = _imb_columns(layout, nosize)
+    bar = "#" + "-" * (len(cols) * IW - 1)
+    shown = 2 if name in IMB_TWO_RANKS else nprocs
+    out = ["", bar, f"# Benchmarking {name} ", f"# #processes = {shown} "]
+    idle = nprocs - shown
+    if idle:
+        out.append(f"# ( {idle} additional process{'' if idle == 1 else 'es'} waiting in MPI_Barrier)")
+    out.append(bar)
+    if part == "RMA":
+        out += ["#", f"#    MODE: {'AGGREGATE' if layout == 'rma_agg' else 'NON-AGGREGATE'} ", "#"]
+    return out + ["".join(f"{h:>{IW}}" for h in cols)]
+
+
+def imb_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[str]:
     from mpitempo.analysis.derived import imb_overlap_pct
 
     op = rows[0]["op"]
-    part, name, layout = imb_target(op)
-    runs = _runs(rows, values)
-    bar = "#" + "-" * 63
-    out = [bar, f"#    Intel(R) MPI Benchmarks {IMB_VERSION}, {IMB_PARTS[part]} (layout written by mpitempo)", bar]
-    out += _context(rows, source, list(extra), runs) + _meaning(values, filt_desc, "imb", rows[0]["nprocs"], runs)
-    out += _derived_meaning(layout, "imb")
-    out += ["", bar, f"# Benchmarking {name} ", f"# #processes = {rows[0]['nprocs']} ", bar]
-    if part == "RMA":
-        out += ["#", f"#    MODE: {'AGGREGATE' if layout == 'rma_agg' else 'NON-AGGREGATE'} ", "#"]
-    nosize = op in NOSIZE_OPS or op in ("ibarrier_overlap", "barrier_init")
-    heads = {"coll": ["t_min[usec]", "t_max[usec]", "t_avg[usec]"], "time_bw": ["t[usec]", "Mbytes/sec"],
-             "rma": ["t[usec]", "Mbytes/sec"], "rma_agg": ["t[usec]", "Mbytes/sec"],
-             "range_bw": ["t_min[usec]", "t_max[usec]", "t_avg[usec]", "Mbytes/sec"],
-             "nbc": ["t_ovrl[usec]", "t_pure[usec]", "t_CPU[usec]", " overlap[%]"]}[layout]
-    out.append(("" if nosize else f"{'#bytes':>{IW}}") + f"{'#repetitions':>{IW}}" + "".join(f"{h:>{IW}}" for h in heads))
+    part, name, layout = imb_target(op, rows[0]["nprocs"])
+    f = _factors(rows)
+    nosize = op in NOSIZE_OPS
     scale = IMB_P2P[op][2] if op in IMB_P2P else 1
+    stat = statistic("imb", op)
+    out = []
     for r in sorted(rows, key=lambda x: x["msize"]):
-        v = values_of(r, values)
+        v = values_of(r, values, stat)
         if v is None:
             continue
-        avg, lo, hi, n = v
+        t, lo, hi, n = v
+        div = one_way_divisor(r) if layout in ("time_bw", "rma") else 1     # PingPong from multi_lat: / 2
+        t, lo, hi = t / div, lo / div, hi / div
         m = r["msize"]
+        # IMB divides by its t_max; per-rank data gives it, else the measurements already are the slowest rank's
+        tbw = (r["ranks"]["max_s"] / div) if values == "ranks" and r.get("ranks") else t
         if layout == "coll":
-            nums = [lo * 1e6, hi * 1e6, avg * 1e6]
+            nums = [lo * 1e6, hi * 1e6, (r["ranks"]["avg_s"] if values == "ranks" else t) * 1e6]
         elif layout in ("time_bw", "rma"):
-            nums = [avg * 1e6, scale * m / (avg * 1e6)]
+            nums = [t * 1e6, scale * m / (tbw * 1e6)]
+        elif layout == "rate":
+            nums = [_bw(r, values, tbw), _rate(r, values, tbw, f)]
         elif layout == "rma_agg":
             nb = ((r.get("bandwidth_MBps") or {}).get("bytes_per_call") or [0])[0]
-            t = avg * m / nb if nb else None
-            nums = [None] if t is None else [t * 1e6, m / (t * 1e6)]
+            ta = t * m / nb if nb else None
+            nums = [None] if ta is None else [ta * 1e6, m / (ta * 1e6)]
         elif layout == "range_bw":
-            nums = [lo * 1e6, hi * 1e6, avg * 1e6, scale * m / (avg * 1e6)]
+            avg = r["ranks"]["avg_s"] if values == "ranks" else t
+            nums = [lo * 1e6, hi * 1e6, avg * 1e6, scale * m / (tbw * 1e6)]
         else:
             key = (r.get("campaign", ""), r["config"], op[:-8], m, r["nprocs"])
-            nv = _nbc_values(r, (pure or {}).get(key), values)
+            nv = _nbc_values(r, (pure or {}).get(key), values, stat)
             if nv is None:
                 continue
             nums = [nv[0] * 1e6, nv[2] * 1e6, nv[1] * 1e6, imb_overlap_pct(nv[0], nv[1], nv[2])]
         if any(x is None for x in nums):
             continue
         lead = "" if nosize else f"{m:>{IW}d}"
-        out.append(f"{lead}{n:>{IW}d}" + "".join(f"{x:>{IW}.2f}" for x in nums))
-    out.append("")
+        cells = [f"{x:>{IW}.2f}" for x in nums]
+        if layout == "rate":
+            cells[1] = f"{nums[1]:>{IW}.0f}"        # Msg/sec: "%13.0f" (IMB_output.c)
+        out.append(f"{lead}{n:>{IW}d}" + "".join(cells))
+    return out
+
+
+def imb_env(meta: dict | None) -> dict:
+    """The preamble's Date, Machine, Release and MPI Version from a run's meta.json (uname's
+    system name and version are not recorded)."""
+    m = meta or {}
+    mach = m.get("machine") if isinstance(m.get("machine"), dict) else {}
+    build = m.get("build") if isinstance(m.get("build"), dict) else {}
+    env = {"date": _ctime(m.get("start_time"))}
+    if mach.get("arch"):
+        env["machine"] = mach["arch"]
+    if mach.get("kernel"):
+        env["release"] = mach["kernel"]
+    if build.get("mpi_header_version") is not None:
+        env["mpi_version"] = f"{build['mpi_header_version']}.{build.get('mpi_header_subversion', 0)}"
+    return env
+
+
+def imb_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = (),
+              pure: dict | None = None, meta: dict | None = None) -> str:
+    """One IMB output (one op, one configuration, one nprocs): IMB's preamble and benchmark block
+    as IMB 2021.11 prints them, mpitempo's '#' lines, IMB's closing line."""
+    op = rows[0]["op"]
+    part, name, layout = imb_target(op, rows[0]["nprocs"])
+    runs = _runs(rows, values)
+    f = _factors(rows)
+    nosize = op in NOSIZE_OPS
+    calling = (f"mpitempo export: IMB-{part} layout, numbers measured by mpitempo (op {op}, configuration "
+               f"{rows[0]['config']})")
+    out = imb_preamble(part, name, f, imb_env(meta), [r["msize"] for r in rows], calling)
+    out += imb_header(part, name, layout, nosize, rows[0]["nprocs"]) + imb_rows(rows, values, pure)
+    notes_layout = "time_bw_pp" if name == "PingPong" else layout
+    out += [""] + _notes(rows, values, filt_desc, "imb", source, extra, runs, notes_layout)
+    out += ["", "", "# All processes entering MPI_Finalize", ""]
     return safe_block("\n".join(out) + "\n")   # read in terminals: strings from files escaped
 
 
@@ -458,7 +714,10 @@ def file_name(fmt: str, key: tuple, many_campaigns: bool) -> str:
     if fmt == "osu":
         head = osu_target(op)[2]
     else:
-        part, name, layout = imb_target(op)
+        part, name, layout = imb_target(op, nprocs)
         head = f"IMB-{part}_{name}" + ("_aggregate" if layout == "rma_agg" else "")
+        if name in IMB_CANONICAL and _variant(op)[0] not in IMB_CANONICAL[name] or _variant(op)[1]:
+            base, var = _variant(op)
+            head += f"-{base}{var}"
     lead = f"{_safe(camp)}." if many_campaigns and camp else ""
     return f"{lead}{head}.{_safe(cfg)}.np{nprocs}.txt"

@@ -192,16 +192,32 @@ def _fit(lines: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def summary_text(a: dict, sweep_tables: list[dict]) -> str:
-    lines = header(a)
-    for r in a["results"]:
-        lines += set_block(r)
-    lines += ["", "=" * 72]
-    lines += rate_curve_lines(a)
+def summary_text(a: dict, sweep_tables: list[dict], verbose: bool = False) -> str:
+    """The rate curve (one line per message size and npp) first, then the npp sweeps, the
+    loop-averaged comparison and the bidirectional exchanges, then the program parameters; with
+    ``verbose`` also the Appendix C block of every message size (timing results, statistics,
+    rates, filtered results) at the end."""
+    from mpitempo.present.simulated import line
+
+    from mpitempo.present.definitions import definition_notes
+
+    lines = [line(a["simulated"])] if a.get("simulated") else []
+    lines += rate_curve_lines(a)[1:]
+    diffs = definition_notes("pingpong", {"kind": "pingpong", "pingpong": a.get("params") or {}}, "osu")
+    if diffs:
+        lines += ["", "  Not osu_latency's number: " + "; ".join(d.split(": ", 1)[1] for d in diffs)
+                  + ". The osu_latency loop: --compare; its layout: mpitempo export --osu."]
     for t in sweep_tables:
         lines += sweep_lines(t)
     lines += compare_lines(a)
     lines += bidir_lines(a)
+    lines += [""] + [x for x in header(a) if not a.get("simulated") or x != line(a["simulated"])]
+    if verbose:
+        for r in a["results"]:
+            lines += set_block(r)
+        lines += ["", "=" * 72]
+    else:
+        lines += ["", "(the statistics of every message size: --verbose; everything, with histograms: --full)"]
     return _fit(lines)
 
 

@@ -85,6 +85,8 @@ def factors_html(data) -> str:
 
 
 def build_report(data, filt: Filter | None = None, title: str | None = None, seed: int = 1) -> str:
+    from mpitempo.present.definitions import summary_notes
+
     filt = filt or Filter()
     per_run = per_run_table(data.con, filt)
     counts = counts_from_per_run(per_run, filt)
@@ -123,7 +125,8 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                  "the median (order statistics); CI ±: its half-width relative to the median; stop: what stopped "
                  "the row (docs/methods.md, Adaptive repetitions).</p>"
                  + "".join(f"<p class='note'>{esc(n)}</p>" for n in stop_notes(rows))
-                 + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows)))
+                 + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows))
+                 + "".join(f"<p class='note'>{esc(n)}</p>" for n in summary_notes(data, rows)))
 
     # comparison: configs within the data, or campaigns when several were given
     cmp = None

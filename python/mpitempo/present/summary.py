@@ -154,6 +154,9 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         from mpitempo.present.derived import print_derived
 
         print_derived(rows, con, many)
+        from mpitempo.present.definitions import summary_notes   # where a number differs from OSU's / IMB's
+        for n in summary_notes(data, rows):
+            con.print(escape(safe(n)))
     notes = [outlier_line(counts["outliers"], counts["measurements"],
                           *((counts["mild"], counts["severe"]) if filt.kind == "tukey" else ()))
              + f" ({filt.describe()})"]

@@ -40,7 +40,7 @@ enum {
 enum { MT_RMA_FENCE, MT_RMA_LOCK, MT_RMA_FLUSH, MT_RMA_LOCK_ALL, MT_RMA_PSCW, MT_RMA_FLUSH_LOCAL };
 enum { MT_WIN_CREATE, MT_WIN_ALLOCATE, MT_WIN_DYNAMIC };
 enum { MT_VCOUNTS_UNIFORM, MT_VCOUNTS_SKEWED };
-enum { MT_TOPO_CART, MT_TOPO_GRAPH };
+enum { MT_TOPO_CART, MT_TOPO_GRAPH, MT_TOPO_RING };
 typedef struct mt_op_opts {
     int window;           /* messages in flight per call (bw, bibw, mbw_mr, put_bw, get_bw) */
     int rbuf_single;      /* --bw-rbuf single: one receive buffer for the W messages of a window (as OSU) */

@@ -8,7 +8,12 @@
  *  graph - MPI_Dist_graph_create_adjacent: rank i sends to (i+1) mod p and
  *          (i + p/2) mod p, without duplicates or itself, and receives from
  *          the inverse ((i-1) mod p, (i - p/2) mod p): 2 neighbours each way
- *          for p >= 4, 1 for p = 2 or 3, none for p = 1.
+ *          for p >= 4, 1 for p = 2 or 3, none for p = 1;
+ *  ring  - MPI_Dist_graph_create_adjacent: rank i sends to and receives from
+ *          (i-1) mod p and (i+1) mod p, in that order, never itself, a repeat
+ *          kept: OSU Micro-Benchmarks 7.4's default neighbourhood (a periodic
+ *          1-D grid of radius 1 as a distributed graph, c/util/osu_util_mpi.c;
+ *          OSU runs it on 3 ranks or more, where the 2 neighbours differ).
  * msize is the block per neighbour. The buffers, count/displacement/type
  * arrays and the communicator are the op's own (sized for the neighbour
  * counts in setup, freed in teardown).
@@ -21,11 +26,9 @@
  * displacement arrays, alltoallw with byte displacements and a type per
  * neighbour). The ineighbor_* ops are the non-blocking forms (MPI_Ineighbor_*
  * + MPI_Wait in one call, on the same topology and buffers). bytes_per_call =
- * msgs_per_call = 0: latency ops. OSU 7.4 has osu_neighbor_* and
- * osu_ineighbor_* (c/mpi/collective/neighborhood) on its own topologies (a
- * periodic grid of `dim` dimensions (default 1) whose ranks within radius
- * `rad` (default 1) are the neighbours, made a distributed graph, or a graph
- * read from an adjacency file), which differ from these; IMB-MPI1 has none. */
+ * msgs_per_call = 0: latency ops, OSU 7.4's osu_neighbor_* and osu_ineighbor_*
+ * tests (with ring; OSU also offers a grid of more dimensions or radius and a
+ * graph read from a file); IMB has none. */
 #include "op/op.h"
 #include "base/mt_common.h"
 
@@ -81,6 +84,17 @@ static int graph_nbrs(int rank, int p, int sign, int out[2])
     return n;
 }
 
+/* the ring: (i-1) and (i+1) mod p, without the rank itself, a repeat kept (p = 2: the other rank twice) */
+static int ring_nbrs(int rank, int p, int out[2])
+{
+    int n = 0;
+    for (int d = -1; d <= 1; d += 2) {
+        int j = ((rank + d) % p + p) % p;
+        if (j != rank) out[n++] = j;
+    }
+    return n;
+}
+
 static int n_setup(mt_op_args_t *a, char *err)
 {
     nstate_t *st = calloc(1, sizeof *st);
@@ -98,8 +112,14 @@ static int n_setup(mt_op_args_t *a, char *err)
         }
         st->indeg = st->outdeg = 4; /* 2 x ndims: the -1 and +1 shift of each dimension */
     } else {
-        int src[2], dst[2];
-        int nin = graph_nbrs(a->rank, a->size, -1, src), nout = graph_nbrs(a->rank, a->size, +1, dst);
+        int src[2], dst[2], nin, nout;
+        if (a->opts->topo == MT_TOPO_RING) {
+            nin = ring_nbrs(a->rank, a->size, src);
+            nout = ring_nbrs(a->rank, a->size, dst);
+        } else {
+            nin = graph_nbrs(a->rank, a->size, -1, src);
+            nout = graph_nbrs(a->rank, a->size, +1, dst);
+        }
 /* Open MPI's MPI_UNWEIGHTED is the address 2, which GCC >= 11 takes for an empty array */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic push

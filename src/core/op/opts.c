@@ -11,7 +11,7 @@
 static const char *const rma_sync_names[] = {"fence", "lock", "flush", "lock_all", "pscw", "flush_local", NULL};
 static const char *const rma_win_names[] = {"create", "allocate", "dynamic", NULL};
 static const char *const vcounts_names[] = {"uniform", "skewed", NULL};
-static const char *const topo_names[] = {"cart", "graph", NULL};
+static const char *const topo_names[] = {"cart", "graph", "ring", NULL};
 static const char *const rbuf_names[] = {"window", "single", NULL};
 
 static int pick(const char *v, const char *const *names, const char *flag, int *out, char *err)

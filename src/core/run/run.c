@@ -36,9 +36,22 @@ static int finish_error(mt_run_t *r, const char *err)
 
 /* the checks that need no MPI: timer name, the app's options, then the
  * parameter bounds (after the owners, whose messages speak their terms) */
+/* --like: the profile names mpitempo run/pingpong know (python/mpitempo/io/opnames.py PROFILES) */
+static const char *const like_names[] = {"osu", "imb", NULL};
+
+static int check_like(const mt_run_t *r, char *err)
+{
+    if (!mt_param_def(MTP_like, r->app->id) || !mt_p_set(&r->cli.p, MTP_like)) return MT_OK;
+    const char *v = mt_p_str(&r->cli.p, MTP_like);
+    for (int i = 0; like_names[i]; i++)
+        if (strcmp(v, like_names[i]) == 0) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "unknown profile --like '%s' (allowed: osu, imb)", v);
+}
+
 static int validate(mt_run_t *r, int np, char *err)
 {
     int rc = mt_timer_check_name(mt_p_str(&r->cli.p, MTP_timer), err);
+    if (rc == MT_OK) rc = check_like(r, err);
     if (rc == MT_OK && r->app->check) rc = r->app->check(r, np, err);
     if (rc == MT_OK) rc = mt_params_check_bounds(&r->cli.p, err);
     return rc;
@@ -286,6 +299,9 @@ mt_json_t *mt_run_meta_begin(mt_run_t *r, int with_end_time)
     mt_json_obj_begin(&r->meta);
     mt_factors_write_run_header(&r->meta, tool, r->app->kind, r->cli.config, r->cli.run_index, r->start_iso,
                                 with_end_time ? end_iso : NULL, r->argc, r->argv, r->launch, r->ctx.size, r->recs);
+    /* the profile the settings were chosen from (--like; a factor of the run, absent without one) */
+    if (mt_param_def(MTP_like, r->app->id) && mt_p_set(&r->cli.p, MTP_like))
+        mt_json_kstr(&r->meta, "like", mt_p_str(&r->cli.p, MTP_like));
     write_shared_cpu(r, &r->meta);
     r->meta_state = with_end_time ? 2 : 1;
     return &r->meta;

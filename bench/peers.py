@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Benchmark: mpitempo `--like osu` side by side with the OSU Micro-Benchmarks 7.4 binaries (and IMB
+when given), interleaved, on 2 ranks (docs/methods.md, "Compared with OSU and IMB").
+
+For every benchmark of the OSU day-one set (osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_allreduce,
+osu_iallreduce, osu_put_latency with lock and with fence) and every round: the OSU binary
+(`-m MIN:MAX -z`, its own per-iteration median, P50, where it prints one) and then mpitempo's
+equivalent (`run --ops osu_X --like osu --per-rank --precision P`, exported with `export --osu`, the
+layout and statistic OSU prints), each under the CPU lock, for the same powers-of-two sizes. Recorded
+per benchmark and size: both values, the ratio mpitempo / OSU, both wall times (the whole OSU run and
+the whole mpitempo campaign), the load before each. Means are not comparable on a shared VM: OSU's
+P50 is compared with mpitempo's median of run medians; where OSU prints no P50 (mbw_mr, iallreduce's
+Overall, put fence), its average.
+
+Build the peers first, outside the repository: sh bench/peers_build.sh /work/peers
+
+  python3 bench/peers.py --osu /work/peers/osu-7.4 --sizes 8-4M --rounds 2 --out bench/results/peers.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LOCK = os.path.join(os.environ.get("TMPDIR", "/tmp"), "mpitempo-cpu.lock")
+KEEP = (8, 1024, 65536, 1 << 20, 4 << 20)   # the sizes recorded (the issue's day-one set)
+
+# benchmark label -> (OSU binary, its extra flags, mpitempo ops, extra mpitempo flags, the OSU column compared)
+SET = {
+    "osu_latency": ("pt2pt/standard/osu_latency", [], "osu_latency", [], "P50 Tail Lat(us)"),
+    "osu_bw": ("pt2pt/standard/osu_bw", [], "osu_bw", [], "P50 Tail BW(MB/s)"),
+    "osu_bibw": ("pt2pt/standard/osu_bibw", [], "osu_bibw", [], "P50 Tail BW(MB/s)"),
+    "osu_mbw_mr": ("pt2pt/standard/osu_mbw_mr", [], "osu_mbw_mr", [], "MB/s"),
+    "osu_allreduce": ("collective/blocking/osu_allreduce", [], "osu_allreduce", [], "P50 Tail Lat(us)"),
+    "osu_iallreduce": ("collective/non_blocking/osu_iallreduce", [], "osu_iallreduce", [], "Overall(us)"),
+    "osu_put_latency lock": ("one-sided/osu_put_latency", ["-s", "lock"], "osu_put_latency",
+                             ["--rma-sync", "lock"], "P50 Tail Lat(us)"),
+    "osu_put_latency fence": ("one-sided/osu_put_latency", ["-s", "fence"], "osu_put_latency",
+                              ["--rma-sync", "fence", "--rma-epochs", "2"], "P50 Tail Lat(us)"),
+}
+
+
+def size_range(text: str) -> tuple[int, int]:
+    mult = {"": 1, "K": 1024, "M": 1 << 20}
+    m = re.fullmatch(r"(\d+)([KM]?)-(\d+)([KM]?)", text)
+    if not m:
+        raise SystemExit(f"--sizes: expected MIN-MAX such as 8-4M, not '{text}'")
+    return int(m[1]) * mult[m[2]], int(m[3]) * mult[m[4]]
+
+
+def table(text: str) -> dict[int, dict[str, float]]:
+    """size -> {column: value} of an OSU-layout text (OSU's own output or mpitempo's export)."""
+    cols, rows = None, {}
+    for line in text.splitlines():
+        if line.startswith("# Size"):
+            cols = [c for c in re.split(r"\s{2,}", line[2:].strip())]
+        elif cols and re.match(r"^\d+\s", line):
+            vals = line.split()
+            try:
+                rows[int(vals[0])] = {c: float(v) for c, v in zip(cols[1:], vals[1:])}
+            except ValueError:
+                continue
+    return rows
+
+
+def locked(argv: list[str], env=None, timeout=3600) -> tuple[subprocess.CompletedProcess, float, float]:
+    l0 = os.getloadavg()[0]
+    t0 = time.monotonic()
+    r = subprocess.run(["flock", LOCK, *argv], capture_output=True, text=True, env=env, timeout=timeout)
+    return r, time.monotonic() - t0, l0
+
+
+def run_osu(osu: Path, mpiexec: str, label: str, lo: int, hi: int) -> dict:
+    binary, extra, *_ = SET[label]
+    exe = osu / "src/c/mpi" / binary
+    if not exe.exists():
+        exe = osu / "c/mpi" / binary
+    argv = [mpiexec, "-n", "2", "-bind-to", "core", str(exe), "-m", f"{lo}:{hi}", "-z", *extra]
+    r, wall, l0 = locked(argv)
+    if r.returncode != 0 or "-z" in r.stderr and "invalid" in r.stderr:   # a test without -z
+        argv.remove("-z")
+        r, wall, l0 = locked(argv)
+    if r.returncode != 0:
+        raise SystemExit(f"{label}: {' '.join(argv)} failed: {r.stderr[-800:]}")
+    return {"argv": argv, "wall_s": wall, "load": l0, "rows": table(r.stdout)}
+
+
+def run_mpitempo(label: str, lo: int, hi: int, precision: str, mpiruns: int | None, td: Path, i: int) -> dict:
+    _, _, ops, extra, _ = SET[label]
+    d = td / f"{label.replace(' ', '-')}-{i}"
+    argv = ["mpitempo", "run", "--ops", ops, "--like", "osu", "--per-rank", "--msizes", f"{lo}-{hi}",
+            "--precision", precision, *extra, "-o", str(d), "--quiet", "--no-summary"]
+    if mpiruns:
+        argv += ["--mpiruns", str(mpiruns)]
+    r, wall, l0 = locked(argv)
+    if r.returncode != 0:
+        raise SystemExit(f"{label}: {' '.join(argv)} failed: {r.stderr[-1500:]}")
+    exp = td / f"export-{d.name}"
+    e = subprocess.run(["mpitempo", "export", str(d), "--osu", str(exp)], capture_output=True, text=True)
+    if e.returncode != 0:
+        raise SystemExit(f"{label}: export failed: {e.stderr[-800:]}")
+    files = sorted(exp.glob("*.txt"))
+    want = ops.replace("osu_", "")
+    pick = [f for f in files if f.name.startswith(ops)] or [f for f in files if want in f.name] or files
+    summ = json.loads(subprocess.run(["mpitempo", "summary", str(d), "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    stops = {f"{x['op']} {x['msize']}": x.get("stop") for x in summ}
+    return {"argv": argv, "wall_s": wall, "load": l0, "rows": table(pick[0].read_text()), "export": pick[0].name,
+            "stops": stops, "runs": max((x["runs"] for x in summ), default=0)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--osu", required=True, help="the OSU 7.4 build directory (bench/peers_build.sh DIR: DIR/osu-7.4)")
+    ap.add_argument("--imb", help="the IMB build directory (not compared yet: recorded as given)")
+    ap.add_argument("--sizes", default="8-4M")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--precision", default="2%")
+    ap.add_argument("--mpiruns", type=int, default=None, help="mpitempo's mpiruns (default: run's own)")
+    ap.add_argument("--only", help="comma-separated labels of SET to run")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    lo, hi = size_range(a.sizes)
+    mpiexec = shutil.which("mpiexec")
+    labels = [x for x in SET if not a.only or x in a.only.split(",")]
+    res = {"command": " ".join(sys.argv), "mpiexec": mpiexec, "sizes": [lo, hi], "precision": a.precision,
+           "note": "OSU's P50 (-z) against mpitempo's median of run medians; means are not comparable on a shared VM",
+           "benchmarks": {}}
+    with tempfile.TemporaryDirectory(prefix="mt-peers-") as td:
+        for label in labels:
+            rounds = []
+            for i in range(a.rounds):    # interleaved: OSU, then mpitempo, in every round
+                o = run_osu(Path(a.osu), mpiexec, label, lo, hi)
+                m = run_mpitempo(label, lo, hi, a.precision, a.mpiruns, Path(td), i)
+                col = SET[label][4]
+                per = {}
+                for s in KEEP:
+                    if lo <= s <= hi and s in o["rows"] and s in m["rows"]:
+                        ov = o["rows"][s].get(col, next(iter(o["rows"][s].values())))
+                        mv = next(iter(m["rows"][s].values()))
+                        per[s] = {"osu": ov, "mpitempo": mv, "ratio": mv / ov if ov else None}
+                rounds.append({"osu_wall_s": o["wall_s"], "mpitempo_wall_s": m["wall_s"],
+                               "wall_ratio": m["wall_s"] / o["wall_s"], "load_osu": o["load"],
+                               "load_mpitempo": m["load"], "osu_column": col, "mpitempo_file": m["export"],
+                               "mpitempo_mpiruns": m["runs"], "stops": m["stops"], "sizes": per,
+                               "osu_argv": o["argv"], "mpitempo_argv": m["argv"]})
+                print(f"{label} round {i}: OSU {o['wall_s']:.1f} s, mpitempo {m['wall_s']:.1f} s; "
+                      + ", ".join(f"{s}: {v['ratio']:.2f}" for s, v in per.items() if v["ratio"]), file=sys.stderr)
+            res["benchmarks"][label] = rounds
+    tot_o = sum(r["osu_wall_s"] for rs in res["benchmarks"].values() for r in rs)
+    tot_m = sum(r["mpitempo_wall_s"] for rs in res["benchmarks"].values() for r in rs)
+    res["total"] = {"osu_wall_s": tot_o, "mpitempo_wall_s": tot_m, "wall_ratio": tot_m / tot_o if tot_o else None}
+    res["time"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    text = json.dumps(res, indent=1)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
