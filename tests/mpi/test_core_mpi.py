@@ -352,7 +352,9 @@ def test_ctrl_c_stops_cleanly(build, tmp_path, ctrl_c):
 
 def test_cli_rejects_unknown_op_before_launching(cli, build, tmp_path):
     code, so, se = cli("run", "--ops", "allreduce,foo", "-o", tmp_path / "c", "--quiet")
-    assert code == 2 and "unknown op 'foo'" in se and "allgatherv" in se
+    assert code == 2 and "unknown op 'foo'" in se and "did you mean fop?" in se and "--list" in se
+    code, so, se = cli("run", "--ops", "allgatherx", "-o", tmp_path / "c", "--quiet")
+    assert code == 2 and "did you mean allgather, iallgather or allgatherv?" in se
     code, so, se = cli("run", "--ops", "exscan", "-n", "1", "-o", tmp_path / "d", "--quiet")
     assert code == 2 and "needs at least 2 ranks" in se
 
