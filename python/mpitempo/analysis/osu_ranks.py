@@ -148,18 +148,22 @@ def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: in
 
 
 def _timed_ranks(meta_path: Path) -> dict[int, object]:
-    """exp -> timed_ranks of a run's meta.json ({} when the run does not record them: every rank)."""
+    """exp -> the ranks whose times are the op's (analysis.timed.timed_rows; absent: every rank) of a
+    run's meta.json ({} when the run does not record them). A malformed timed_ranks is refused there."""
+    from mpitempo.analysis.timed import timed_rows
     from mpitempo.io.rundir import load_meta
 
     try:
         meta = load_meta(meta_path)
     except (MtError, OSError, TypeError, ValueError):
         return {}
+    nprocs = meta.get("nprocs")
     out = {}
     for e in meta.get("experiments") or []:
-        if isinstance(e, dict) and isinstance(e.get("exp"), int) and isinstance(e.get("timed_ranks"), list):
-            if all(isinstance(r, int) and not isinstance(r, bool) for r in e["timed_ranks"]):
-                out[e["exp"]] = e["timed_ranks"]
+        if isinstance(e, dict) and isinstance(e.get("exp"), int) and isinstance(nprocs, int):
+            rows = timed_rows(e, nprocs, str(meta_path))
+            if rows is not None:
+                out[e["exp"]] = rows
     return out
 
 
