@@ -73,20 +73,21 @@ def fmt_s(s: float) -> str:
     return f"{h} h {m:02d} min"
 
 
-def _calibrate_one(c, cfg, build, np_: int, tmp: Path) -> dict:
-    from mpitempo.runner.launch import make_launch
-
-    p = dict(c.params_for(cfg))
-    p.update({"nrep": CAL_NREP, "precision": "off", "exp_time": None, "nrep_min": None, "timestamps": None,
-              "per_rank": None})
-    kind = c.kind_obj
-    out = tmp / f"{cfg.name}-np{np_}"
-    out.mkdir()
-    cmd = [build.binary(kind.executable), "--outdir", str(out), *kind.core_args(p), "--expect-np", str(np_),
-           "--quiet"]
-    launch = make_launch(build, np_, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
+def _calibration_mpirun(c, cfg, build, np_: int, tmp: Path, values: dict) -> tuple[float, dict]:
+    """One mpirun of the campaign's core with these parameter values into a temporary directory:
+    (seconds it took, its meta.json). MtError (one line) when it fails or times out."""
     import os
 
+    from mpitempo.runner.launch import make_launch
+
+    kind = c.kind_obj
+    if getattr(kind, "command", None):   # a kind that launches something else than a core binary
+        raise MtError(f"--budget and --estimate are not available for campaigns of kind '{c.kind}'")
+    out = tmp / f"{cfg.name}-np{np_}"
+    out.mkdir()
+    cmd = [build.binary(kind.executable), "--outdir", str(out), *kind.core_args(values), "--expect-np", str(np_),
+           "--quiet"]
+    launch = make_launch(build, np_, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
     env = dict(os.environ)
     env.update(launch.env)
     t0 = time.monotonic()
@@ -97,11 +98,22 @@ def _calibrate_one(c, cfg, build, np_: int, tmp: Path) -> dict:
                       f"{c.timeout_s:g} s (timeout_s): no estimate") from None
     dt = time.monotonic() - t0
     try:
-        meta = json.loads((out / "meta.json").read_text())
+        meta = json.loads((out / "meta.json").read_text()) if r.returncode == 0 else None
     except (OSError, ValueError):
+        meta = None
+    if not isinstance(meta, dict):
         tail = (r.stderr or "").strip().splitlines()[-1:] or ["no output"]
         raise MtError(f"the calibration mpirun of config '{cfg.name}' ({np_} ranks) failed (exit {r.returncode}): "
-                      f"{tail[0][:300]}") from None
+                      f"{tail[0][:300]}")
+    return dt, meta
+
+
+def _calibrate_one(c, cfg, build, np_: int, tmp: Path) -> dict:
+    """A bench mpirun with CAL_NREP measurements per experiment and no adaptive rule."""
+    p = dict(c.params_for(cfg))
+    p.update({"nrep": CAL_NREP, "precision": "off", "exp_time": None, "nrep_min": None, "timestamps": None,
+              "per_rank": None})
+    dt, meta = _calibration_mpirun(c, cfg, build, np_, tmp, p)
     exps = [(e["op"], e["msize"], float(e["wall_s"])) for e in meta.get("experiments", [])]
     return {"duration_s": dt, "exps": exps}
 
@@ -164,31 +176,7 @@ def fit_budget(c, est: Estimate, budget_s: float, spent_s: float) -> str | None:
 def _one_mpirun(c, cfg, build, np_: int, tmp: Path) -> float:
     """Seconds of one mpirun of the campaign's own command (a kind without adaptive repetitions: its
     mpiruns are alike), run into a temporary directory."""
-    import os
-
-    from mpitempo.runner.launch import make_launch
-
-    kind = c.kind_obj
-    out = tmp / f"{cfg.name}-np{np_}"
-    out.mkdir()
-    own = getattr(kind, "command", None)
-    if own:
-        raise MtError(f"--budget and --estimate are not available for campaigns of kind '{c.kind}'")
-    cmd = [build.binary(kind.executable), "--outdir", str(out), *c.core_args(cfg), "--expect-np", str(np_), "--quiet"]
-    launch = make_launch(build, np_, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
-    env = dict(os.environ)
-    env.update(launch.env)
-    t0 = time.monotonic()
-    try:
-        r = subprocess.run(launch.argv, env=env, capture_output=True, text=True, timeout=c.timeout_s)
-    except subprocess.TimeoutExpired:
-        raise MtError(f"the calibration mpirun of config '{cfg.name}' ({np_} ranks) did not finish within "
-                      f"{c.timeout_s:g} s (timeout_s): no estimate") from None
-    if r.returncode != 0 or not (out / "meta.json").exists():
-        tail = (r.stderr or "").strip().splitlines()[-1:] or ["no output"]
-        raise MtError(f"the calibration mpirun of config '{cfg.name}' ({np_} ranks) failed (exit {r.returncode}): "
-                      f"{tail[0][:300]}")
-    return time.monotonic() - t0
+    return _calibration_mpirun(c, cfg, build, np_, tmp, c.params_for(cfg))[0]
 
 
 def estimate_generic(c, builds: dict) -> Estimate:
