@@ -73,3 +73,11 @@ def format_size(n: int) -> str:
         if n >= mul and n % mul == 0:
             return f"{n // mul}{unit}"
     return str(n)
+
+
+def size_cell(op: str, msize) -> str:
+    """A row's message size as tables show it: "-" for the barrier ops (they take no size; the core
+    records 0), else the size (0 B rows are real 0-byte messages)."""
+    if not msize and "barrier" in str(op):
+        return "-"
+    return format_size(int(msize or 0))

@@ -2,7 +2,7 @@
 bandwidth ops, overlap of the overlap ops; printed below the times by `summary` and `compare`."""
 from __future__ import annotations
 
-from mpitempo.io.sizes import format_size
+from mpitempo.io.sizes import format_size, size_cell
 
 
 def num(v, digits: int = 4) -> str:
@@ -23,7 +23,7 @@ def ci_cell(s: dict | None, digits: int = 4) -> str:
 
 
 def _name(r, many: bool) -> list[str]:
-    return ([r["campaign"]] if many else []) + [r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-",
+    return ([r["campaign"]] if many else []) + [r["config"], r["op"], size_cell(r["op"], r["msize"]),
                                                  str(r["nprocs"]), str(r["runs"])]
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mpitempo.io.sizes import format_size
+from mpitempo.io.sizes import format_size, size_cell
 from mpitempo.present.tables import console, print_fitted, print_json, us
 
 # the numbers a scheme prints besides value_s, in table order
@@ -53,7 +53,7 @@ def print_processing(roots, names: list[str], filt, as_json: bool = False, plot:
     for i, r in enumerate(rows):
         d = deltas[i]
         cells.append(([r["campaign"]] if many else []) + [
-            r["config"], r["op"], format_size(r["msize"]) if r["msize"] else "-", str(r["nprocs"]), r["process"],
+            r["config"], r["op"], size_cell(r["op"], r["msize"]), str(r["nprocs"]), r["process"],
             r["benchmark"], str(r["runs"]), us(r["value_s"]), "-" if d is None else f"{d:+.1f}%", _others(r)])
     con = console()
     # fits 100 columns: columns that never change are named above; benchmark and the other

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpitempo.errors import MtError
-from mpitempo.io.sizes import format_size
+from mpitempo.io.sizes import size_cell
 from rich.markup import escape
 
 from mpitempo.present.safe_text import safe
@@ -32,7 +32,7 @@ def _summary_columns(many: bool) -> list[tuple]:
     """(header, justify, people cell, csv cell) of the summary table."""
     c = [("config", "left", lambda r: r["config"], lambda r: r["config"]),
          ("op", "left", lambda r: r["op"], lambda r: r["op"]),
-         ("msize", "right", lambda r: format_size(r["msize"]) if r["msize"] else "-", lambda r: str(r["msize"])),
+         ("msize", "right", lambda r: size_cell(r["op"], r["msize"]), lambda r: str(r["msize"])),
          ("nprocs", "right", lambda r: str(r["nprocs"]), lambda r: str(r["nprocs"])),
          ("runs", "right", lambda r: str(r["runs"]), lambda r: str(r["runs"])),
          ("warm-up", "right", lambda r: warmup_cell(r.get("warmup")), lambda r: warmup_cell(r.get("warmup"))),
@@ -62,7 +62,7 @@ def _flags(r) -> str:
 def _per_run_columns(many: bool) -> list[tuple]:
     c = [("config", "left", lambda r: r["config"], lambda r: r["config"]),
          ("op", "left", lambda r: r["op"], lambda r: r["op"]),
-         ("msize", "right", lambda r: format_size(r["msize"]) if r["msize"] else "-", lambda r: str(r["msize"])),
+         ("msize", "right", lambda r: size_cell(r["op"], r["msize"]), lambda r: str(r["msize"])),
          ("nprocs", "right", lambda r: str(r["nprocs"]), lambda r: str(r["nprocs"])),
          ("run", "right", lambda r: str(r["run_index"]), lambda r: str(r["run_index"])),
          ("n", "right", lambda r: str(r["n"]), lambda r: str(r["n"]))]
