@@ -126,8 +126,11 @@ def test_ps3_uses_the_ranks_whose_time_is_the_op(build, tmp_path, cli, sync, tim
     per_rank = local.mean(axis=0)
     rows = [0, 1] if timed == "all" else timed
     assert got == pytest.approx(per_rank[rows].mean(), rel=1e-12)
-    if timed == [0]:   # the idle target's mean would have pulled it down
-        assert per_rank[1] < per_rank[0] and got > per_rank.mean()
+    if timed == [0]:
+        # the premise: the target makes no call, so its typical time is below the origin's (medians: one
+        # preemption of the idle target in 30 measurements adds 0.3 us to its mean, which an Open MPI put
+        # of 0.16 us does not outweigh; seen in a CI-equivalent run)
+        assert np.median(local[:, 1]) < np.median(local[:, 0]), (np.median(local, axis=0), per_rank)
 
 
 def test_per_rank_bad_input(build, tmp_path):
