@@ -3,8 +3,10 @@
 
 The calibration is one mpirun per (configuration, process count) with CAL_NREP measurements per
 experiment (no adaptive rule): its duration minus the experiments' own wall time is the mpirun's
-fixed cost (launch, MPI_Init, timer study, clock sync, MPI_Finalize); each experiment's wall time /
-CAL_NREP is its cost per measurement (the warm-up included, so an overestimate for long warm-ups).
+fixed cost (launch, MPI_Init, timer study, clock sync, MPI_Finalize). With the local-timer schemes a
+measurement of an experiment costs its median time x the calls per measurement (at most its wall time /
+CAL_NREP), and the rest of the experiment's wall time (buffers, a window's creation, the warm-up) is paid
+once per mpirun; with the clock-based schemes a measurement costs wall time / CAL_NREP.
 An mpirun with a fixed nrep then costs fixed + sum(per_rep x nrep); with adaptive repetitions it
 costs between the floor (every experiment stops at nrep_min) and the most (each runs to nrep, or
 to nrep_min plus twice exp_time: a look can come up to one block after exp_time has passed).
@@ -114,7 +116,19 @@ def _calibrate_one(c, cfg, build, np_: int, tmp: Path) -> dict:
     p.update({"nrep": CAL_NREP, "precision": "off", "exp_time": None, "nrep_min": None, "timestamps": None,
               "per_rank": None})
     dt, meta = _calibration_mpirun(c, cfg, build, np_, tmp, p)
-    exps = [(e["op"], e["msize"], float(e["wall_s"])) for e in meta.get("experiments", [])]
+    sch = meta.get("scheme") or {}
+    calls = int(sch.get("inner") or 1) if sch.get("name") in ("loop", "barrier_loop") else 1
+    exps = []
+    for e in meta.get("experiments", []):
+        wall = float(e["wall_s"])
+        med = e.get("median_s")
+        if sch.get("name") in ("barrier", "loop", "barrier_loop") and isinstance(med, (int, float)) and med > 0:
+            # a measurement costs its calls (plus a barrier, not counted); the rest of the experiment's
+            # wall time (buffers, a window's creation, the warm-up) is paid once, whatever nrep is
+            per_rep = min(wall / CAL_NREP, med * calls)
+        else:   # the clock-based schemes: a measurement is a window or a round of Round-Time
+            per_rep = wall / CAL_NREP
+        exps.append((e["op"], e["msize"], wall, per_rep, max(0.0, wall - CAL_NREP * per_rep)))
     return {"duration_s": dt, "exps": exps}
 
 
@@ -133,9 +147,10 @@ def estimate(c, builds: dict) -> Estimate:
             tmax = parse_duration(p["exp_time"], "exp_time") if p.get("exp_time") else float("inf")
             for np_ in c.np:
                 cal = _calibrate_one(c, cfg, builds[cfg.name], np_, Path(td))
-                meas = sum(w for _, _, w in cal["exps"])
-                fixed = max(0.0, cal["duration_s"] - meas)
-                per_rep = [w / CAL_NREP for _, _, w in cal["exps"]]
+                meas = sum(w for _, _, w, _, _ in cal["exps"])
+                # the mpirun's own cost, and each experiment's once-only cost (set-up, warm-up)
+                fixed = max(0.0, cal["duration_s"] - meas) + sum(o for *_, o in cal["exps"])
+                per_rep = [t for _, _, _, t, _ in cal["exps"]]
                 if prec > 0:
                     floor = fixed + sum(t * nmin for t in per_rep)
                     most = fixed + sum(min(t * nrep, t * nmin + 2 * tmax) for t in per_rep)
