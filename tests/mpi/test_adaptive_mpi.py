@@ -28,16 +28,22 @@ def test_c_reads_precision_as_python_does(build, text, want):
         assert json.loads(r.stdout)["options"]["precision"] == pytest.approx(want)
 
 
+def _bench(build, tmp_path: Path, args: list[str]) -> Path:
+    """A 2-rank mpitempo-bench run into tmp_path/r, which must succeed."""
+    out = tmp_path / "r"
+    out.mkdir()
+    r = run_bench(build, 2, args, out)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
 def _exps(d: Path) -> list[dict]:
     return json.loads((d / "meta.json").read_text())["experiments"]
 
 
 def test_core_stops_between_floor_and_cap_and_records_why(build, tmp_path):
-    out = tmp_path / "r"
-    out.mkdir()
-    r = run_bench(build, 2, ["--ops", "allreduce,bcast", "--msizes", "8,64K", "--precision", "2%", "--nrep", "160",
-                             "--nrep-min", "20"], out)
-    assert r.returncode == 0, r.stderr
+    out = _bench(build, tmp_path, ["--ops", "allreduce,bcast", "--msizes", "8,64K", "--precision", "2%", "--nrep", "160",
+                             "--nrep-min", "20"])
     meta = json.loads((out / "meta.json").read_text())
     ad = meta["scheme"]["adaptive"]
     assert ad["looks"] == [20, 40, 80, 160] and ad["ci_level"] == pytest.approx(1 - 0.05 / 4)
@@ -57,32 +63,23 @@ def test_core_stops_between_floor_and_cap_and_records_why(build, tmp_path):
 def test_time_limit_stops_at_the_first_look(build, tmp_path):
     # 1 us of measuring per experiment has passed at the first look: the rule stops there, unless the
     # precision asked for is already reached (then it says so)
-    out = tmp_path / "r"
-    out.mkdir()
-    r = run_bench(build, 2, ["--ops", "delay", "--delay", "50us,20us", "--msizes", "8", "--precision", "0.01%",
-                             "--nrep", "1000", "--nrep-min", "20", "--exp-time", "1us"], out)
-    assert r.returncode == 0, r.stderr
+    out = _bench(build, tmp_path, ["--ops", "delay", "--delay", "50us,20us", "--msizes", "8", "--precision", "0.01%",
+                             "--nrep", "1000", "--nrep-min", "20", "--exp-time", "1us"])
     (e,) = _exps(out)
     assert e["measurements"] == 20 and e["looks"] == 1
     assert e["stop"] == ("precision" if e["ci_rel"] is not None and e["ci_rel"] <= 1e-4 else "time"), e
 
 
 def test_precision_off_measures_exactly_nrep(build, tmp_path):
-    out = tmp_path / "r"
-    out.mkdir()
-    r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "8", "--nrep", "37"], out)
-    assert r.returncode == 0, r.stderr
+    out = _bench(build, tmp_path, ["--ops", "allreduce", "--msizes", "8", "--nrep", "37"])
     (e,) = _exps(out)
     assert e["stop"] == "fixed" and e["measurements"] == 37 and "looks" not in e
     assert "adaptive" not in json.loads((out / "meta.json").read_text())["scheme"]
 
 
 def test_per_rank_and_timestamps_are_whole_across_blocks(build, tmp_path):
-    out = tmp_path / "r"
-    out.mkdir()
-    r = run_bench(build, 2, ["--ops", "allreduce,bcast", "--msizes", "8", "--precision", "0.01%", "--nrep", "80",
-                             "--nrep-min", "20", "--per-rank", "--scheme", "window", "--timestamps"], out)
-    assert r.returncode == 0, r.stderr
+    out = _bench(build, tmp_path, ["--ops", "allreduce,bcast", "--msizes", "8", "--precision", "0.01%", "--nrep", "80",
+                             "--nrep-min", "20", "--per-rank", "--scheme", "window", "--timestamps"])
     exps = _exps(out)
     n = sum(e["measurements"] for e in exps)
     assert all(e["measurements"] in (20, 40, 80) for e in exps)
