@@ -308,6 +308,8 @@ static void print_table(mt_run_t *r)
     free(idx);
 }
 
+static int exp_looks(const mt_params_t *p, const bench_t *b, int cap, int *sched, int *early);
+
 static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const mt_cache_t *cache, const int *order)
 {
     bench_t *b = r->state;
@@ -325,12 +327,17 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kstr(j, "desc", s->desc);
     mt_json_kint(j, "nrep", r->ctx.nrep);
     if (mt_p_num(p, MTP_precision) > 0) { /* adaptive repetitions: nrep is the cap */
-        int sched[MT_REPSTOP_MAXLOOKS];
-        int K = mt_stop_looks((int)mt_p_int(p, MTP_nrep_min), r->ctx.nrep, sched);
+        int sched[MT_REPSTOP_MAXLOOKS], early;
+        int K = exp_looks(p, b, r->ctx.nrep, sched, &early);
         mt_json_key(j, "adaptive");
         mt_json_obj_begin(j);
         mt_json_knum(j, "precision", mt_p_num(p, MTP_precision));
-        mt_json_kint(j, "nrep_min", sched[0]);
+        mt_json_kint(j, "nrep_min", sched[early]);
+        if (early) mt_json_kint(j, "early_look", sched[0]);
+        else {
+            mt_json_key(j, "early_look");
+            mt_json_null(j);
+        }
         mt_json_kint(j, "nrep_max", r->ctx.nrep);
         mt_json_knum(j, "exp_time_s", mt_p_set(p, MTP_exp_time) ? mt_p_num(p, MTP_exp_time) : NAN);
         mt_json_key(j, "looks");
@@ -423,6 +430,20 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
     mt_json_kint(j, "invalid_measurements", b->invalid);
 }
 
+/* The looks of an experiment's stopping rule (base/stoprule.h): from --nrep-min doubling to the cap; with
+ * an --exp-time, an early look before the floor (at the smallest n >= min_valid with an interval at the
+ * level), where the rule stops on time only: calls so long that the floor alone would exceed
+ * --exp-time get fewer measurements. Returns K; *early = 1 when sched[0] is the early look. */
+static int exp_looks(const mt_params_t *p, const bench_t *b, int cap, int *sched, int *early)
+{
+    int n_min = (int)mt_p_int(p, MTP_nrep_min);
+    if (!mt_p_set(p, MTP_exp_time)) {
+        *early = 0;
+        return mt_stop_looks(n_min, cap, sched);
+    }
+    return mt_stop_looks_early(n_min, cap, b->min_valid > 1 ? (int)b->min_valid : 1, 0.05, sched, early);
+}
+
 /* The measurements of one experiment: exactly --nrep, or with --precision in blocks up to the looks of
  * the stopping rule (base/stoprule.h): after each block rank 0 computes the interval of the median of
  * the valid measurements so far at level 1 - 0.05 / K and every rank stops when it is within
@@ -445,8 +466,8 @@ static int measure_exp(mt_run_t *r, const mt_exp_t *e, mt_op_args_t *a, mt_meas_
         if (mt_meas_alloc(m, cap) != MT_OK) mt_check_mpi(MPI_ERR_NO_MEM, "measurements");
         return s->measure(ctx, b->scheme.cfg, e->op, a, m, err);
     }
-    int sched[MT_REPSTOP_MAXLOOKS];
-    int K = mt_stop_looks((int)mt_p_int(p, MTP_nrep_min), cap, sched);
+    int sched[MT_REPSTOP_MAXLOOKS], early;
+    int K = exp_looks(p, b, cap, sched, &early);
     double alpha = 0.05 / K, tmax = mt_p_set(p, MTP_exp_time) ? mt_p_num(p, MTP_exp_time) : INFINITY;
     x->ci_level = 1 - alpha;
     int root = ctx->rank == 0, warm = ctx->warmup, asked = 0, n = 0, capn = 0, rc = MT_OK;
@@ -492,7 +513,9 @@ static int measure_exp(mt_run_t *r, const mt_exp_t *e, mt_op_args_t *a, mt_meas_
             x->ci_rel = mt_median_ci_rel(sorted, nv, alpha, NULL, NULL);
             x->looks = k + 1;
             double elapsed = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - t0);
-            if (x->ci_rel <= prec) decision = MT_REPSTOP_PRECISION;
+            if (early && k == 0) { /* the early look: stop on time only, when the floor would take too long */
+                if (elapsed * sched[1] / (n > 0 ? n : 1) >= tmax) decision = MT_REPSTOP_TIME;
+            } else if (x->ci_rel <= prec) decision = MT_REPSTOP_PRECISION;
             else if (k == K - 1) decision = MT_REPSTOP_CAP;
             else if (elapsed >= tmax) decision = MT_REPSTOP_TIME;
         }

@@ -20,8 +20,20 @@ static double normal(mt_rng_t *r) { return sqrt(-2 * log(unif(r))) * cos(2 * M_P
 
 /* one sequential experiment: looks at sched[0..K), each with level 1 - alpha_look; returns 1 when the
  * interval at the stopping look holds the true median; *stopped_at the look's n */
+static int run_once_early(mt_rng_t *r, double sigma, double precision, const int *sched, int K, double alpha_look,
+                          int early, double time_limit, int *stopped_at);
+
 static int run_once(mt_rng_t *r, double sigma, double precision, const int *sched, int K, double alpha_look,
                     int *stopped_at)
+{
+    return run_once_early(r, sigma, precision, sched, K, alpha_look, 0, 0, stopped_at);
+}
+
+/* with an early look (sched[0]) where the rule stops on "time" only: when the sum of the values so far,
+ * projected to the floor sched[1], exceeds time_limit (as the core's elapsed time does: the decision
+ * depends on the values themselves) */
+static int run_once_early(mt_rng_t *r, double sigma, double precision, const int *sched, int K, double alpha_look,
+                          int early, double time_limit, int *stopped_at)
 {
     static double x[4096], s[4096];
     int n = 0;
@@ -32,6 +44,12 @@ static int run_once(mt_rng_t *r, double sigma, double precision, const int *sche
         qsort(s, (size_t)n, sizeof(double), cmp);
         double rel = mt_median_ci_rel(s, n, alpha_look, &lo, &hi);
         *stopped_at = n;
+        if (early && k == 0) {
+            double sum = 0;
+            for (int i = 0; i < n; i++) sum += x[i];
+            if (sum * sched[1] / n >= time_limit) break;
+            continue;
+        }
         if (rel <= precision) break;
     }
     return lo <= 1.0 && 1.0 <= hi;
@@ -96,6 +114,35 @@ int main(void)
         printf("sigma %.2f precision %.2f: coverage %.4f (uncorrected %.4f), mean n at stop %.0f\n", sigmas[c],
                precs[c], cv, cn, (double)at_sum / trials);
         CHECK(cv >= 0.95 - 3 * sqrt(0.05 * 0.95 / trials));
+    }
+
+    /* the early look for long calls: before the floor, at the smallest n >= n_early_min with an
+     * interval at the level of K + 1 looks */
+    int early;
+    K = mt_stop_looks_early(20, 100, 10, 0.05, sched, &early);
+    CHECK(K == 5 && early && sched[0] == 10 && sched[1] == 20 && sched[4] == 100);
+    K = mt_stop_looks_early(20, 100, 1, 0.05, sched, &early); /* 2 * 2^-8 <= 0.01 < 2 * 2^-7 */
+    CHECK(K == 5 && early && sched[0] == 8);
+    K = mt_stop_looks_early(10, 100, 10, 0.05, sched, &early); /* the floor is already that small */
+    CHECK(K == 5 && !early && sched[0] == 10 && sched[1] == 20);
+    K = mt_stop_looks_early(20, 20, 10, 0.05, sched, &early); /* floor = cap: one look, and the early one */
+    CHECK(K == 2 && early && sched[0] == 10 && sched[1] == 20);
+    /* coverage with the early look, the time decision made on the values themselves (it stops at the
+     * early look in about half the experiments: the time limit is the median of the projected sums) */
+    K = mt_stop_looks_early(20, 2560, 10, 0.05, sched, &early);
+    CHECK(early);
+    for (int c = 0; c < 3; c++) {
+        int cover = 0, trials = 4000, at, early_stops = 0;
+        double limit = 20 * exp(sigmas[c] * sigmas[c] / 2); /* the lognormal's mean x 20 */
+        for (int t = 0; t < trials; t++) {
+            cover += run_once_early(&r, sigmas[c], precs[c], sched, K, 0.05 / K, 1, limit, &at);
+            early_stops += at == sched[0];
+        }
+        double cv = (double)cover / trials;
+        printf("early look, sigma %.2f precision %.2f: coverage %.4f, %d of %d stopped at the early look\n",
+               sigmas[c], precs[c], cv, early_stops, trials);
+        CHECK(cv >= 0.95 - 3 * sqrt(0.05 * 0.95 / trials));
+        CHECK(early_stops > trials / 10 && early_stops < trials * 9 / 10);
     }
     return mt_test_failures ? 1 : 0;
 }

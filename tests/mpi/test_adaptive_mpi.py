@@ -60,14 +60,25 @@ def test_core_stops_between_floor_and_cap_and_records_why(build, tmp_path):
         assert [int(x["rep"]) for x in mine] == list(range(e["measurements"]))
 
 
-def test_time_limit_stops_at_the_first_look(build, tmp_path):
-    # 1 us of measuring per experiment has passed at the first look: the rule stops there, unless the
-    # precision asked for is already reached (then it says so)
+def test_time_limit_stops_at_the_early_look(build, tmp_path):
+    # 1 us of measuring per experiment: the floor of 20 would take longer, so the rule stops at the early
+    # look before it (10 = min_valid, whose interval exists at 1 - 0.05/6), on time only
     out = _bench(build, tmp_path, ["--ops", "delay", "--delay", "50us,20us", "--msizes", "8", "--precision", "0.01%",
                              "--nrep", "1000", "--nrep-min", "20", "--exp-time", "1us"])
+    ad = json.loads((out / "meta.json").read_text())["scheme"]["adaptive"]
+    assert ad["early_look"] == 10 and ad["looks"][:2] == [10, 20] and ad["nrep_min"] == 20
+    assert ad["ci_level"] == pytest.approx(1 - 0.05 / len(ad["looks"]))
     (e,) = _exps(out)
-    assert e["measurements"] == 20 and e["looks"] == 1
-    assert e["stop"] == ("precision" if e["ci_rel"] is not None and e["ci_rel"] <= 1e-4 else "time"), e
+    assert e["measurements"] == 10 and e["looks"] == 1 and e["stop"] == "time", e
+
+
+def test_early_look_never_stops_on_precision(build, tmp_path):
+    # a generous time limit: the early look is made but only time may stop there, so the floor is measured
+    out = _bench(build, tmp_path, ["--ops", "delay", "--delay", "20us,20us", "--msizes", "8", "--precision", "50%",
+                             "--nrep", "100", "--nrep-min", "20", "--exp-time", "60s"])
+    (e,) = _exps(out)
+    assert e["measurements"] >= 20 and e["looks"] >= 2, e
+    assert json.loads((out / "meta.json").read_text())["scheme"]["adaptive"]["early_look"] == 10
 
 
 def test_precision_off_measures_exactly_nrep(build, tmp_path):

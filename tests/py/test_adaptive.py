@@ -44,8 +44,13 @@ def test_default_is_adaptive_and_a_fixed_nrep_turns_it_off():
     assert c.precision == "1%" and c.exp_time == "1s" and c.nrep == 100 and c.max_mpiruns is None
     c = _c(nrep=50)
     assert c.precision == "off" and c.exp_time is None
+    # with any precision the time limit applies unless one is given: the cap alone could take minutes
     c = _c(nrep=50, precision="2%")
-    assert c.precision == "2%" and c.exp_time is None
+    assert c.precision == "2%" and c.exp_time == "1s"
+    c = _c(precision="2%")
+    assert c.precision == "2%" and c.exp_time == "1s"
+    c = _c(precision="2%", exp_time="5s")
+    assert c.exp_time == "5s"
     c = build_campaign({"nrep": 30}, {})
     assert c.precision == "off"
     c = build_campaign({"precision": "off"}, {})

@@ -304,8 +304,9 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
         # adaptive repetitions by default (docs/methods.md, "Adaptive repetitions"), unless a fixed nrep was asked for
         nrep_given = "nrep" in overrides or raw.get("nrep") is not None
         params["precision"] = "off" if nrep_given else ADAPTIVE_PRECISION
-        if not nrep_given and params.get("exp_time") is None:
-            params["exp_time"] = ADAPTIVE_EXP_TIME
+    if "exp_time" in pnames and params.get("exp_time") is None and params.get("precision") not in (None, "off"):
+        # adaptive repetitions stop an experiment after --exp-time unless one was given (docs/methods.md)
+        params["exp_time"] = ADAPTIVE_EXP_TIME
 
     check_np = _int_check(1, 1 << 20)
     np_raw = d["np"] if isinstance(d["np"], list) else [d["np"]]

@@ -62,6 +62,19 @@ class Estimate:
                 f"with {CAL_NREP} measurements per experiment")
 
 
+
+def early_look(nrep_min: int, nrep: int, min_valid: int) -> int | None:
+    """The core's early look (base/stoprule.c mt_stop_looks_early): the smallest n >= min_valid whose
+    interval of the median exists at the level 1 - 0.05 / (K + 1), K the looks from nrep_min doubling to
+    nrep; None when that is not below nrep_min (no early look)."""
+    k, n = 1, max(1, min(nrep_min, nrep))
+    while n < nrep and k < 63:
+        n, k = n * 2, k + 1
+    ne = max(1, min_valid)
+    while ne < nrep_min and 2.0 ** (1 - ne) > 0.05 / (k + 1):
+        ne += 1
+    return ne if ne < min(nrep_min, nrep) else None
+
 def fmt_s(s: float) -> str:
     s = max(0.0, float(s))
     if s < 1:
@@ -152,8 +165,11 @@ def estimate(c, builds: dict) -> Estimate:
                 fixed = max(0.0, cal["duration_s"] - meas) + sum(o for *_, o in cal["exps"])
                 per_rep = [t for _, _, _, t, _ in cal["exps"]]
                 if prec > 0:
-                    floor = fixed + sum(t * nmin for t in per_rep)
-                    most = fixed + sum(min(t * nrep, t * nmin + 2 * tmax) for t in per_rep)
+                    ne = early_look(nmin, nrep, int(p.get("min_valid") or min(nrep, 10))) if tmax < float("inf") else None
+                    # an experiment whose floor would exceed exp_time stops at the early look (bench.c exp_looks)
+                    floor = fixed + sum(t * ne if ne and t * nmin >= tmax else t * nmin for t in per_rep)
+                    most = fixed + sum(t * ne if ne and t * nmin >= tmax else min(t * nrep, t * nmin + 2 * tmax)
+                                       for t in per_rep)
                 else:
                     floor = most = fixed + sum(t * nrep for t in per_rep)
                 per[(cfg.name, np_)] = {"fixed_s": fixed, "floor_s": floor, "most_s": most, "per_rep_s": per_rep}

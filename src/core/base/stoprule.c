@@ -28,6 +28,20 @@ int mt_stop_looks(int n_min, int n_max, int *sched)
     return k;
 }
 
+int mt_stop_looks_early(int n_min, int n_max, int n_early_min, double alpha, int *sched, int *early)
+{
+    int K = mt_stop_looks(n_min, n_max, sched);
+    *early = 0;
+    if (K >= MT_REPSTOP_MAXLOOKS) return K;
+    long long n = n_early_min < 1 ? 1 : n_early_min, lo, hi;
+    while (n < sched[0] && !mt_median_ci_idx(n, alpha / (K + 1), &lo, &hi)) n++;
+    if (n >= sched[0]) return K;
+    for (int k = K; k > 0; k--) sched[k] = sched[k - 1];
+    sched[0] = (int)n;
+    *early = 1;
+    return K + 1;
+}
+
 /* the largest j with P(B <= j) <= p for B ~ binomial(n, 1/2), or -1 when P(B = 0) > p. The terms are
  * summed in log space from j = 0 up (2^-n underflows a double from n = 1075). */
 static long long binom_half_quantile_below(long long n, double p)

@@ -19,6 +19,13 @@ const char *mt_stop_name(mt_stop_t s);
 /* the look schedule: sched[0] = n_min (at most n_max), then doubling, the last = n_max; returns K */
 int mt_stop_looks(int n_min, int n_max, int *sched);
 
+/* the schedule with an early look for long calls: the looks of mt_stop_looks, preceded by one at
+ * n_early = the smallest n >= n_early_min whose interval exists at level 1 - alpha / (K + 1), when that
+ * is below n_min (*early = 1; K + 1 looks in all, so that the Bonferroni level counts it). At the
+ * early look the rule may stop on time only: the floor n_min would take longer than the time limit.
+ * Without such an n (n_early >= n_min) the schedule is mt_stop_looks's and *early = 0. */
+int mt_stop_looks_early(int n_min, int n_max, int n_early_min, double alpha, int *sched, int *early);
+
 /* 0-based indices of the order statistics (x_(lo), x_(hi)) of a sample of n whose interval holds the
  * median with probability >= 1 - alpha (the narrowest symmetric pair); 0 when n is too small for
  * that level (then *lo = 0, *hi = n - 1) */
