@@ -10,11 +10,15 @@ layout and statistic OSU prints), each under the CPU lock, for the same powers-o
 per benchmark and size: both values, the ratio mpitempo / OSU, both wall times (the whole OSU run and
 the whole mpitempo campaign), the load before each. Means are not comparable on a shared VM: OSU's
 P50 is compared with mpitempo's median of run medians; where OSU prints no P50 (mbw_mr, iallreduce's
-Overall, put fence), its average.
+Overall, put fence), its average. With `--imb DIR` (DIR/IMB-MPI1), IMB's PingPong, Uniband, Biband and
+Allreduce the same way against `run --ops IMB:X --like imb` exported with `export --imb`: IMB prints
+means over its n_sample repetitions only (t[usec], Mbytes/sec, t_avg[usec]), compared with mpitempo's
+export of the same column.
 
 Build the peers first, outside the repository: sh bench/peers_build.sh /work/peers
 
-  python3 bench/peers.py --osu /work/peers/osu-7.4 --sizes 8-4M --rounds 2 --out bench/results/peers.json
+  python3 bench/peers.py --osu /work/peers/osu-7.4 --imb /work/peers/imb --sizes 8-4M --rounds 2 \
+      --out bench/results/peers.json
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +49,14 @@ SET = {
                              ["--rma-sync", "lock"], "P50 Tail Lat(us)"),
     "osu_put_latency fence": ("one-sided/osu_put_latency", ["-s", "fence"], "osu_put_latency",
                               ["--rma-sync", "fence", "--rma-epochs", "2"], "P50 Tail Lat(us)"),
+}
+
+# IMB label -> (IMB binary, its benchmark name, mpitempo ops, extra mpitempo flags, the IMB column compared)
+SET_IMB = {
+    "IMB PingPong": ("IMB-MPI1", "PingPong", "IMB:PingPong", [], "t[usec]"),
+    "IMB Uniband": ("IMB-MPI1", "Uniband", "IMB:Uniband", [], "Mbytes/sec"),
+    "IMB Biband": ("IMB-MPI1", "Biband", "IMB:Biband", [], "Mbytes/sec"),
+    "IMB Allreduce": ("IMB-MPI1", "Allreduce", "IMB:Allreduce", [], "t_avg[usec]"),
 }
 
 
@@ -70,6 +83,27 @@ def table(text: str) -> dict[int, dict[str, float]]:
     return rows
 
 
+def imb_table(text: str) -> dict[int, dict[str, float]]:
+    """size -> {column: value} of the first benchmark block of an IMB-layout text (IMB's own output for
+    one benchmark, or mpitempo's export)."""
+    cols, rows = None, {}
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#bytes"):
+            if rows:
+                break
+            cols = s.split()
+        elif cols and re.match(r"^\d+\s", s):
+            vals = s.split()
+            try:
+                rows[int(vals[0])] = {c: float(v) for c, v in zip(cols[1:], vals[1:])}
+            except ValueError:
+                continue
+        elif cols and rows and s.startswith("#---"):
+            break
+    return rows
+
+
 def locked(argv: list[str], env=None, timeout=3600) -> tuple[subprocess.CompletedProcess, float, float]:
     l0 = os.getloadavg()[0]
     t0 = time.monotonic()
@@ -92,10 +126,21 @@ def run_osu(osu: Path, mpiexec: str, label: str, lo: int, hi: int) -> dict:
     return {"argv": argv, "wall_s": wall, "load": l0, "rows": table(r.stdout)}
 
 
+def run_imb(imb: Path, mpiexec: str, label: str, lo: int, hi: int) -> dict:
+    binary, name, *_ = SET_IMB[label]
+    argv = [mpiexec, "-n", "2", "-bind-to", "core", str(imb / binary), name, "-msglog",
+            f"{lo.bit_length() - 1}:{hi.bit_length() - 1}", "-npmin", "2"]
+    r, wall, l0 = locked(argv)
+    if r.returncode != 0:
+        raise SystemExit(f"{label}: {' '.join(argv)} failed: {r.stderr[-800:]}")
+    return {"argv": argv, "wall_s": wall, "load": l0, "rows": imb_table(r.stdout)}
+
+
 def run_mpitempo(label: str, lo: int, hi: int, precision: str, mpiruns: int | None, td: Path, i: int) -> dict:
-    _, _, ops, extra, _ = SET[label]
+    imb = label in SET_IMB
+    _, _, ops, extra, _ = (SET_IMB if imb else SET)[label]
     d = td / f"{label.replace(' ', '-')}-{i}"
-    argv = ["mpitempo", "run", "--ops", ops, "--like", "osu", "--per-rank", "--msizes", f"{lo}-{hi}",
+    argv = ["mpitempo", "run", "--ops", ops, "--like", "imb" if imb else "osu", "--per-rank", "--msizes", f"{lo}-{hi}",
             "--precision", precision, *extra, "-o", str(d), "--quiet", "--no-summary"]
     if mpiruns:
         argv += ["--mpiruns", str(mpiruns)]
@@ -103,23 +148,26 @@ def run_mpitempo(label: str, lo: int, hi: int, precision: str, mpiruns: int | No
     if r.returncode != 0:
         raise SystemExit(f"{label}: {' '.join(argv)} failed: {r.stderr[-1500:]}")
     exp = td / f"export-{d.name}"
-    e = subprocess.run(["mpitempo", "export", str(d), "--osu", str(exp)], capture_output=True, text=True)
+    e = subprocess.run(["mpitempo", "export", str(d), "--imb" if imb else "--osu", str(exp)], capture_output=True,
+                       text=True)
     if e.returncode != 0:
         raise SystemExit(f"{label}: export failed: {e.stderr[-800:]}")
     files = sorted(exp.glob("*.txt"))
-    want = ops.replace("osu_", "")
-    pick = [f for f in files if f.name.startswith(ops)] or [f for f in files if want in f.name] or files
+    want = ops.replace("osu_", "").replace("IMB:", "")
+    pick = ([f for f in files if f.name.startswith(ops)] or [f for f in files if f"_{want}." in f.name]
+            or [f for f in files if want in f.name] or files)
     summ = json.loads(subprocess.run(["mpitempo", "summary", str(d), "--json"], capture_output=True, text=True,
                                      check=True).stdout)
     stops = {f"{x['op']} {x['msize']}": x.get("stop") for x in summ}
-    return {"argv": argv, "wall_s": wall, "load": l0, "rows": table(pick[0].read_text()), "export": pick[0].name,
+    return {"argv": argv, "wall_s": wall, "load": l0, "rows": (imb_table if imb else table)(pick[0].read_text()),
+            "export": pick[0].name,
             "stops": stops, "runs": max((x["runs"] for x in summ), default=0)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--osu", required=True, help="the OSU 7.4 build directory (bench/peers_build.sh DIR: DIR/osu-7.4)")
-    ap.add_argument("--imb", help="the IMB build directory (not compared yet: recorded as given)")
+    ap.add_argument("--imb", help="the IMB build directory holding IMB-MPI1 (bench/peers_build.sh DIR: DIR/imb)")
     ap.add_argument("--sizes", default="8-4M")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--precision", default="2%")
@@ -129,34 +177,44 @@ def main() -> None:
     a = ap.parse_args()
     lo, hi = size_range(a.sizes)
     mpiexec = shutil.which("mpiexec")
-    labels = [x for x in SET if not a.only or x in a.only.split(",")]
+    labels = [x for x in [*SET, *(SET_IMB if a.imb else ())] if not a.only or x in a.only.split(",")]
     res = {"command": " ".join(sys.argv), "mpiexec": mpiexec, "sizes": [lo, hi], "precision": a.precision,
            "note": "OSU's P50 (-z) against mpitempo's median of run medians; means are not comparable on a shared VM",
            "benchmarks": {}}
+    res["benchmarks"] = {label: [] for label in labels}
     with tempfile.TemporaryDirectory(prefix="mt-peers-") as td:
-        for label in labels:
-            rounds = []
-            for i in range(a.rounds):    # interleaved: OSU, then mpitempo, in every round
-                o = run_osu(Path(a.osu), mpiexec, label, lo, hi)
+        for i in range(a.rounds):    # interleaved: every benchmark in every round, the peer then mpitempo
+            for label in labels:
+                imb = label in SET_IMB
+                o = (run_imb(Path(a.imb), mpiexec, label, lo, hi) if imb
+                     else run_osu(Path(a.osu), mpiexec, label, lo, hi))
                 m = run_mpitempo(label, lo, hi, a.precision, a.mpiruns, Path(td), i)
-                col = SET[label][4]
+                col = (SET_IMB if imb else SET)[label][4]
                 per = {}
                 for s in KEEP:
                     if lo <= s <= hi and s in o["rows"] and s in m["rows"]:
                         ov = o["rows"][s].get(col, next(iter(o["rows"][s].values())))
-                        mv = next(iter(m["rows"][s].values()))
-                        per[s] = {"osu": ov, "mpitempo": mv, "ratio": mv / ov if ov else None}
-                rounds.append({"osu_wall_s": o["wall_s"], "mpitempo_wall_s": m["wall_s"],
-                               "wall_ratio": m["wall_s"] / o["wall_s"], "load_osu": o["load"],
-                               "load_mpitempo": m["load"], "osu_column": col, "mpitempo_file": m["export"],
-                               "mpitempo_mpiruns": m["runs"], "stops": m["stops"], "sizes": per,
-                               "osu_argv": o["argv"], "mpitempo_argv": m["argv"]})
-                print(f"{label} round {i}: OSU {o['wall_s']:.1f} s, mpitempo {m['wall_s']:.1f} s; "
+                        mv = m["rows"][s].get(col, next(iter(m["rows"][s].values())))
+                        per[s] = {"peer": ov, "mpitempo": mv, "ratio": mv / ov if ov else None}
+                res["benchmarks"][label].append(
+                    {"peer": "IMB 2021.11" if imb else "OSU 7.4", "peer_wall_s": o["wall_s"],
+                     "mpitempo_wall_s": m["wall_s"], "wall_ratio": m["wall_s"] / o["wall_s"], "load_peer": o["load"],
+                     "load_mpitempo": m["load"], "peer_column": col, "mpitempo_file": m["export"],
+                     "mpitempo_mpiruns": m["runs"], "stops": m["stops"], "sizes": per,
+                     "peer_argv": o["argv"], "mpitempo_argv": m["argv"]})
+                print(f"{label} round {i}: peer {o['wall_s']:.1f} s, mpitempo {m['wall_s']:.1f} s; "
                       + ", ".join(f"{s}: {v['ratio']:.2f}" for s, v in per.items() if v["ratio"]), file=sys.stderr)
-            res["benchmarks"][label] = rounds
-    tot_o = sum(r["osu_wall_s"] for rs in res["benchmarks"].values() for r in rs)
-    tot_m = sum(r["mpitempo_wall_s"] for rs in res["benchmarks"].values() for r in rs)
-    res["total"] = {"osu_wall_s": tot_o, "mpitempo_wall_s": tot_m, "wall_ratio": tot_m / tot_o if tot_o else None}
+    # per benchmark and size: the median ratio over the rounds; totals per suite
+    res["median_ratio"] = {
+        label: {str(s): statistics.median(r["sizes"][s]["ratio"] for r in rs if s in r["sizes"] and r["sizes"][s]["ratio"])
+                for s in KEEP if any(s in r["sizes"] and r["sizes"][s]["ratio"] for r in rs)}
+        for label, rs in res["benchmarks"].items()}
+    res["total"] = {}
+    for suite, keys in (("osu", SET), ("imb", SET_IMB)):
+        rs = [r for label, rr in res["benchmarks"].items() if label in keys for r in rr]
+        if rs:
+            tp, tm = sum(r["peer_wall_s"] for r in rs), sum(r["mpitempo_wall_s"] for r in rs)
+            res["total"][suite] = {"peer_wall_s": tp, "mpitempo_wall_s": tm, "wall_ratio": tm / tp if tp else None}
     res["time"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     text = json.dumps(res, indent=1)
     if a.out:
