@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from mpitempo.options import FINITE
+from mpitempo.options import FINITE, budget_options
 from mpitempo.errors import MtError
 from mpitempo.options import (json_option, launcher_option, mpicc_option, np_option, platform_option,
                               platform_oversubscribe_option, platform_ppn_option)
@@ -70,7 +70,7 @@ def validate_algorithms(algorithms: list[str], procs: list[int]) -> None:
         seen.add(a)
 
 
-RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_o_r_method",
+RESUME_ALONE = ("budget", "estimate_only", "np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "logp_nrep", "logp_o_r_method",
                 "logp_msizes", "launcher", "mpicc", "outdir", "timeout_s", "native", "platform", "platform_ppn",
                 "platform_oversubscribe")
 
@@ -122,11 +122,12 @@ RESUME_ALONE = ("np", "procs", "algorithms", "mpiruns", "nrep", "time_slice", "l
                    "call (the cost of a synchronised start on real ranks, measured by bench/barrier_gap.py; 0 on "
                    "a simulator). Only the analysis: also with --resume, to re-predict a finished study.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
+@budget_options
 @json_option
 @click.pass_context
 def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_nrep, logp_o_r_method, logp_msizes,
             launcher, mpicc, platform, platform_ppn, platform_oversubscribe, outdir, resume_dir, yes, timeout_s,
-            start_cost_us, quiet,
+            start_cost_us, quiet, budget, estimate_only,
             as_json):
     """Barrier algorithms against the LogP model (Hoefler et al. 2005): LogP
     parameters measured on N ranks, every algorithm measured with Round-Time on
@@ -152,7 +153,8 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
         given = [n for n in RESUME_ALONE if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]
         if given:
             opt = "-o/--outdir" if given[0] == "outdir" else "--timeout" if given[0] == "timeout_s" else \
-                "-n" if given[0] == "np" else "--" + given[0].replace("_", "-")
+                "-n" if given[0] == "np" else "--estimate" if given[0] == "estimate_only" else \
+                "--" + given[0].replace("_", "-")
             raise MtError(f"--resume continues a study as it was started: give it without {opt} "
                           "(only --yes, --quiet and --json may go with it)")
         study = barrier_study.load(Path(resume_dir))
@@ -199,11 +201,17 @@ def barrier(ctx, np, procs, algorithms, native, mpiruns, nrep, time_slice, logp_
     bc = build_campaign({"ops": algs, "config": configs},
                         dict(common, np=plist, name="barrier", nrep=str(nrep), time_slice=time_slice, **extra),
                         kind="barrier")
-    check_campaign(lc)
-    check_campaign(bc)
+    lb = check_campaign(lc)
+    bb = check_campaign(bc)
+    from mpitempo.runner.estimate import study_budget_gate
+
+    deadline, stop = study_budget_gate([bc, lc], [bb, lb], budget, estimate_only, quiet, outdir=outdir)
+    if stop:
+        return
     tmp = None if outdir else tempfile.mkdtemp(prefix="mpitempo-barrier-")
     try:
         study = barrier_study.create(Path(outdir) if outdir else Path(tmp) / "study", bc, lc, notes)
+        study.deadline = deadline
         _study(study, quiet, as_json, keep=bool(outdir), start_cost=start_cost)
     finally:
         if tmp:

@@ -173,3 +173,17 @@ def test_other_kinds_estimate_and_refuse(build, tmp_path, cmd):
     assert r.returncode == 0 and "calibrated with one mpirun" in r.stderr and not out.exists(), r.stderr
     r = _mt(*cmd, "--mpiruns", "5000", "--budget", "3s", "-o", out)
     assert r.returncode == 2 and "does not fit this campaign" in r.stderr and not out.exists(), r.stderr
+
+
+def test_barrier_study_estimates_both_campaigns_and_refuses_what_cannot_fit(build, tmp_path):
+    out = tmp_path / "b"
+    base = ["barrier", "-n", "2", "--algorithms", "barrier", "--no-native", "--nrep", "20", "--logp-nrep", "20"]
+    r = _mt(*base, "--mpiruns", "2", "--estimate", "-o", out)
+    assert r.returncode == 0 and not out.exists(), r.stderr
+    assert "barrier campaign: estimate" in r.stderr and "logp campaign: estimate" in r.stderr
+    assert "in all" in r.stderr
+    r = _mt(*base, "--mpiruns", "5000", "--budget", "3s", "-o", out)
+    assert r.returncode == 2 and "does not fit this study" in r.stderr and not out.exists(), r.stderr
+    # a study continues as it was started: no budget with --resume
+    r = _mt("barrier", "--resume", tmp_path / "none", "--budget", "5s")
+    assert r.returncode == 2 and "without --budget" in r.stderr, r.stderr

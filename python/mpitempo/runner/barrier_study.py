@@ -73,6 +73,7 @@ class Study:
     resume: bool          # continue each campaign whose campaign.toml is in out (the others start)
     notes: list[str]
     yes: bool = False     # consent to the stored commands (runner.resume.consent)
+    deadline: float | None = None   # --budget (runner.estimate.study_budget_gate): shared by both campaigns
 
 
 def create(out: Path, bc: Campaign, lc: Campaign, notes: list[str]) -> Study:
@@ -186,7 +187,12 @@ def run(study: Study, quiet: bool, keep: bool) -> tuple[list[Path], list[Path]]:
     found = []
     for c, d, resume, present in steps:
         counts = execute(c, d, resume=resume, quiet=quiet, given="its campaign.toml as this mpitempo reads it",
-                         present=present, yes=study.yes)
+                         present=present, yes=study.yes, deadline=study.deadline)
+        left = counts.get("budget_not_run")
+        if left:   # named, never dropped silently; the analysis uses the mpiruns made
+            how = f"; complete them with: mpitempo barrier --resume {out}" if keep else ""
+            print(f"mpitempo: the --budget ran out in the {c.kind} campaign: {len(left)} mpirun(s) not run "
+                  f"({', '.join(left[:6])}{', ...' if len(left) > 6 else ''}){how}", file=sys.stderr)
         hint = (f"; completed runs are kept in {out} (continue with: mpitempo barrier --resume {out})" if keep
                 else " (without -o the study's directory is removed: give -o DIR to keep and resume it)")
         if counts.get("interrupted"):

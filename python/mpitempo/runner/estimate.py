@@ -264,3 +264,35 @@ def budget_gate(c, budget: str | None, estimate_only: bool, quiet: bool = False,
     if note and not quiet:
         click.echo(note, err=True)
     return t_start + budget_s, False
+
+
+def study_budget_gate(campaigns: list, builds: list, budget: str | None, estimate_only: bool, quiet: bool = False,
+                      outdir=None) -> tuple[float | None, bool]:
+    """budget_gate for a command that runs several campaigns one after the other (barrier: the barrier
+    campaign and its LogP campaign): one calibration mpirun per (campaign, configuration, process count),
+    an estimate line per campaign and their total; a budget the total cannot fit is refused before
+    anything is created. Returns (the deadline shared by the campaigns, or None; True for --estimate)."""
+    import click
+
+    from mpitempo.runner.tuneplan import parse_budget
+
+    budget_s = parse_budget(budget) if budget is not None else None
+    if budget_s is None and not estimate_only:
+        return None, False
+    t_start = time.monotonic()
+    if not estimate_only:
+        check_new_target(outdir)
+    ests = [estimate_generic(c, b) for c, b in zip(campaigns, builds)]
+    for c, e in zip(campaigns, ests):
+        click.echo(e.line().replace("mpitempo: estimate", f"mpitempo: {c.kind} campaign: estimate", 1), err=True)
+    total = sum(e.most_s for e in ests)
+    spent = time.monotonic() - t_start
+    click.echo(f"mpitempo: estimate about {fmt_s(total)} in all (calibrated in {fmt_s(spent)})", err=True)
+    if estimate_only:
+        return None, True
+    if total > budget_s - spent:
+        raise MtError(f"--budget {fmt_s(budget_s)} does not fit this study: its campaigns take about {fmt_s(total)} "
+                      f"(calibrated; {fmt_s(budget_s - spent)} left after the calibration): give a --budget of at "
+                      f"least {fmt_s(total + spent)}, or fewer mpiruns, algorithms or process counts")
+    return t_start + budget_s, False
+
