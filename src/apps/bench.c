@@ -29,6 +29,7 @@ typedef struct exp_result {
     mt_op_info_t opinfo;  /* what a call moved; the overlap compute */
     int warmup_calls;     /* warm-up calls made before the measurements */
     int warmup_capped;    /* --warmup auto stopped at its cap without a steady state */
+    int inner_used;       /* loop with --inner-min-time: calls per measurement (0: not that case) */
     mt_stop_t stop;       /* why measuring stopped (fixed: --precision off) */
     int looks;            /* looks of the stopping rule made */
     double ci_rel;        /* relative half-width of the median's interval at the last look (level ci_level) */
@@ -416,6 +417,7 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
         mt_json_knum(j, "wall_s", x->wall_s);
         mt_json_kint(j, "warmup_calls", x->warmup_calls);
         mt_json_kbool(j, "warmup_capped", x->warmup_capped);
+        if (x->inner_used > 0) mt_json_kint(j, "inner", x->inner_used);
         mt_json_kstr(j, "stop", mt_stop_name(x->stop));
         if (x->stop != MT_REPSTOP_FIXED) {
             mt_json_kint(j, "looks", x->looks);
@@ -612,7 +614,7 @@ static int run(mt_run_t *r, char *err)
         mt_meas_t m;
         exp_result_t xs = {0};
         int64_t w0 = ctx->timer.t->now();
-        ctx->warmup_calls = ctx->warmup_capped = 0;
+        ctx->warmup_calls = ctx->warmup_capped = ctx->inner_used = 0;
         rc = measure_exp(r, e, &a, &m, &xs, err);
         double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
         rc = mt_agree(ctx->comm, rc, err);
@@ -626,6 +628,7 @@ static int run(mt_run_t *r, char *err)
             b->res[order[k]].opinfo = info;
             b->res[order[k]].warmup_calls = ctx->warmup_calls;
             b->res[order[k]].warmup_capped = ctx->warmup_capped;
+            b->res[order[k]].inner_used = ctx->inner_used;
             if (ctx->warmup_capped) {
                 b->warmup_capped++;
                 fprintf(stderr, "%s: warning: %s %lld B: --warmup auto found no steady state in %d calls (the cap): "

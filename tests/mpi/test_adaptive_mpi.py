@@ -187,3 +187,26 @@ def test_barrier_study_estimates_both_campaigns_and_refuses_what_cannot_fit(buil
     # a study continues as it was started: no budget with --resume
     r = _mt("barrier", "--resume", tmp_path / "none", "--budget", "5s")
     assert r.returncode == 2 and "without --budget" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("delay,want", [("3ms", 1), ("20us", 10)])
+def test_inner_min_time_times_long_calls_one_by_one(build, tmp_path, delay, want):
+    # a 3 ms call is longer than 1 ms: one call per measurement; a 20 us call: --inner of them (50 would
+    # make 1 ms, capped at --inner 10)
+    out = _bench(build, tmp_path, ["--ops", "delay", "--delay", delay, "--msizes", "8", "--scheme", "loop",
+                                   "--inner", "10", "--inner-min-time", "1ms", "--nrep", "12", "--warmup", "3"])
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["scheme"]["inner"] == 10 and meta["scheme"]["inner_min_time_s"] == pytest.approx(1e-3)
+    (e,) = meta["experiments"]
+    assert e["inner"] == want and e["warmup_calls"] == 3 + 2, e
+    # the runtime is per call either way
+    lo = 3e-3 if want == 1 else 20e-6
+    assert e["median_s"] >= lo * 0.99, e
+
+
+def test_inner_min_time_belongs_to_the_loop_scheme(build, tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "8", "--scheme", "barrier", "--inner-min-time", "1ms",
+                             "--nrep", "5"], out)
+    assert r.returncode == 2 and "--inner-min-time" in r.stderr and "loop" in r.stderr, r.stderr

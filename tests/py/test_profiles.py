@@ -97,7 +97,7 @@ def test_suite_definitions_read_from_the_sources():
     """Spot checks of values read from OSU 7.4 and IMB 2021.11 (docs/methods.md, the profiles table)."""
     lk = opnames.lookup
     assert lk("osu_bw").settings == {"scheme": "loop", "datatype": "char", "cache": "warm", "bw_rbuf": "single",
-                                     "bw_window": 64}
+                                     "bw_window": 64, "inner_min_time": "1ms"}
     assert lk("osu_bw").np == "2" and lk("osu_mbw_mr").np == "even"
     assert lk("osu_mbw_mr").settings["scheme"] == "barrier"       # a barrier before every window
     assert lk("osu_latency").settings["scheme"] == "loop" and lk("osu_multi_lat").settings["scheme"] == "barrier"

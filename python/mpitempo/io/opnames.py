@@ -56,6 +56,7 @@ MEANING = {
     "scheme": {"loop": "times a loop of calls without a barrier between them",
                "barrier": "times every call on its own, with a barrier between calls"},
     "bw_rbuf": {"single": "receives every message of a window into one buffer"},
+    "inner_min_time": {"1ms": "times iterations of 1 ms or more one by one (its -z per-iteration times)"},
     "bw_window": {64: "keeps 64 messages in flight per window", 256: "keeps 256 messages in flight per window"},
     "datatype": {"char": "sends MPI_CHAR", "byte": "sends MPI_BYTE", "float": "reduces MPI_FLOAT"},
     "redop": {"sum": "reduces with MPI_SUM"},
@@ -101,7 +102,9 @@ def _data(op: str, base: dict, red_type: str | None = None) -> dict:
 
 # ---- OSU Micro-Benchmarks 7.4 -------------------------------------------------------------------------
 OSU_COMMON = {"datatype": "char", "cache": "warm"}
-OSU_LOOP = {"scheme": "loop", **OSU_COMMON}          # a loop of iterations after one barrier
+# a loop of iterations after one barrier; iterations of 1 ms or more timed one by one (OSU's -z times every
+# iteration; the barrier before each, ~1 us, is then <= 0.1% of it)
+OSU_LOOP = {"scheme": "loop", "inner_min_time": "1ms", **OSU_COMMON}
 OSU_COLL = {"scheme": "barrier", **OSU_COMMON}       # t_start; call; t_stop; MPI_Barrier
 OSU_WIN = {"bw_rbuf": "single", "bw_window": 64}     # osu_util.h WINDOW_SIZE_LARGE, options.buf_num = SINGLE
 OSU_NBC_DIFF = ("OSU's compute (dummy_compute, do_compute_and_probe) calls MPI_Test while it computes; mpitempo's "

@@ -25,6 +25,8 @@ typedef struct mt_ctx {
     int warmup;      /* untimed calls before the first measurement of an experiment (MT_WARMUP_AUTO: until steady) */
     int warmup_calls;  /* warm-up calls made in the current experiment (set to 0 before it) */
     int warmup_capped; /* --warmup auto reached its cap without a steady state in the current experiment */
+    int inner_used;    /* loop scheme with --inner-min-time: calls per measurement decided for the current
+                        * experiment (0: not decided yet; set to 0 before it) */
     struct mt_cache *cache; /* cache policy between measurements (never NULL while measuring) */
     /* global clock (--sync): NULL when not synchronised. Schemes read global
      * seconds with mt_clock_now(ctx->gclock) (clock.h). */

@@ -105,8 +105,15 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
 /* loop and barrier_loop: --inner calls per measurement */
 typedef struct mt_inner_cfg {
     int inner;
+    double min_time_s; /* loop: --inner-min-time (0: off) */
 } mt_inner_cfg_t;
 extern const int mt_inner_params[];
+extern const int mt_loop_params[]; /* mt_inner_params and --inner-min-time */
+/* loop with --inner-min-time: the calls per measurement of this experiment, decided once (the first
+ * block): the warm-up, then MT_INNER_PROBES calls timed one by one (counted as warm-up); call = the
+ * slowest rank's fastest probe; min(inner, max(1, ceil(min_time / call))); ctx->inner_used. Collective. */
+#define MT_INNER_PROBES 2
+int mt_inner_decide(mt_ctx_t *ctx, const mt_inner_cfg_t *cfg, const mt_op_t *op, mt_op_args_t *a);
 int mt_inner_configure(const mt_params_t *p, void *cfg, char *err);
 void mt_inner_write_meta(mt_json_t *j, const void *cfg, const mt_ctx_t *ctx);
 /* --barrier-skew "R:T" -> rank and seconds; np > 0 also checks the rank against the job */

@@ -3,6 +3,7 @@
  * MS3), t1; local runtime = (t1 - t0) / calls; runtime = max over ranks,
  * reduced to rank 0 after the experiment. The cache policy acts between
  * measurements, outside the timed region. */
+#include <math.h>
 #include "op/cache.h"
 #include "base/mt_common.h"
 #include "scheme/scheme.h"
@@ -94,18 +95,44 @@ int mt_local_measure(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a, mt_meas_
 }
 
 const int mt_inner_params[] = {MTP_inner, -1};
+const int mt_loop_params[] = {MTP_inner, MTP_inner_min_time, -1};
 
 int mt_inner_configure(const mt_params_t *p, void *cfg, char *err)
 {
     (void)err;
-    ((mt_inner_cfg_t *)cfg)->inner = (int)mt_p_int(p, MTP_inner);
+    mt_inner_cfg_t *c = cfg;
+    c->inner = (int)mt_p_int(p, MTP_inner);
+    c->min_time_s = mt_p_set(p, MTP_inner_min_time) ? mt_p_num(p, MTP_inner_min_time) : 0;
     return MT_OK;
+}
+
+int mt_inner_decide(mt_ctx_t *ctx, const mt_inner_cfg_t *cfg, const mt_op_t *op, mt_op_args_t *a)
+{
+    if (ctx->inner_used > 0) return ctx->inner_used;
+    if (!(cfg->min_time_s > 0) || cfg->inner <= 1) return ctx->inner_used = cfg->inner;
+    mt_warmup(ctx, op, a);
+    /* two untimed-for-the-results calls after the warm-up (counted as warm-up), each rank's faster one:
+     * the warm-up's first calls (connections, page faults) would make every call look long */
+    double mine = INFINITY, call;
+    for (int i = 0; i < MT_INNER_PROBES; i++) {
+        int64_t t0 = ctx->timer.t->now();
+        mt_check_mpi(op->call(a), op->mpi_name);
+        double t = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - t0);
+        if (t < mine) mine = t;
+    }
+    ctx->warmup_calls += MT_INNER_PROBES;
+    mt_check_mpi(MPI_Allreduce(&mine, &call, 1, MPI_DOUBLE, MPI_MAX, ctx->comm), "MPI_Allreduce");
+    double want = call > 0 ? ceil(cfg->min_time_s / call) : (double)cfg->inner;
+    ctx->inner_used = want >= cfg->inner ? cfg->inner : (want < 1 ? 1 : (int)want);
+    return ctx->inner_used;
 }
 
 void mt_inner_write_meta(mt_json_t *j, const void *cfg, const mt_ctx_t *ctx)
 {
     (void)ctx;
-    mt_json_kint(j, "inner", ((const mt_inner_cfg_t *)cfg)->inner);
+    const mt_inner_cfg_t *c = cfg;
+    mt_json_kint(j, "inner", c->inner);
+    if (c->min_time_s > 0) mt_json_knum(j, "inner_min_time_s", c->min_time_s);
 }
 
 int mt_barrier_skew_parse(const char *s, int np, int *rank, double *t, char *err)
