@@ -26,6 +26,9 @@ tr_state_t tr;
 #define TR_FALLBACK_SYNC MTC_FALLBACK_SYNC
 #define TR_DEFAULT_BUFFER 1000000
 #define TR_MAX_BUFFER 1000000000LL
+#define TR_CHECK_PP 100  /* ping-pongs per offset of the end check (as the init sync's check) */
+static mt_check_t tr_chk_end;   /* the accuracy at the trace's end (tr_end_check) */
+static int tr_chk_end_ok;
 #define TR_SITES_CHUNK 4096 /* bytes of a rank's call-site table per message to rank 0 */
 
 void tr_warn(const char *fmt, ...)
@@ -346,7 +349,7 @@ int tr_comm_gather(tr_gcomm_t **out, int *nout)
 #define TR_NREQ 8192
 typedef struct tr_req {
     uint64_t key;   /* 0: empty */
-    int64_t t0, bytes;
+    int64_t t0, bytes, rbytes;   /* collectives: sent, received (trace_bytes.c) */
     uint32_t comm, id;
     int32_t peer, tag, root;
     int16_t call, persistent, active;
@@ -355,6 +358,7 @@ static tr_req_t tr_reqtab[TR_NREQ];
 static int tr_nreq;
 static int64_t tr_req_lost;
 static uint32_t tr_nextreq;
+static tr_req_t *tr_lastpost;   /* the entry of the last tr_req_post (tr_req_set_rbytes) */
 
 static uint64_t tr_reqkey(MPI_Request r)
 {
@@ -384,9 +388,15 @@ uint32_t tr_req_post(MPI_Request req, int call, int64_t t0, MPI_Comm comm, int p
     tr_nreq++;
     uint32_t id = ++tr_nextreq;
     if (!id) id = ++tr_nextreq;
-    tr_reqtab[h] = (tr_req_t){k, t0, bytes, tr_comm_idx(comm), id, peer, tag, root, (int16_t)call,
+    tr_reqtab[h] = (tr_req_t){k, t0, bytes, 0, tr_comm_idx(comm), id, peer, tag, root, (int16_t)call,
                               (int16_t)persistent, (int16_t)!persistent};
+    tr_lastpost = &tr_reqtab[h];
     return id;
+}
+
+void tr_req_set_rbytes(uint32_t id, int64_t rbytes)
+{
+    if (tr_lastpost && tr_lastpost->key && tr_lastpost->id == id) tr_lastpost->rbytes = rbytes;
 }
 
 static tr_req_t *tr_req_find(MPI_Request req)
@@ -434,6 +444,7 @@ static void tr_req_emit(const tr_req_t *r, int pseudo, int64_t t0, int64_t t1, i
     e->root = r->root;
     e->tag = tag;
     e->bytes = bytes;
+    e->rbytes = pseudo == TR_icoll_done ? r->rbytes : 0;
     e->call = (int16_t)pseudo;
     e->req = r->id;
     e->orig = r->call;
@@ -805,19 +816,27 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 /* ---- conversion to seconds ---- */
 /* global time of raw base-clock time t: the init model, plus the correction
- * measured at finalize, interpolated linearly over the run [r0, r1] and held
- * constant outside it (none before r0, all of it after r1). Extrapolating the
- * line instead would multiply the finalize sync's noise by (r0 - t)/(r1 - r0):
- * for the MPI_Init region's start, a second before r0, and a run of a few ms,
- * a 5 ns correction became microseconds. */
+ * measured at finalize, interpolated linearly from none at r0 (the end of the
+ * init sync) to all of it at tr.r_fin (the raw time the finalize sync's model
+ * refers to: the middle of that sync on this rank) and held constant outside.
+ * Extrapolating the line instead would multiply the finalize sync's noise by
+ * (r0 - t)/(r1 - r0): for the MPI_Init region's start, a second before r0, and
+ * a run of a few ms, a 5 ns correction became microseconds.
+ * Why r_fin and not the trace's end r1: the finalize sync starts after r1 and
+ * its model is exact only where its fit points lie (an offset-only model: at
+ * their middle); evaluated at r1 it is off by the drift x (r_fin - r1), a
+ * few ms x drift, which the correction then added to every late event
+ * (issue 33: +521 ns at 200 ppm). The difference of the two models at r_fin
+ * is the init model's true error there, up to the finalize sync's accuracy. */
 static double tr_global(double raw, double r0, double r1)
 {
+    (void)r1;
     double g = tr.synced ? mt_clock_apply(&tr.g.res.clock, raw) : raw;
-    if (tr.fin_synced && r1 > r0) {
-        double w = (raw - r0) / (r1 - r0);
-        g += tr.corr_end_s * (w < 0 ? 0 : w > 1 ? 1 : w);
-    } else if (tr.fin_synced && raw >= r1) {
-        g += tr.corr_end_s;
+    if (tr.fin_synced && tr.r_fin > r0) {
+        double w = (raw - r0) / (tr.r_fin - r0);
+        g += tr.corr_ref_s * (w < 0 ? 0 : w > 1 ? 1 : w);
+    } else if (tr.fin_synced && raw >= tr.r_fin) {
+        g += tr.corr_ref_s;
     }
     return g;
 }
@@ -845,6 +864,7 @@ static tr_out_ev_t *tr_convert(int64_t *nout)
         x->t0 = tr_global(x->t0_raw, r0, r1);
         x->t1 = tr_global(x->t1_raw, r0, r1);
         x->bytes = e->bytes;
+        x->rbytes = e->rbytes;
         x->comm = tr_comm_gid(e->comm);
         x->req = e->req;
         x->orig = e->call >= TR_NCALLS ? e->orig : -1;
@@ -988,6 +1008,19 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     double mx = 0, md = 0;
     if (tr.synced) mt_check_summary(&tr.g.chk0, 0, &mx, &md);
     mt_json_knum(&j, "max_abs_offset_after_sync_s", tr.synced ? mx : NAN);
+    /* measured after the finalize sync on the trace's corrected clock (tr_end_check) */
+    double ex = NAN, ed = NAN;
+    if (tr_chk_end_ok) mt_check_summary(&tr_chk_end, 0, &ex, &ed);
+    mt_json_knum(&j, "max_abs_offset_at_end_s", ex);
+    mt_json_key(&j, "offset_at_end_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) {
+        double v = r == 0 ? 0 : NAN;
+        for (int i = 0; tr_chk_end_ok && i < tr_chk_end.nsample; i++)
+            if (tr_chk_end.sample[i] == r) v = tr_chk_end.offset_s[i];
+        mt_json_num(&j, v);
+    }
+    mt_json_arr_end(&j);
     mt_json_knum(&j, "run_s", mt_base_from_ticks(&tr.g.base, tr.tk_end) - mt_base_from_ticks(&tr.g.base, tr.tk_start));
     mt_json_key(&j, "drift_at_end_per_rank_s");
     mt_json_arr_begin(&j);
@@ -1071,6 +1104,27 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     fputc('\n', f);
 }
 
+/* the accuracy of the trace's clock at its end, measured: right after the finalize sync, the
+ * offsets to rank 0 of the clock the timestamps use (the init model plus the correction line,
+ * continued past r_fin by the check's few ms), as the init sync's accuracy is measured */
+static void tr_end_check(double r0, char *err)
+{
+    mt_clock_t c = tr.g.res.clock;
+    if (c.depth >= MT_CLOCK_MAXDEPTH) return;
+    /* one more layer: out = g + corr_ref * (raw - r0) / (r_fin - r0), with raw = g + (raw - g) taken
+     * at r_fin (the layer sees the global time g; the difference moves it by picoseconds) */
+    double k = tr.r_fin > r0 ? tr.corr_ref_s / (tr.r_fin - r0) : 0;
+    double off = tr.r_fin - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
+    c.m[c.depth].kind = MT_MODEL_LINEAR;
+    c.m[c.depth].slope = -k;
+    c.m[c.depth].intercept = -k * (off - r0);
+    c.depth++;
+    double w0 = 0;
+    int rc = mt_check_run(tr.comm, &c, &mt_offset_skampi, TR_CHECK_PP, &w0, 1, 0, 1, tr.g.lazy, &tr_chk_end, err);
+    tr_chk_end_ok = mt_agree(tr.comm, rc, err) == MT_OK;
+    if (!tr_chk_end_ok && tr.rank == 0) tr_warn("the accuracy check at the trace's end failed (%s)", err);
+}
+
 static void tr_finish(void)
 {
     char err[MT_ERRLEN] = "";
@@ -1087,12 +1141,18 @@ static void tr_finish(void)
         mt_clock_t in;
         mt_sync_result_t res1;
         mt_clock_init(&in, &tr.g.base);
+        int64_t tf0 = tr.timer.t->now();
         int rc = mt_sync_run(&tr.g.spec, tr.comm, &in, tr.g.lazy, &res1, err);
+        int64_t tf1 = tr.timer.t->now();
         if ((rc = mt_agree(tr.comm, rc, err)) == MT_OK) {
-            double raw = mt_base_from_ticks(&tr.g.base, tr.tk_end);
-            tr.corr_end_s = mt_clock_apply(&res1.clock, raw) - mt_clock_apply(&tr.g.res.clock, raw);
+            double r0 = mt_base_from_ticks(&tr.g.base, tr.tk_start), r1 = mt_base_from_ticks(&tr.g.base, tr.tk_end);
+            tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, tf0) + mt_base_from_ticks(&tr.g.base, tf1));
+            tr.corr_ref_s = mt_clock_apply(&res1.clock, tr.r_fin) - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
             tr.fin_synced = 1;
             tr.fin_sync_s = res1.duration_s;
+            /* the correction applied at the trace's end */
+            tr.corr_end_s = tr_global(r1, r0, r1) - mt_clock_apply(&tr.g.res.clock, r1);
+            tr_end_check(r0, err);
         } else if (tr.rank == 0) {
             tr_warn("the sync at MPI_Finalize failed (%s): timestamps use the MPI_Init model only", err);
         }

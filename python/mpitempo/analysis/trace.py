@@ -13,13 +13,14 @@ from mpitempo.stats import trace as st
 
 COLUMNS = {"rank": "INTEGER", "seq": "BIGINT", "call": "VARCHAR", "kind": "VARCHAR",
            "t_enter_raw_s": "DOUBLE", "t_exit_raw_s": "DOUBLE", "t_enter_s": "DOUBLE", "t_exit_s": "DOUBLE",
-           "bytes": "BIGINT", "peer": "INTEGER", "peer2": "INTEGER", "root": "INTEGER", "tag": "INTEGER",
+           "bytes": "BIGINT", "recv_bytes": "BIGINT", "peer": "INTEGER", "peer2": "INTEGER", "root": "INTEGER", "tag": "INTEGER",
            "recv_tag": "INTEGER", "comm": "VARCHAR", "req": "BIGINT", "of": "VARCHAR", "flags": "INTEGER",
            "site": "VARCHAR"}
 
 
 OPTIONAL = {"req": 0, "of": "", "flags": 0,   # columns of format 2 (older traces have none)
-            "site": ""}                      # the call site's address (tracers since call sites)
+            "site": "",                      # the call site's address (tracers since call sites)
+            "recv_bytes": -1}                # collectives' received bytes (tracers since Score-P's rules; -1 unknown)
 
 
 def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
