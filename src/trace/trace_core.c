@@ -27,6 +27,7 @@ tr_state_t tr;
 #define TR_DEFAULT_BUFFER 1000000
 #define TR_MAX_BUFFER 1000000000LL
 #define TR_CHECK_PP 100  /* ping-pongs per offset of the end check (as the init sync's check) */
+#define TR_MEASURE_MAXP 64 /* up to this many ranks the end correction is measured directly (tr_end_measure) */
 static mt_check_t tr_chk_end;   /* the accuracy at the trace's end (tr_end_check) */
 static int tr_chk_end_ok;
 #define TR_SITES_CHUNK 4096 /* bytes of a rank's call-site table per message to rank 0 */
@@ -889,7 +890,7 @@ static tr_out_ev_t *tr_convert(int64_t *nout)
 
 /* ---- MPI_Finalize ---- */
 typedef struct tr_rank_info {
-    double corr_end_s, sync_dur_s;
+    double corr_end_s, sync_dur_s, corr_ref_s, ref_after_end_s;
     int64_t recorded, kept, dropped, req_lost, region_bad;
     char host[64];
 } tr_rank_info_t;
@@ -1005,6 +1006,7 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
         if (fabs(info[r].corr_end_s) > fabs(dmax)) dmax = info[r].corr_end_s;
     mt_json_knum(&j, "drift_at_end_s", fabs(dmax));
     mt_json_kbool(&j, "interpolated", tr.fin_synced);
+    if (tr.fin_synced) mt_json_kstr(&j, "end_correction", tr.end_how);
     double mx = 0, md = 0;
     if (tr.synced) mt_check_summary(&tr.g.chk0, 0, &mx, &md);
     mt_json_knum(&j, "max_abs_offset_after_sync_s", tr.synced ? mx : NAN);
@@ -1025,6 +1027,16 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     mt_json_key(&j, "drift_at_end_per_rank_s");
     mt_json_arr_begin(&j);
     for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].corr_end_s);
+    mt_json_arr_end(&j);
+    /* the finalize model minus the init model where the finalize sync measured it (the middle of
+     * that sync, this long after the trace's end on each rank) */
+    mt_json_key(&j, "correction_at_finalize_sync_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].corr_ref_s);
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "finalize_sync_after_end_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].ref_after_end_s);
     mt_json_arr_end(&j);
     mt_json_key(&j, "simulated");
     if (tr.g.sim.on) {
@@ -1125,6 +1137,62 @@ static void tr_end_check(double r0, char *err)
     if (!tr_chk_end_ok && tr.rank == 0) tr_warn("the accuracy check at the trace's end failed (%s)", err);
 }
 
+/* The init model's error at the end of the run, measured directly (ranks <= TR_MEASURE_MAXP):
+ * Check-Global-Clock (the offsets to rank 0 by the fastest of several SKaMPI ping-pong rounds,
+ * Hunold and Carpen-Amarie 2018, Alg. 6) on the init model itself; the correction is minus that
+ * offset, referred to the middle of the measurement on this rank. What is corrected is only the
+ * init model's residual drift (its slope error, at most about a ppm), so where within the
+ * measurement's few ms per rank a rank's offset was taken moves the result by less than a ns per
+ * 10 ms. Why not a second sync: its fitted model carried an error of about 2.5 ms x the drift
+ * (+470 ns at 200 ppm) where the direct measurement agreed with the simulated truth (issue 33). */
+static int tr_end_measure(char *err)
+{
+    mt_check_t chk;
+    memset(&chk, 0, sizeof chk);
+    double w0 = 0;
+    int64_t t0 = tr.timer.t->now();
+    int rc = mt_check_run(tr.comm, &tr.g.res.clock, &mt_offset_skampi, TR_CHECK_PP, &w0, 1, 0, 1, tr.g.lazy, &chk, err);
+    int64_t t1 = tr.timer.t->now();
+    if (mt_agree(tr.comm, rc, err) != MT_OK) return 0;
+    double *off = NULL, mine = 0;
+    if (tr.rank == 0) {
+        off = calloc((size_t)tr.size, sizeof *off);
+        for (int i = 0; off && i < chk.nsample; i++)
+            if (chk.sample[i] > 0 && chk.sample[i] < tr.size) off[chk.sample[i]] = chk.offset_s[i];
+    }
+    rc = off || tr.rank != 0 ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory");
+    if (mt_agree(tr.comm, rc, err) != MT_OK) {
+        mt_check_free(&chk);
+        return 0;
+    }
+    PMPI_Scatter(off, 1, MPI_DOUBLE, &mine, 1, MPI_DOUBLE, 0, tr.comm);
+    free(off);
+    mt_check_free(&chk);
+    tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, t0) + mt_base_from_ticks(&tr.g.base, t1));
+    tr.corr_ref_s = -mine;
+    tr.fin_sync_s = mt_base_from_ticks(&tr.g.base, t1) - mt_base_from_ticks(&tr.g.base, t0);
+    tr.end_how = "measured";
+    return 1;
+}
+
+/* more ranks: a second sync with the init sync's spec (its cost grows with log P, the
+ * measurement's with P); the correction is the difference of the two models in its middle */
+static int tr_end_resync(char *err)
+{
+    mt_clock_t in;
+    mt_sync_result_t res1;
+    mt_clock_init(&in, &tr.g.base);
+    int64_t t0 = tr.timer.t->now();
+    int rc = mt_sync_run(&tr.g.spec, tr.comm, &in, tr.g.lazy, &res1, err);
+    int64_t t1 = tr.timer.t->now();
+    if (mt_agree(tr.comm, rc, err) != MT_OK) return 0;
+    tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, t0) + mt_base_from_ticks(&tr.g.base, t1));
+    tr.corr_ref_s = mt_clock_apply(&res1.clock, tr.r_fin) - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
+    tr.fin_sync_s = res1.duration_s;
+    tr.end_how = "resync";
+    return 1;
+}
+
 static void tr_finish(void)
 {
     char err[MT_ERRLEN] = "";
@@ -1136,30 +1204,24 @@ static void tr_finish(void)
         tr_region_rec(TR_user_region, tr_rstack[tr_rdepth], TR_F_END, tr.tk_end, tr.tk_end);
     }
     tr_region_rec(TR_finalize_region, -1, 0, tr.tk_end, tr.tk_end);
-    /* sync again: the init model's drift over the run */
+    /* the init model's error at the end: measured, and removed over the run */
     if (tr.synced) {
-        mt_clock_t in;
-        mt_sync_result_t res1;
-        mt_clock_init(&in, &tr.g.base);
-        int64_t tf0 = tr.timer.t->now();
-        int rc = mt_sync_run(&tr.g.spec, tr.comm, &in, tr.g.lazy, &res1, err);
-        int64_t tf1 = tr.timer.t->now();
-        if ((rc = mt_agree(tr.comm, rc, err)) == MT_OK) {
-            double r0 = mt_base_from_ticks(&tr.g.base, tr.tk_start), r1 = mt_base_from_ticks(&tr.g.base, tr.tk_end);
-            tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, tf0) + mt_base_from_ticks(&tr.g.base, tf1));
-            tr.corr_ref_s = mt_clock_apply(&res1.clock, tr.r_fin) - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
+        double r0 = mt_base_from_ticks(&tr.g.base, tr.tk_start), r1 = mt_base_from_ticks(&tr.g.base, tr.tk_end);
+        int ok = tr.size <= TR_MEASURE_MAXP ? tr_end_measure(err) : tr_end_resync(err);
+        if (ok) {
             tr.fin_synced = 1;
-            tr.fin_sync_s = res1.duration_s;
             /* the correction applied at the trace's end */
             tr.corr_end_s = tr_global(r1, r0, r1) - mt_clock_apply(&tr.g.res.clock, r1);
             tr_end_check(r0, err);
         } else if (tr.rank == 0) {
-            tr_warn("the sync at MPI_Finalize failed (%s): timestamps use the MPI_Init model only", err);
+            tr_warn("the clock measurement at MPI_Finalize failed (%s): timestamps use the MPI_Init model only", err);
         }
     }
     tr_rank_info_t mine;
     memset(&mine, 0, sizeof mine);
     mine.corr_end_s = tr.corr_end_s;
+    mine.corr_ref_s = tr.corr_ref_s;
+    mine.ref_after_end_s = tr.fin_synced ? tr.r_fin - mt_base_from_ticks(&tr.g.base, tr.tk_end) : 0;
     mine.sync_dur_s = tr.fin_sync_s;
     mine.recorded = tr.n;
     mine.kept = tr_nkept();
