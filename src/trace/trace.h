@@ -55,7 +55,9 @@ enum tr_count_id {
 #if MPI_VERSION >= 4
 #include "trace_count4.def"
 #endif
+#include "trace_count_auto.def" /* generated at build time from mpi.h (src/trace/gen_count.py) */
 #undef TR_COUNT
+    TRC_Pcontrol,
     TRC_N
 };
 extern const char *const tr_count_names[TRC_N];
