@@ -161,7 +161,7 @@ def check_meta(meta: dict, meta_p: Path) -> None:
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
             bad("buffer", f"an object whose {key} is an integer >= 0")
     sync = meta.get("sync") or {}
-    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s"):
+    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s", "max_abs_offset_at_end_s"):
         if sync.get(key) is not None and (isinstance(sync[key], bool) or not isinstance(sync[key], (int, float))):
             bad("sync", f"an object whose {key} is a number")
 
@@ -262,6 +262,8 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
         "sync": {"algorithm": sync.get("algorithm"), "duration_s": sync.get("duration_s"),
                  "drift_at_end_s": sync.get("drift_at_end_s"),
                  "max_abs_offset_after_sync_s": sync.get("max_abs_offset_after_sync_s"),
+                 "max_abs_offset_at_end_s": sync.get("max_abs_offset_at_end_s"),
+                 "end_correction": sync.get("end_correction"),
                  "note": sync.get("note")},
         "buffer": meta.get("buffer"),
         "violations_raw": v_raw["total"],
