@@ -304,7 +304,7 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
         if (kind == TR_K_SENDRECV && c >= 0) {
             uint32_t src = tr_lrank(o, c, e->peer2);
             if (src != OTF2_UNDEFINED_UINT32) {
-                OTF2_EvtWriter_MpiRecv(w, NULL, t1, src, (OTF2_CommRef)c, (uint32_t)e->rtag, (uint64_t)e->bytes);
+                OTF2_EvtWriter_MpiRecv(w, NULL, t1, src, (OTF2_CommRef)c, (uint32_t)e->rtag, (uint64_t)e->rbytes);
                 cnt++;
             }
         }

@@ -376,6 +376,14 @@ int MPI_Ineighbor_alltoallw(const void *sb, const int scs[], const MPI_Aint sds[
 }
 
 /* ---- point-to-point ---- */
+/* the bytes a completed receive got (0 from MPI_PROC_NULL) */
+static inline int64_t tr_recvd(const MPI_Status *s, int src)
+{
+    int nb = 0;
+    if (src == MPI_PROC_NULL || PMPI_Get_count(s, MPI_BYTE, &nb) != MPI_SUCCESS || nb == MPI_UNDEFINED) return 0;
+    return nb;
+}
+
 static inline int tr_peer(MPI_Comm comm, int r)
 {
     if (r == MPI_PROC_NULL) return -2;
@@ -604,6 +612,7 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int dest, int stag, vo
         tr_fill(e, TR_sendrecv, t0, t1, comm, tr_bytes(sc, st), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
         e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff); /* the received tag (low bits) */
+        e->rbytes = tr_recvd(s, src);   /* the received size (the send size may differ) */
     }
     return r;
 }
@@ -622,6 +631,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
         tr_fill(e, TR_sendrecv_replace, t0, t1, comm, tr_bytes(count, dt), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
         e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff);
+        e->rbytes = tr_recvd(s, src);   /* the received size (the send size may differ) */
     }
     return r;
 }

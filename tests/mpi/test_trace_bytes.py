@@ -108,6 +108,11 @@ def test_otf2_collective_bytes_as_scorep_counts(traced):
     for rank in range(4):
         want = [(op, *per[rank]) for op, per in EXPECTED]
         assert got[rank] == want, (rank, [(i, g, w) for i, (g, w) in enumerate(zip(got[rank], want)) if g != w])
+    # the MPI_Sendrecv's two messages: rank r sends r+1 ints, receives its left neighbour's
+    sends = {int(m[1]): int(m[2]) for m in re.finditer(r"^MPI_SEND\s+(\d+)\s.*Length: (\d+)", r.stdout, re.M)}
+    recvs = {int(m[1]): int(m[2]) for m in re.finditer(r"^MPI_RECV\s+(\d+)\s.*Length: (\d+)", r.stdout, re.M)}
+    assert sends == {k: (k + 1) * I for k in range(4)}
+    assert recvs == {k: ((k + 3) % 4 + 1) * I for k in range(4)}
 
 
 def test_events_csv_bytes_and_neighbourhood(traced):
@@ -120,5 +125,7 @@ def test_events_csv_bytes_and_neighbourhood(traced):
         # the blocking Allreduce rows carry the same counts as the OTF2 records
         ar = [(int(x["bytes"]), int(x["recv_bytes"])) for x in mine if x["call"] == "allreduce"]
         assert ar == [(4 * D, 4 * D), (3 * D, 3 * D)]
-        # point-to-point rows have no received-bytes column value of their own
+        # MPI_Sendrecv: sent and received sizes; other point-to-point rows have no received bytes
+        sr = [(int(x["bytes"]), int(x["recv_bytes"])) for x in mine if x["call"] == "sendrecv"]
+        assert sr == [((rank + 1) * I, ((rank + 3) % 4 + 1) * I)]
         assert all(int(x["recv_bytes"]) == 0 for x in mine if x["kind"] in ("send", "recv", "isend", "irecv"))

@@ -3,7 +3,7 @@
  * bytes) and doubles (8). The sequence (the test's EXPECTED table follows it, in this order):
  * blocking intracommunicator collectives, their in-place forms, non-blocking ones,
  * intercommunicator collectives (groups {0,1} and {2,3}), a neighbourhood collective on a
- * non-periodic ring (a line) of 4. */
+ * non-periodic ring (a line) of 4, an MPI_Sendrecv whose two sizes differ. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +85,10 @@ int main(int argc, char **argv)
         MPI_Cart_create(W, 1, dims, per, 0, &line);
         MPI_Neighbor_alltoall(a, 1, MPI_INT, b, 1, MPI_INT, line);
         MPI_Comm_free(&line);
+    }
+    {   /* point-to-point, sizes that differ: rank r sends r+1 ints to r+1, receives r ints (its left
+         * neighbour's r-1+1) into a buffer of 8 */
+        MPI_Sendrecv(a, r + 1, MPI_INT, (r + 1) % 4, 5, b, 8, MPI_INT, (r + 3) % 4, 5, W, MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;
