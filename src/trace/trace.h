@@ -118,7 +118,8 @@ typedef struct tr_state {
     int fin_synced;
     double corr_end_s;    /* the correction applied at tk_end on this rank (tr_global) */
     double corr_ref_s;    /* global(finalize model) - global(init model) at r_fin */
-    const char *end_how;  /* how the end correction was found: "measured" or "resync" */
+    const char *end_how;  /* how the end correction was found: "measured", "resync" or "none" */
+    int end_mode;         /* MPITEMPO_TRACE_END_CORRECTION: 0 auto, 1 measured, 2 resync, 3 none */
     double r_fin;         /* raw base-clock time the finalize model refers to: the middle of that sync */
     double walltime0;     /* CLOCK_REALTIME at start (for OTF2) */
     int finalized;

@@ -651,6 +651,12 @@ static int tr_config(char *err)
     if (!w || !*w || !strcmp(w, "stop")) tr.wrap = 0;
     else if (!strcmp(w, "wrap")) tr.wrap = 1;
     else return mt_fail(err, MT_EINVAL, "invalid MPITEMPO_TRACE_ON_FULL '%s' (allowed: stop, wrap)", w);
+    const char *ec = getenv("MPITEMPO_TRACE_END_CORRECTION");
+    if (!ec || !*ec || !strcmp(ec, "auto")) tr.end_mode = 0;
+    else if (!strcmp(ec, "measured")) tr.end_mode = 1;
+    else if (!strcmp(ec, "resync")) tr.end_mode = 2;
+    else if (!strcmp(ec, "none")) tr.end_mode = 3;
+    else return mt_fail(err, MT_EINVAL, "invalid MPITEMPO_TRACE_END_CORRECTION '%s' (allowed: auto, measured, resync, none)", ec);
     if (!strcmp(tr.timer_name, "wtime"))
         return mt_fail(err, MT_EINVAL, "timer 'wtime' cannot time the tracer's MPI calls (allowed: monotonic, "
                                        "monotonic_raw, realtime, gettimeofday, rdtscp)");
@@ -1006,7 +1012,7 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
         if (fabs(info[r].corr_end_s) > fabs(dmax)) dmax = info[r].corr_end_s;
     mt_json_knum(&j, "drift_at_end_s", fabs(dmax));
     mt_json_kbool(&j, "interpolated", tr.fin_synced);
-    if (tr.fin_synced) mt_json_kstr(&j, "end_correction", tr.end_how);
+    if (tr.end_how) mt_json_kstr(&j, "end_correction", tr.end_how);
     double mx = 0, md = 0;
     if (tr.synced) mt_check_summary(&tr.g.chk0, 0, &mx, &md);
     mt_json_knum(&j, "max_abs_offset_after_sync_s", tr.synced ? mx : NAN);
@@ -1207,8 +1213,14 @@ static void tr_finish(void)
     /* the init model's error at the end: measured, and removed over the run */
     if (tr.synced) {
         double r0 = mt_base_from_ticks(&tr.g.base, tr.tk_start), r1 = mt_base_from_ticks(&tr.g.base, tr.tk_end);
-        int ok = tr.size <= TR_MEASURE_MAXP ? tr_end_measure(err) : tr_end_resync(err);
-        if (ok) {
+        int mode = tr.end_mode ? tr.end_mode : tr.size <= TR_MEASURE_MAXP ? 1 : 2;
+        int ok = mode == 1 ? tr_end_measure(err) : mode == 2 ? tr_end_resync(err) : 0;
+        if (mode == 3) {   /* no correction: the accuracy at the end of the MPI_Init model alone */
+            tr.r_fin = r1;
+            tr.corr_ref_s = 0;
+            tr.end_how = "none";
+            tr_end_check(r0, err);
+        } else if (ok) {
             tr.fin_synced = 1;
             /* the correction applied at the trace's end */
             tr.corr_end_s = tr_global(r1, r0, r1) - mt_clock_apply(&tr.g.res.clock, r1);
