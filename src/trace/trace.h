@@ -55,7 +55,9 @@ enum tr_count_id {
 #if MPI_VERSION >= 4
 #include "trace_count4.def"
 #endif
+#include "trace_count_auto.def" /* generated at build time from mpi.h (src/trace/gen_count.py) */
 #undef TR_COUNT
+    TRC_Pcontrol,
     TRC_N
 };
 extern const char *const tr_count_names[TRC_N];
@@ -69,10 +71,12 @@ enum { TR_F_CANCELLED = 1, TR_F_FREED = 2, TR_F_ATTACHED = 4, TR_F_BEGIN = 8, TR
 extern char **tr_region_gnames;
 extern int tr_region_ngnames;
 
-/* One recorded event (64 bytes). Ticks of the tracer's timer. */
+/* One recorded event (72 bytes). Ticks of the tracer's timer. */
 typedef struct tr_ev {
     int64_t t0, t1;       /* enter, exit (*_done: initiation, exit of the completing call) */
-    int64_t bytes;        /* payload of this rank (count x type size; v-variants summed) */
+    int64_t bytes;        /* point-to-point: the payload (count x type size); collectives: the bytes
+                           * this rank sends (trace_bytes.c) */
+    int64_t rbytes;       /* collectives: the bytes this rank receives; 0 otherwise */
     uint32_t comm;        /* the tracer's local index of the communicator + 1 (0: none) */
     int32_t peer;         /* world rank: destination (send), source (recv, as matched); -1 none, -2 MPI_PROC_NULL */
     int32_t peer2;        /* sendrecv: the source; -1 otherwise */
@@ -112,7 +116,11 @@ typedef struct tr_state {
     int64_t tk_start, tk_end; /* ticks: end of init sync, start of finalize */
     double init_sync_s, fin_sync_s;
     int fin_synced;
-    double corr_end_s;    /* global(init model) - global(finalize model) at tk_end on this rank */
+    double corr_end_s;    /* the correction applied at tk_end on this rank (tr_global) */
+    double corr_ref_s;    /* global(finalize model) - global(init model) at r_fin */
+    const char *end_how;  /* how the end correction was found: "measured", "resync" or "none" */
+    int end_mode;         /* MPITEMPO_TRACE_END_CORRECTION: 0 auto, 1 measured, 2 resync, 3 none */
+    double r_fin;         /* raw base-clock time the finalize model refers to: the middle of that sync */
     double walltime0;     /* CLOCK_REALTIME at start (for OTF2) */
     int finalized;
     int oversubscribed;   /* more ranks on a host than it has CPUs online (any host) */
@@ -123,7 +131,7 @@ extern tr_state_t tr;
 /* the events of one rank after finalize, converted to seconds */
 typedef struct tr_out_ev {
     double t0_raw, t1_raw, t0, t1;  /* raw local (base clock) and global seconds */
-    int64_t bytes;
+    int64_t bytes, rbytes;          /* tr_ev_t's */
     uint64_t comm;                  /* global communicator id (tr_comm_gid; 0 none) */
     int32_t peer, peer2, root, tag, rtag;
     int32_t call, rank;
@@ -167,6 +175,8 @@ void tr_gcomms_free(tr_gcomm_t *c, int n);
 /* requests: tracked from initiation to completion */
 uint32_t tr_req_post(MPI_Request req, int call, int64_t t0, MPI_Comm comm, int peer, int tag, int64_t bytes,
                      int root, int persistent);
+/* the received bytes of the collective request `id` just posted (tr_req_post) */
+void tr_req_set_rbytes(uint32_t id, int64_t rbytes);
 int tr_req_pending(void);
 /* MPI_Start of a tracked persistent request: a start_send/start_recv record; returns 0 if untracked */
 void tr_req_start(MPI_Request req, int64_t t0, int64_t t1, int attached);
@@ -178,6 +188,30 @@ void tr_req_freed(MPI_Request req, int64_t t1, int attached);
 extern int64_t tr_unsel[TR_NCALLS];
 /* trace_wrap.c: the next record, or NULL when the buffer is full in stop mode */
 tr_ev_t *tr_slot_ext(void);
+
+/* trace_bytes.c: the bytes a rank sends (s) and receives (r) in one collective, by Score-P's rules */
+typedef struct tr_sr { int64_t s, r; } tr_sr_t;
+tr_sr_t tr_cb_gather(const void *sb, int sc, MPI_Datatype st, int rc, MPI_Datatype rt, int root, MPI_Comm comm);
+tr_sr_t tr_cb_gatherv(const void *sb, int sc, MPI_Datatype st, const int *rcs, MPI_Datatype rt, int root,
+                      MPI_Comm comm);
+tr_sr_t tr_cb_reduce(const void *sb, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+tr_sr_t tr_cb_bcast(int count, MPI_Datatype dt, int root, MPI_Comm comm);
+tr_sr_t tr_cb_scatter(int sc, MPI_Datatype st, const void *rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm);
+tr_sr_t tr_cb_scatterv(const int *scs, MPI_Datatype st, const void *rb, int rc, MPI_Datatype rt, int root,
+                       MPI_Comm comm);
+tr_sr_t tr_cb_alltoall(const void *sb, int sc, MPI_Datatype st, int rc, MPI_Datatype rt, MPI_Comm comm);
+tr_sr_t tr_cb_allreduce(const void *sb, int count, MPI_Datatype dt, MPI_Comm comm);
+tr_sr_t tr_cb_allgatherv(const void *sb, int sc, MPI_Datatype st, const int *rcs, MPI_Datatype rt, MPI_Comm comm);
+tr_sr_t tr_cb_alltoallv(const void *sb, const int *scs, MPI_Datatype st, const int *rcs, MPI_Datatype rt,
+                        MPI_Comm comm);
+tr_sr_t tr_cb_alltoallw(const void *sb, const int *scs, const MPI_Datatype *sts, const int *rcs,
+                        const MPI_Datatype *rts, MPI_Comm comm);
+tr_sr_t tr_cb_reduce_scatter_block(const void *sb, int rc, MPI_Datatype dt, MPI_Comm comm);
+tr_sr_t tr_cb_reduce_scatter(const void *sb, const int *rcs, MPI_Datatype dt, MPI_Comm comm);
+tr_sr_t tr_cb_scan(const void *sb, int count, MPI_Datatype dt, MPI_Comm comm, int exclusive);
+/* neighbourhood collectives: a count (sc) or counts (scs), one type (st) or types (sts); the same for receive */
+tr_sr_t tr_cb_neighbor(int sc, const int *scs, const MPI_Datatype *sts, MPI_Datatype st, int rc, const int *rcs,
+                       const MPI_Datatype *rts, MPI_Datatype rt, MPI_Comm comm);
 
 /* trace_sites.c: this rank's distinct call-site addresses of ev[0..n) resolved with dladdr, as lines
  * "rank<TAB>address<TAB>object<TAB>object base<TAB>symbol<TAB>symbol address" (malloc'd; NULL when none) */

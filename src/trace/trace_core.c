@@ -26,6 +26,10 @@ tr_state_t tr;
 #define TR_FALLBACK_SYNC MTC_FALLBACK_SYNC
 #define TR_DEFAULT_BUFFER 1000000
 #define TR_MAX_BUFFER 1000000000LL
+#define TR_CHECK_PP 100  /* ping-pongs per offset of the end check (as the init sync's check) */
+#define TR_MEASURE_MAXP 64 /* up to this many ranks the end correction is measured directly (tr_end_measure) */
+static mt_check_t tr_chk_end;   /* the accuracy at the trace's end (tr_end_check) */
+static int tr_chk_end_ok;
 #define TR_SITES_CHUNK 4096 /* bytes of a rank's call-site table per message to rank 0 */
 
 void tr_warn(const char *fmt, ...)
@@ -346,7 +350,7 @@ int tr_comm_gather(tr_gcomm_t **out, int *nout)
 #define TR_NREQ 8192
 typedef struct tr_req {
     uint64_t key;   /* 0: empty */
-    int64_t t0, bytes;
+    int64_t t0, bytes, rbytes;   /* collectives: sent, received (trace_bytes.c) */
     uint32_t comm, id;
     int32_t peer, tag, root;
     int16_t call, persistent, active;
@@ -355,6 +359,7 @@ static tr_req_t tr_reqtab[TR_NREQ];
 static int tr_nreq;
 static int64_t tr_req_lost;
 static uint32_t tr_nextreq;
+static tr_req_t *tr_lastpost;   /* the entry of the last tr_req_post (tr_req_set_rbytes) */
 
 static uint64_t tr_reqkey(MPI_Request r)
 {
@@ -384,9 +389,15 @@ uint32_t tr_req_post(MPI_Request req, int call, int64_t t0, MPI_Comm comm, int p
     tr_nreq++;
     uint32_t id = ++tr_nextreq;
     if (!id) id = ++tr_nextreq;
-    tr_reqtab[h] = (tr_req_t){k, t0, bytes, tr_comm_idx(comm), id, peer, tag, root, (int16_t)call,
+    tr_reqtab[h] = (tr_req_t){k, t0, bytes, 0, tr_comm_idx(comm), id, peer, tag, root, (int16_t)call,
                               (int16_t)persistent, (int16_t)!persistent};
+    tr_lastpost = &tr_reqtab[h];
     return id;
+}
+
+void tr_req_set_rbytes(uint32_t id, int64_t rbytes)
+{
+    if (tr_lastpost && tr_lastpost->key && tr_lastpost->id == id) tr_lastpost->rbytes = rbytes;
 }
 
 static tr_req_t *tr_req_find(MPI_Request req)
@@ -434,6 +445,7 @@ static void tr_req_emit(const tr_req_t *r, int pseudo, int64_t t0, int64_t t1, i
     e->root = r->root;
     e->tag = tag;
     e->bytes = bytes;
+    e->rbytes = pseudo == TR_icoll_done ? r->rbytes : 0;
     e->call = (int16_t)pseudo;
     e->req = r->id;
     e->orig = r->call;
@@ -639,6 +651,12 @@ static int tr_config(char *err)
     if (!w || !*w || !strcmp(w, "stop")) tr.wrap = 0;
     else if (!strcmp(w, "wrap")) tr.wrap = 1;
     else return mt_fail(err, MT_EINVAL, "invalid MPITEMPO_TRACE_ON_FULL '%s' (allowed: stop, wrap)", w);
+    const char *ec = getenv("MPITEMPO_TRACE_END_CORRECTION");
+    if (!ec || !*ec || !strcmp(ec, "auto")) tr.end_mode = 0;
+    else if (!strcmp(ec, "measured")) tr.end_mode = 1;
+    else if (!strcmp(ec, "resync")) tr.end_mode = 2;
+    else if (!strcmp(ec, "none")) tr.end_mode = 3;
+    else return mt_fail(err, MT_EINVAL, "invalid MPITEMPO_TRACE_END_CORRECTION '%s' (allowed: auto, measured, resync, none)", ec);
     if (!strcmp(tr.timer_name, "wtime"))
         return mt_fail(err, MT_EINVAL, "timer 'wtime' cannot time the tracer's MPI calls (allowed: monotonic, "
                                        "monotonic_raw, realtime, gettimeofday, rdtscp)");
@@ -805,19 +823,27 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 /* ---- conversion to seconds ---- */
 /* global time of raw base-clock time t: the init model, plus the correction
- * measured at finalize, interpolated linearly over the run [r0, r1] and held
- * constant outside it (none before r0, all of it after r1). Extrapolating the
- * line instead would multiply the finalize sync's noise by (r0 - t)/(r1 - r0):
- * for the MPI_Init region's start, a second before r0, and a run of a few ms,
- * a 5 ns correction became microseconds. */
+ * measured at finalize, interpolated linearly from none at r0 (the end of the
+ * init sync) to all of it at tr.r_fin (the raw time the finalize sync's model
+ * refers to: the middle of that sync on this rank) and held constant outside.
+ * Extrapolating the line instead would multiply the finalize sync's noise by
+ * (r0 - t)/(r1 - r0): for the MPI_Init region's start, a second before r0, and
+ * a run of a few ms, a 5 ns correction became microseconds.
+ * Why r_fin and not the trace's end r1: the finalize sync starts after r1 and
+ * its model is exact only where its fit points lie (an offset-only model: at
+ * their middle); evaluated at r1 it is off by the drift x (r_fin - r1), a
+ * few ms x drift, which the correction then added to every late event
+ * (issue 33: +521 ns at 200 ppm). The difference of the two models at r_fin
+ * is the init model's true error there, up to the finalize sync's accuracy. */
 static double tr_global(double raw, double r0, double r1)
 {
+    (void)r1;
     double g = tr.synced ? mt_clock_apply(&tr.g.res.clock, raw) : raw;
-    if (tr.fin_synced && r1 > r0) {
-        double w = (raw - r0) / (r1 - r0);
-        g += tr.corr_end_s * (w < 0 ? 0 : w > 1 ? 1 : w);
-    } else if (tr.fin_synced && raw >= r1) {
-        g += tr.corr_end_s;
+    if (tr.fin_synced && tr.r_fin > r0) {
+        double w = (raw - r0) / (tr.r_fin - r0);
+        g += tr.corr_ref_s * (w < 0 ? 0 : w > 1 ? 1 : w);
+    } else if (tr.fin_synced && raw >= tr.r_fin) {
+        g += tr.corr_ref_s;
     }
     return g;
 }
@@ -845,6 +871,7 @@ static tr_out_ev_t *tr_convert(int64_t *nout)
         x->t0 = tr_global(x->t0_raw, r0, r1);
         x->t1 = tr_global(x->t1_raw, r0, r1);
         x->bytes = e->bytes;
+        x->rbytes = e->rbytes;
         x->comm = tr_comm_gid(e->comm);
         x->req = e->req;
         x->orig = e->call >= TR_NCALLS ? e->orig : -1;
@@ -869,7 +896,7 @@ static tr_out_ev_t *tr_convert(int64_t *nout)
 
 /* ---- MPI_Finalize ---- */
 typedef struct tr_rank_info {
-    double corr_end_s, sync_dur_s;
+    double corr_end_s, sync_dur_s, corr_ref_s, ref_after_end_s;
     int64_t recorded, kept, dropped, req_lost, region_bad;
     char host[64];
 } tr_rank_info_t;
@@ -985,13 +1012,37 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
         if (fabs(info[r].corr_end_s) > fabs(dmax)) dmax = info[r].corr_end_s;
     mt_json_knum(&j, "drift_at_end_s", fabs(dmax));
     mt_json_kbool(&j, "interpolated", tr.fin_synced);
+    if (tr.end_how) mt_json_kstr(&j, "end_correction", tr.end_how);
     double mx = 0, md = 0;
     if (tr.synced) mt_check_summary(&tr.g.chk0, 0, &mx, &md);
     mt_json_knum(&j, "max_abs_offset_after_sync_s", tr.synced ? mx : NAN);
+    /* measured after the finalize sync on the trace's corrected clock (tr_end_check) */
+    double ex = NAN, ed = NAN;
+    if (tr_chk_end_ok) mt_check_summary(&tr_chk_end, 0, &ex, &ed);
+    mt_json_knum(&j, "max_abs_offset_at_end_s", ex);
+    mt_json_key(&j, "offset_at_end_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) {
+        double v = r == 0 ? 0 : NAN;
+        for (int i = 0; tr_chk_end_ok && i < tr_chk_end.nsample; i++)
+            if (tr_chk_end.sample[i] == r) v = tr_chk_end.offset_s[i];
+        mt_json_num(&j, v);
+    }
+    mt_json_arr_end(&j);
     mt_json_knum(&j, "run_s", mt_base_from_ticks(&tr.g.base, tr.tk_end) - mt_base_from_ticks(&tr.g.base, tr.tk_start));
     mt_json_key(&j, "drift_at_end_per_rank_s");
     mt_json_arr_begin(&j);
     for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].corr_end_s);
+    mt_json_arr_end(&j);
+    /* the finalize model minus the init model where the finalize sync measured it (the middle of
+     * that sync, this long after the trace's end on each rank) */
+    mt_json_key(&j, "correction_at_finalize_sync_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].corr_ref_s);
+    mt_json_arr_end(&j);
+    mt_json_key(&j, "finalize_sync_after_end_per_rank_s");
+    mt_json_arr_begin(&j);
+    for (int r = 0; r < tr.size; r++) mt_json_num(&j, info[r].ref_after_end_s);
     mt_json_arr_end(&j);
     mt_json_key(&j, "simulated");
     if (tr.g.sim.on) {
@@ -1071,6 +1122,89 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     fputc('\n', f);
 }
 
+/* the accuracy of the trace's clock at its end, measured: right after the finalize sync, the
+ * offsets to rank 0 of the clock the timestamps use (the init model plus the correction line,
+ * continued past r_fin by the check's few ms), as the init sync's accuracy is measured */
+static void tr_end_check(double r0, char *err)
+{
+    mt_clock_t c = tr.g.res.clock;
+    if (c.depth >= MT_CLOCK_MAXDEPTH) return;
+    /* one more layer: out = g + corr_ref * (raw - r0) / (r_fin - r0), with raw = g + (raw - g) taken
+     * at r_fin (the layer sees the global time g; the difference moves it by picoseconds) */
+    double k = tr.r_fin > r0 ? tr.corr_ref_s / (tr.r_fin - r0) : 0;
+    double off = tr.r_fin - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
+    c.m[c.depth].kind = MT_MODEL_LINEAR;
+    c.m[c.depth].slope = -k;
+    c.m[c.depth].intercept = -k * (off - r0);
+    c.depth++;
+    double w0 = 0;
+    int rc = mt_check_run(tr.comm, &c, &mt_offset_skampi, TR_CHECK_PP, &w0, 1, 0, 1, tr.g.lazy, &tr_chk_end, err);
+    tr_chk_end_ok = mt_agree(tr.comm, rc, err) == MT_OK;
+    if (!tr_chk_end_ok && tr.rank == 0) tr_warn("the accuracy check at the trace's end failed (%s)", err);
+}
+
+/* The init model's error at the end of the run, measured directly (ranks <= TR_MEASURE_MAXP):
+ * Check-Global-Clock (the offsets to rank 0 by the fastest of several SKaMPI ping-pong rounds,
+ * Hunold and Carpen-Amarie 2018, Alg. 6) on the init model itself; the correction is minus that
+ * offset, referred to the middle of the measurement on this rank. What is corrected is only the
+ * init model's residual drift (its slope error, at most about a ppm), so where within the
+ * measurement's few ms per rank a rank's offset was taken moves the result by less than a ns per
+ * 10 ms. Why not a second sync: its fitted model carried an error of about 2.5 ms x the drift
+ * (+470 ns at 200 ppm) where the direct measurement agreed with the simulated truth (issue 33). */
+static int tr_end_measure(char *err)
+{
+    mt_check_t chk;
+    memset(&chk, 0, sizeof chk);
+    double w0 = 0;
+    int64_t t0 = tr.timer.t->now();
+    int rc = mt_check_run(tr.comm, &tr.g.res.clock, &mt_offset_skampi, TR_CHECK_PP, &w0, 1, 0, 1, tr.g.lazy, &chk, err);
+    int64_t t1 = tr.timer.t->now();
+    if (mt_agree(tr.comm, rc, err) != MT_OK) return 0;
+    double *off = NULL, mine = 0;
+    if (tr.rank == 0) {
+        off = calloc((size_t)tr.size, sizeof *off);
+        for (int i = 0; off && i < chk.nsample; i++)
+            if (chk.sample[i] > 0 && chk.sample[i] < tr.size) off[chk.sample[i]] = chk.offset_s[i];
+    }
+    rc = off || tr.rank != 0 ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory");
+    if (mt_agree(tr.comm, rc, err) != MT_OK) {
+        mt_check_free(&chk);
+        return 0;
+    }
+    PMPI_Scatter(off, 1, MPI_DOUBLE, &mine, 1, MPI_DOUBLE, 0, tr.comm);
+    free(off);
+    /* a rank whose MPI_Init model is the identity reads rank 0's time source itself (ClockPropSync
+     * found it the same): it cannot drift from it, and what was measured is the measurement's noise */
+    int ident = 1;
+    for (int i = 0; i < tr.g.res.clock.depth; i++)
+        if (tr.g.res.clock.m[i].slope != 0 || tr.g.res.clock.m[i].intercept != 0) ident = 0;
+    if (ident) mine = 0;
+    mt_check_free(&chk);
+    tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, t0) + mt_base_from_ticks(&tr.g.base, t1));
+    tr.corr_ref_s = -mine;
+    tr.fin_sync_s = mt_base_from_ticks(&tr.g.base, t1) - mt_base_from_ticks(&tr.g.base, t0);
+    tr.end_how = "measured";
+    return 1;
+}
+
+/* more ranks: a second sync with the init sync's spec (its cost grows with log P, the
+ * measurement's with P); the correction is the difference of the two models in its middle */
+static int tr_end_resync(char *err)
+{
+    mt_clock_t in;
+    mt_sync_result_t res1;
+    mt_clock_init(&in, &tr.g.base);
+    int64_t t0 = tr.timer.t->now();
+    int rc = mt_sync_run(&tr.g.spec, tr.comm, &in, tr.g.lazy, &res1, err);
+    int64_t t1 = tr.timer.t->now();
+    if (mt_agree(tr.comm, rc, err) != MT_OK) return 0;
+    tr.r_fin = 0.5 * (mt_base_from_ticks(&tr.g.base, t0) + mt_base_from_ticks(&tr.g.base, t1));
+    tr.corr_ref_s = mt_clock_apply(&res1.clock, tr.r_fin) - mt_clock_apply(&tr.g.res.clock, tr.r_fin);
+    tr.fin_sync_s = res1.duration_s;
+    tr.end_how = "resync";
+    return 1;
+}
+
 static void tr_finish(void)
 {
     char err[MT_ERRLEN] = "";
@@ -1082,24 +1216,30 @@ static void tr_finish(void)
         tr_region_rec(TR_user_region, tr_rstack[tr_rdepth], TR_F_END, tr.tk_end, tr.tk_end);
     }
     tr_region_rec(TR_finalize_region, -1, 0, tr.tk_end, tr.tk_end);
-    /* sync again: the init model's drift over the run */
+    /* the init model's error at the end: measured, and removed over the run */
     if (tr.synced) {
-        mt_clock_t in;
-        mt_sync_result_t res1;
-        mt_clock_init(&in, &tr.g.base);
-        int rc = mt_sync_run(&tr.g.spec, tr.comm, &in, tr.g.lazy, &res1, err);
-        if ((rc = mt_agree(tr.comm, rc, err)) == MT_OK) {
-            double raw = mt_base_from_ticks(&tr.g.base, tr.tk_end);
-            tr.corr_end_s = mt_clock_apply(&res1.clock, raw) - mt_clock_apply(&tr.g.res.clock, raw);
+        double r0 = mt_base_from_ticks(&tr.g.base, tr.tk_start), r1 = mt_base_from_ticks(&tr.g.base, tr.tk_end);
+        int mode = tr.end_mode ? tr.end_mode : tr.size <= TR_MEASURE_MAXP ? 1 : 2;
+        int ok = mode == 1 ? tr_end_measure(err) : mode == 2 ? tr_end_resync(err) : 0;
+        if (mode == 3) {   /* no correction: the accuracy at the end of the MPI_Init model alone */
+            tr.r_fin = r1;
+            tr.corr_ref_s = 0;
+            tr.end_how = "none";
+            tr_end_check(r0, err);
+        } else if (ok) {
             tr.fin_synced = 1;
-            tr.fin_sync_s = res1.duration_s;
+            /* the correction applied at the trace's end */
+            tr.corr_end_s = tr_global(r1, r0, r1) - mt_clock_apply(&tr.g.res.clock, r1);
+            tr_end_check(r0, err);
         } else if (tr.rank == 0) {
-            tr_warn("the sync at MPI_Finalize failed (%s): timestamps use the MPI_Init model only", err);
+            tr_warn("the clock measurement at MPI_Finalize failed (%s): timestamps use the MPI_Init model only", err);
         }
     }
     tr_rank_info_t mine;
     memset(&mine, 0, sizeof mine);
     mine.corr_end_s = tr.corr_end_s;
+    mine.corr_ref_s = tr.corr_ref_s;
+    mine.ref_after_end_s = tr.fin_synced ? tr.r_fin - mt_base_from_ticks(&tr.g.base, tr.tk_end) : 0;
     mine.sync_dur_s = tr.fin_sync_s;
     mine.recorded = tr.n;
     mine.kept = tr_nkept();

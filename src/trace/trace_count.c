@@ -8,7 +8,9 @@ const char *const tr_count_names[TRC_N] = {
 #if MPI_VERSION >= 4
 #include "trace_count4.def"
 #endif
+#include "trace_count_auto.def"
 #undef TR_COUNT
+    "MPI_Pcontrol",
 };
 
 int64_t tr_cnt[TRC_N];
@@ -24,3 +26,22 @@ int64_t tr_cnt[TRC_N];
 #include "trace_count4.def"
 #endif
 #undef TR_COUNT
+
+/* every other function of this MPI's mpi.h (generated at build time by gen_count.py): weak, so
+ * that a hand-written wrapper of the same name (recorded or counted) wins */
+#define TR_COUNT(ret, name, params, args)                                                                  \
+    __attribute__((weak)) ret MPI_##name params                                                            \
+    {                                                                                                      \
+        if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
+        return PMPI_##name args;                                                                           \
+    }
+#include "trace_count_auto.def"
+#undef TR_COUNT
+
+/* variadic: the extra arguments have no meaning to the library (MPI standard: profiling
+ * interface), the level is passed on */
+int MPI_Pcontrol(const int level, ...)
+{
+    if (tr.on) tr_cnt[TRC_Pcontrol]++;
+    return PMPI_Pcontrol(level);
+}

@@ -226,13 +226,13 @@ static uint64_t tr_pseudo(tr_otf2_t *o, OTF2_EvtWriter *w, const tr_out_ev_t *e,
         if (c < 0 || e->orig < 0 || tr_calls[e->orig].op == TR_OP_NONE) return 0;
 #if OTF2_VERSION_MAJOR >= 3
         OTF2_EvtWriter_NonBlockingCollectiveComplete(w, NULL, t, tr_collop(e->orig), (OTF2_CommRef)c,
-                                                     tr_lroot(o, c, e->root, e->rank), (uint64_t)e->bytes, (uint64_t)e->bytes,
+                                                     tr_lroot(o, c, e->root, e->rank), (uint64_t)e->bytes, (uint64_t)e->rbytes,
                                                      e->req);
         return 1;
 #else /* OTF2 2.x has no non-blocking collective records: the collective at its completion */
         OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t);
         OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, tr_collop(e->orig), (OTF2_CommRef)c, tr_lroot(o, c, e->root, e->rank),
-                                        (uint64_t)e->bytes, (uint64_t)e->bytes);
+                                        (uint64_t)e->bytes, (uint64_t)e->rbytes);
         return 2;
 #endif
     }
@@ -288,7 +288,7 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
         if (c >= 0 && coll && tr_calls[e->call].op != TR_OP_NONE) {
             OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t0);
             OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t1, tr_collop(e->call), (OTF2_CommRef)c, tr_lroot(o, c, e->root, e->rank),
-                                            (uint64_t)e->bytes, (uint64_t)e->bytes);
+                                            (uint64_t)e->bytes, (uint64_t)e->rbytes);
             cnt += 2;
         }
 #if OTF2_VERSION_MAJOR >= 3
@@ -304,7 +304,7 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
         if (kind == TR_K_SENDRECV && c >= 0) {
             uint32_t src = tr_lrank(o, c, e->peer2);
             if (src != OTF2_UNDEFINED_UINT32) {
-                OTF2_EvtWriter_MpiRecv(w, NULL, t1, src, (OTF2_CommRef)c, (uint32_t)e->rtag, (uint64_t)e->bytes);
+                OTF2_EvtWriter_MpiRecv(w, NULL, t1, src, (OTF2_CommRef)c, (uint32_t)e->rtag, (uint64_t)e->rbytes);
                 cnt++;
             }
         }

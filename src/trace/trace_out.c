@@ -49,7 +49,7 @@ const char *tr_kind_name(int kind)
 
 void tr_csv_header(FILE *f)
 {
-    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,peer,peer2,root,tag,recv_tag,comm,"
+    fputs("rank,seq,call,kind,t_enter_raw_s,t_exit_raw_s,t_enter_s,t_exit_s,bytes,recv_bytes,peer,peer2,root,tag,recv_tag,comm,"
           "req,of,flags,site\n", f);
 }
 
@@ -67,8 +67,8 @@ void tr_csv_rows(FILE *f, const tr_out_ev_t *ev, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         const tr_out_ev_t *e = &ev[i];
         const tr_call_info_t *c = &tr_calls[e->call];
-        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%d,%d,%d,%d,%d,%llx,%u,%s,%d,%llx\n", e->rank, (long long)e->seq,
-                c->id, tr_kind_name(c->kind), e->t0_raw, e->t1_raw, e->t0, e->t1, (long long)e->bytes, e->peer,
+        fprintf(f, "%d,%lld,%s,%s,%.9f,%.9f,%.9f,%.9f,%lld,%lld,%d,%d,%d,%d,%d,%llx,%u,%s,%d,%llx\n", e->rank, (long long)e->seq,
+                c->id, tr_kind_name(c->kind), e->t0_raw, e->t1_raw, e->t0, e->t1, (long long)e->bytes, (long long)e->rbytes, e->peer,
                 e->peer2, e->root, e->tag, e->rtag, (unsigned long long)e->comm, e->req,
                 e->call == TR_user_region ? tr_region_name(e) : e->orig >= 0 && e->orig < TR_NCALLS ? tr_calls[e->orig].id : "",
                 e->flags, (unsigned long long)e->site);
@@ -116,6 +116,7 @@ static void tr_pf_event(FILE *f, const tr_out_ev_t *e, int pid, double t0, doubl
     fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
                "\"args\":{\"bytes\":%lld",
             tr_kind_name(c->kind), c->name, pid, e->rank, t0 * 1e6, dur < 0 ? 0 : dur, (long long)e->bytes);
+    if (e->rbytes) fprintf(f, ",\"recv_bytes\":%lld", (long long)e->rbytes);
     if (e->peer != -1) fprintf(f, ",\"peer\":%d", e->peer);
     if (e->peer2 != -1) fprintf(f, ",\"source\":%d", e->peer2);
     if (e->root >= 0) fprintf(f, ",\"root\":%d", e->root);

@@ -32,17 +32,6 @@ static inline int64_t tr_bytes(int count, MPI_Datatype dt)
     return (int64_t)count * sz;
 }
 
-static inline int64_t tr_vbytes(const int *counts, int n, MPI_Datatype dt)
-{
-    int64_t c = 0;
-    if (counts)
-        for (int i = 0; i < n; i++) c += counts[i];
-    return c * tr_bytes(1, dt);
-}
-
-/* the ranks a collective exchanges with (an intercommunicator's: the remote group) */
-static inline int tr_comm_size(MPI_Comm comm) { return tr_comm_peers(comm); }
-
 #define TR_REC(id) (tr.on && tr.sel[TR_##id])
 #define TR_NOROOT INT32_MIN
 
@@ -63,6 +52,7 @@ static inline void tr_fill_(tr_ev_t *e, int call, int64_t t0, int64_t t1, MPI_Co
     e->t0 = t0;
     e->t1 = t1;
     e->bytes = bytes;
+    e->rbytes = 0;
     e->comm = comm == MPI_COMM_NULL ? 0 : tr_comm_idx(comm);
     e->peer = peer;
     e->peer2 = peer2;
@@ -82,300 +72,298 @@ static inline void tr_fill_(tr_ev_t *e, int call, int64_t t0, int64_t t1, MPI_Co
 
 static inline int tr_rootw(MPI_Comm comm, int root) { return root == TR_NOROOT ? -1 : tr_root_world(comm, root); }
 
-/* a blocking collective: enter, PMPI call, exit, record */
-#define TR_COLL(id, comm, rootarg, bytesexpr, pmpicall)                                                     \
+/* a blocking collective: enter, PMPI call, exit, record; srexpr: the bytes sent and received
+ * (tr_sr_t, trace_bytes.c), computed after the exit */
+#define TR_COLL(id, comm, rootarg, srexpr, pmpicall)                                                        \
     do {                                                                                                   \
         TR_SKIP(id, pmpicall);                                                                             \
         int64_t t0_ = tr_now();                                                                            \
         int rc_ = pmpicall;                                                                                \
         int64_t t1_ = tr_now();                                                                            \
-        tr_ev_t *e_ = tr_slot();                                                                           \
-        if (e_) tr_fill(e_, TR_##id, t0_, t1_, comm, (bytesexpr), -1, -1, tr_rootw(comm, rootarg), -1);   \
-        return rc_;                                                                                        \
-    } while (0)
-
-/* a non-blocking collective: the initiation with its request id; completed in a wait or test */
-#define TR_ICOLL(id, comm, rootarg, bytesexpr, req, pmpicall)                                               \
-    do {                                                                                                   \
-        TR_SKIP(id, pmpicall);                                                                             \
-        int64_t t0_ = tr_now();                                                                            \
-        int rc_ = pmpicall;                                                                                \
-        int64_t t1_ = tr_now();                                                                            \
-        int64_t b_ = (bytesexpr);                                                                          \
-        int root_ = tr_rootw(comm, rootarg);                                                               \
-        uint32_t id_ = rc_ == MPI_SUCCESS ? tr_req_post(*(req), TR_##id, t0_, comm, -1, -1, b_, root_, 0) : 0; \
         tr_ev_t *e_ = tr_slot();                                                                           \
         if (e_) {                                                                                          \
-            tr_fill(e_, TR_##id, t0_, t1_, comm, b_, -1, -1, root_, -1);                                   \
-            e_->req = id_;                                                                                 \
+            tr_sr_t sr_ = (srexpr);                                                                        \
+            tr_fill(e_, TR_##id, t0_, t1_, comm, sr_.s, -1, -1, tr_rootw(comm, rootarg), -1);             \
+            e_->rbytes = sr_.r;                                                                            \
         }                                                                                                  \
         return rc_;                                                                                        \
     } while (0)
 
-int MPI_Barrier(MPI_Comm comm) { TR_COLL(barrier, comm, TR_NOROOT, 0, PMPI_Barrier(comm)); }
+/* a non-blocking collective: the initiation with its request id; completed in a wait or test */
+#define TR_ICOLL(id, comm, rootarg, srexpr, req, pmpicall)                                                  \
+    do {                                                                                                   \
+        TR_SKIP(id, pmpicall);                                                                             \
+        int64_t t0_ = tr_now();                                                                            \
+        int rc_ = pmpicall;                                                                                \
+        int64_t t1_ = tr_now();                                                                            \
+        tr_sr_t b_ = (srexpr);                                                                             \
+        int root_ = tr_rootw(comm, rootarg);                                                               \
+        uint32_t id_ = rc_ == MPI_SUCCESS ? tr_req_post(*(req), TR_##id, t0_, comm, -1, -1, b_.s, root_, 0) : 0; \
+        if (id_) tr_req_set_rbytes(id_, b_.r);                                                             \
+        tr_ev_t *e_ = tr_slot();                                                                           \
+        if (e_) {                                                                                          \
+            tr_fill(e_, TR_##id, t0_, t1_, comm, b_.s, -1, -1, root_, -1);                                 \
+            e_->req = id_;                                                                                 \
+            e_->rbytes = b_.r;                                                                             \
+        }                                                                                                  \
+        return rc_;                                                                                        \
+    } while (0)
+
+int MPI_Barrier(MPI_Comm comm) { TR_COLL(barrier, comm, TR_NOROOT, ((tr_sr_t){0, 0}), PMPI_Barrier(comm)); }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    TR_COLL(bcast, comm, root, tr_bytes(count, dt), PMPI_Bcast(buf, count, dt, root, comm));
+    TR_COLL(bcast, comm, root, tr_cb_bcast(count, dt, root, comm), PMPI_Bcast(buf, count, dt, root, comm));
 }
 
 int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
-    TR_COLL(reduce, comm, root, tr_bytes(count, dt), PMPI_Reduce(sb, rb, count, dt, op, root, comm));
+    TR_COLL(reduce, comm, root, tr_cb_reduce(sb, count, dt, root, comm), PMPI_Reduce(sb, rb, count, dt, op, root, comm));
 }
 
 int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    TR_COLL(allreduce, comm, TR_NOROOT, tr_bytes(count, dt), PMPI_Allreduce(sb, rb, count, dt, op, comm));
+    TR_COLL(allreduce, comm, TR_NOROOT, tr_cb_allreduce(sb, count, dt, comm), PMPI_Allreduce(sb, rb, count, dt, op, comm));
 }
 
 int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-    TR_COLL(gather, comm, root, tr_bytes(sc, st), PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm));
+    TR_COLL(gather, comm, root, tr_cb_gather(sb, sc, st, rc, rt, root, comm), PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm));
 }
 
 int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                 MPI_Datatype rt, int root, MPI_Comm comm)
 {
-    TR_COLL(gatherv, comm, root, tr_bytes(sc, st), PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm));
+    TR_COLL(gatherv, comm, root, tr_cb_gatherv(sb, sc, st, rcs, rt, root, comm), PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm));
 }
 
 int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root,
                 MPI_Comm comm)
 {
-    TR_COLL(scatter, comm, root, tr_bytes(rc, rt), PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm));
+    TR_COLL(scatter, comm, root, tr_cb_scatter(sc, st, rb, rc, rt, root, comm), PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm));
 }
 
 int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb, int rc,
                  MPI_Datatype rt, int root, MPI_Comm comm)
 {
-    TR_COLL(scatterv, comm, root, tr_bytes(rc, rt), PMPI_Scatterv(sb, scs, displs, st, rb, rc, rt, root, comm));
+    TR_COLL(scatterv, comm, root, tr_cb_scatterv(scs, st, rb, rc, rt, root, comm), PMPI_Scatterv(sb, scs, displs, st, rb, rc, rt, root, comm));
 }
 
 int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(allgather, comm, TR_NOROOT, tr_bytes(sc, st), PMPI_Allgather(sb, sc, st, rb, rc, rt, comm));
+    TR_COLL(allgather, comm, TR_NOROOT, tr_cb_alltoall(sb, sc, st, rc, rt, comm), PMPI_Allgather(sb, sc, st, rb, rc, rt, comm));
 }
 
 int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                    MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(allgatherv, comm, TR_NOROOT, tr_bytes(sc, st), PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm));
+    TR_COLL(allgatherv, comm, TR_NOROOT, tr_cb_allgatherv(sb, sc, st, rcs, rt, comm), PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm));
 }
 
 int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(alltoall, comm, TR_NOROOT, tr_bytes(sc, st) * tr_comm_size(comm),
+    TR_COLL(alltoall, comm, TR_NOROOT, tr_cb_alltoall(sb, sc, st, rc, rt, comm),
             PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm));
 }
 
 int MPI_Alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb, const int rcs[],
                   const int rds[], MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(alltoallv, comm, TR_NOROOT, tr_vbytes(scs, tr_comm_size(comm), st),
+    TR_COLL(alltoallv, comm, TR_NOROOT, tr_cb_alltoallv(sb, scs, st, rcs, rt, comm),
             PMPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm));
-}
-
-/* per-destination types: the sum of count x size over the destinations */
-static int64_t tr_wbytes(const int *counts, const MPI_Datatype *types, int n)
-{
-    int64_t c = 0;
-    if (counts && types)
-        for (int i = 0; i < n; i++) c += tr_bytes(counts[i], types[i]);
-    return c;
 }
 
 int MPI_Alltoallw(const void *sb, const int scs[], const int sds[], const MPI_Datatype sts[], void *rb,
                   const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm)
 {
-    TR_COLL(alltoallw, comm, TR_NOROOT, tr_wbytes(scs, sts, tr_comm_size(comm)),
+    TR_COLL(alltoallw, comm, TR_NOROOT, tr_cb_alltoallw(sb, scs, sts, rcs, rts, comm),
             PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm));
 }
 
 int MPI_Reduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    TR_COLL(reduce_scatter, comm, TR_NOROOT, tr_vbytes(rcs, tr_comm_size(comm), dt),
+    TR_COLL(reduce_scatter, comm, TR_NOROOT, tr_cb_reduce_scatter(sb, rcs, dt, comm),
             PMPI_Reduce_scatter(sb, rb, rcs, dt, op, comm));
 }
 
 int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    TR_COLL(reduce_scatter_block, comm, TR_NOROOT, tr_bytes(rc, dt) * tr_comm_size(comm),
+    TR_COLL(reduce_scatter_block, comm, TR_NOROOT, tr_cb_reduce_scatter_block(sb, rc, dt, comm),
             PMPI_Reduce_scatter_block(sb, rb, rc, dt, op, comm));
 }
 
 int MPI_Scan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    TR_COLL(scan, comm, TR_NOROOT, tr_bytes(count, dt), PMPI_Scan(sb, rb, count, dt, op, comm));
+    TR_COLL(scan, comm, TR_NOROOT, tr_cb_scan(sb, count, dt, comm, 0), PMPI_Scan(sb, rb, count, dt, op, comm));
 }
 
 int MPI_Exscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    TR_COLL(exscan, comm, TR_NOROOT, tr_bytes(count, dt), PMPI_Exscan(sb, rb, count, dt, op, comm));
+    TR_COLL(exscan, comm, TR_NOROOT, tr_cb_scan(sb, count, dt, comm, 1), PMPI_Exscan(sb, rb, count, dt, op, comm));
 }
 
 /* neighbourhood collectives: bytes are those sent to one neighbour (the topology is not read on
  * the application's path) */
 int MPI_Neighbor_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(neighbor_allgather, comm, TR_NOROOT, tr_bytes(sc, st), PMPI_Neighbor_allgather(sb, sc, st, rb, rc, rt, comm));
+    TR_COLL(neighbor_allgather, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, rc, NULL, NULL, rt, comm), PMPI_Neighbor_allgather(sb, sc, st, rb, rc, rt, comm));
 }
 
 int MPI_Neighbor_allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                             MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(neighbor_allgatherv, comm, TR_NOROOT, tr_bytes(sc, st),
+    TR_COLL(neighbor_allgatherv, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, 0, rcs, NULL, rt, comm),
             PMPI_Neighbor_allgatherv(sb, sc, st, rb, rcs, displs, rt, comm));
 }
 
 int MPI_Neighbor_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(neighbor_alltoall, comm, TR_NOROOT, tr_bytes(sc, st), PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, comm));
+    TR_COLL(neighbor_alltoall, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, rc, NULL, NULL, rt, comm), PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, comm));
 }
 
 int MPI_Neighbor_alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb,
                            const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm)
 {
-    TR_COLL(neighbor_alltoallv, comm, TR_NOROOT, scs ? tr_bytes(scs[0], st) : 0,
+    TR_COLL(neighbor_alltoallv, comm, TR_NOROOT, tr_cb_neighbor(0, scs, NULL, st, 0, rcs, NULL, rt, comm),
             PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm));
 }
 
 int MPI_Neighbor_alltoallw(const void *sb, const int scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void *rb,
                            const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm)
 {
-    TR_COLL(neighbor_alltoallw, comm, TR_NOROOT, scs && sts ? tr_bytes(scs[0], sts[0]) : 0,
+    TR_COLL(neighbor_alltoallw, comm, TR_NOROOT, tr_cb_neighbor(0, scs, sts, MPI_DATATYPE_NULL, 0, rcs, rts, MPI_DATATYPE_NULL, comm),
             PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm));
 }
 
 /* ---- non-blocking collectives ---- */
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) { TR_ICOLL(ibarrier, comm, TR_NOROOT, 0, req, PMPI_Ibarrier(comm, req)); }
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req) { TR_ICOLL(ibarrier, comm, TR_NOROOT, ((tr_sr_t){0, 0}), req, PMPI_Ibarrier(comm, req)); }
 
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ibcast, comm, root, tr_bytes(count, dt), req, PMPI_Ibcast(buf, count, dt, root, comm, req));
+    TR_ICOLL(ibcast, comm, root, tr_cb_bcast(count, dt, root, comm), req, PMPI_Ibcast(buf, count, dt, root, comm, req));
 }
 
 int MPI_Ireduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request *req)
 {
-    TR_ICOLL(ireduce, comm, root, tr_bytes(count, dt), req, PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req));
+    TR_ICOLL(ireduce, comm, root, tr_cb_reduce(sb, count, dt, root, comm), req, PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req));
 }
 
 int MPI_Iallreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                    MPI_Request *req)
 {
-    TR_ICOLL(iallreduce, comm, TR_NOROOT, tr_bytes(count, dt), req, PMPI_Iallreduce(sb, rb, count, dt, op, comm, req));
+    TR_ICOLL(iallreduce, comm, TR_NOROOT, tr_cb_allreduce(sb, count, dt, comm), req, PMPI_Iallreduce(sb, rb, count, dt, op, comm, req));
 }
 
 int MPI_Igather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
                 MPI_Request *req)
 {
-    TR_ICOLL(igather, comm, root, tr_bytes(sc, st), req, PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req));
+    TR_ICOLL(igather, comm, root, tr_cb_gather(sb, sc, st, rc, rt, root, comm), req, PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req));
 }
 
 int MPI_Igatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                  MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(igatherv, comm, root, tr_bytes(sc, st), req,
+    TR_ICOLL(igatherv, comm, root, tr_cb_gatherv(sb, sc, st, rcs, rt, root, comm), req,
              PMPI_Igatherv(sb, sc, st, rb, rcs, displs, rt, root, comm, req));
 }
 
 int MPI_Iscatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root,
                  MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(iscatter, comm, root, tr_bytes(rc, rt), req, PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req));
+    TR_ICOLL(iscatter, comm, root, tr_cb_scatter(sc, st, rb, rc, rt, root, comm), req, PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req));
 }
 
 int MPI_Iscatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb, int rc,
                   MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(iscatterv, comm, root, tr_bytes(rc, rt), req,
+    TR_ICOLL(iscatterv, comm, root, tr_cb_scatterv(scs, st, rb, rc, rt, root, comm), req,
              PMPI_Iscatterv(sb, scs, displs, st, rb, rc, rt, root, comm, req));
 }
 
 int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                    MPI_Request *req)
 {
-    TR_ICOLL(iallgather, comm, TR_NOROOT, tr_bytes(sc, st), req, PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req));
+    TR_ICOLL(iallgather, comm, TR_NOROOT, tr_cb_alltoall(sb, sc, st, rc, rt, comm), req, PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req));
 }
 
 int MPI_Iallgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                     MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(iallgatherv, comm, TR_NOROOT, tr_bytes(sc, st), req,
+    TR_ICOLL(iallgatherv, comm, TR_NOROOT, tr_cb_allgatherv(sb, sc, st, rcs, rt, comm), req,
              PMPI_Iallgatherv(sb, sc, st, rb, rcs, displs, rt, comm, req));
 }
 
 int MPI_Ialltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                   MPI_Request *req)
 {
-    TR_ICOLL(ialltoall, comm, TR_NOROOT, tr_bytes(sc, st) * tr_comm_size(comm), req,
+    TR_ICOLL(ialltoall, comm, TR_NOROOT, tr_cb_alltoall(sb, sc, st, rc, rt, comm), req,
              PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req));
 }
 
 int MPI_Ialltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb, const int rcs[],
                    const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ialltoallv, comm, TR_NOROOT, tr_vbytes(scs, tr_comm_size(comm), st), req,
+    TR_ICOLL(ialltoallv, comm, TR_NOROOT, tr_cb_alltoallv(sb, scs, st, rcs, rt, comm), req,
              PMPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req));
 }
 
 int MPI_Ialltoallw(const void *sb, const int scs[], const int sds[], const MPI_Datatype sts[], void *rb,
                    const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ialltoallw, comm, TR_NOROOT, tr_wbytes(scs, sts, tr_comm_size(comm)), req,
+    TR_ICOLL(ialltoallw, comm, TR_NOROOT, tr_cb_alltoallw(sb, scs, sts, rcs, rts, comm), req,
              PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req));
 }
 
 int MPI_Ireduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                         MPI_Request *req)
 {
-    TR_ICOLL(ireduce_scatter, comm, TR_NOROOT, tr_vbytes(rcs, tr_comm_size(comm), dt), req,
+    TR_ICOLL(ireduce_scatter, comm, TR_NOROOT, tr_cb_reduce_scatter(sb, rcs, dt, comm), req,
              PMPI_Ireduce_scatter(sb, rb, rcs, dt, op, comm, req));
 }
 
 int MPI_Ireduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               MPI_Request *req)
 {
-    TR_ICOLL(ireduce_scatter_block, comm, TR_NOROOT, tr_bytes(rc, dt) * tr_comm_size(comm), req,
+    TR_ICOLL(ireduce_scatter_block, comm, TR_NOROOT, tr_cb_reduce_scatter_block(sb, rc, dt, comm), req,
              PMPI_Ireduce_scatter_block(sb, rb, rc, dt, op, comm, req));
 }
 
 int MPI_Iscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(iscan, comm, TR_NOROOT, tr_bytes(count, dt), req, PMPI_Iscan(sb, rb, count, dt, op, comm, req));
+    TR_ICOLL(iscan, comm, TR_NOROOT, tr_cb_scan(sb, count, dt, comm, 0), req, PMPI_Iscan(sb, rb, count, dt, op, comm, req));
 }
 
 int MPI_Iexscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(iexscan, comm, TR_NOROOT, tr_bytes(count, dt), req, PMPI_Iexscan(sb, rb, count, dt, op, comm, req));
+    TR_ICOLL(iexscan, comm, TR_NOROOT, tr_cb_scan(sb, count, dt, comm, 1), req, PMPI_Iexscan(sb, rb, count, dt, op, comm, req));
 }
 
 int MPI_Ineighbor_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                             MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ineighbor_allgather, comm, TR_NOROOT, tr_bytes(sc, st), req,
+    TR_ICOLL(ineighbor_allgather, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, rc, NULL, NULL, rt, comm), req,
              PMPI_Ineighbor_allgather(sb, sc, st, rb, rc, rt, comm, req));
 }
 
 int MPI_Ineighbor_allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
                              MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ineighbor_allgatherv, comm, TR_NOROOT, tr_bytes(sc, st), req,
+    TR_ICOLL(ineighbor_allgatherv, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, 0, rcs, NULL, rt, comm), req,
              PMPI_Ineighbor_allgatherv(sb, sc, st, rb, rcs, displs, rt, comm, req));
 }
 
 int MPI_Ineighbor_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                            MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ineighbor_alltoall, comm, TR_NOROOT, tr_bytes(sc, st), req,
+    TR_ICOLL(ineighbor_alltoall, comm, TR_NOROOT, tr_cb_neighbor(sc, NULL, NULL, st, rc, NULL, NULL, rt, comm), req,
              PMPI_Ineighbor_alltoall(sb, sc, st, rb, rc, rt, comm, req));
 }
 
 int MPI_Ineighbor_alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb,
                             const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-    TR_ICOLL(ineighbor_alltoallv, comm, TR_NOROOT, scs ? tr_bytes(scs[0], st) : 0, req,
+    TR_ICOLL(ineighbor_alltoallv, comm, TR_NOROOT, tr_cb_neighbor(0, scs, NULL, st, 0, rcs, NULL, rt, comm), req,
              PMPI_Ineighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req));
 }
 
@@ -383,11 +371,19 @@ int MPI_Ineighbor_alltoallw(const void *sb, const int scs[], const MPI_Aint sds[
                             void *rb, const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
                             MPI_Request *req)
 {
-    TR_ICOLL(ineighbor_alltoallw, comm, TR_NOROOT, scs && sts ? tr_bytes(scs[0], sts[0]) : 0, req,
+    TR_ICOLL(ineighbor_alltoallw, comm, TR_NOROOT, tr_cb_neighbor(0, scs, sts, MPI_DATATYPE_NULL, 0, rcs, rts, MPI_DATATYPE_NULL, comm), req,
              PMPI_Ineighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req));
 }
 
 /* ---- point-to-point ---- */
+/* the bytes a completed receive got (0 from MPI_PROC_NULL) */
+static inline int64_t tr_recvd(const MPI_Status *s, int src)
+{
+    int nb = 0;
+    if (src == MPI_PROC_NULL || PMPI_Get_count(s, MPI_BYTE, &nb) != MPI_SUCCESS || nb == MPI_UNDEFINED) return 0;
+    return nb;
+}
+
 static inline int tr_peer(MPI_Comm comm, int r)
 {
     if (r == MPI_PROC_NULL) return -2;
@@ -616,6 +612,7 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int dest, int stag, vo
         tr_fill(e, TR_sendrecv, t0, t1, comm, tr_bytes(sc, st), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
         e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff); /* the received tag (low bits) */
+        e->rbytes = tr_recvd(s, src);   /* the received size (the send size may differ) */
     }
     return r;
 }
@@ -634,6 +631,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int st
         tr_fill(e, TR_sendrecv_replace, t0, t1, comm, tr_bytes(count, dt), tr_peer(comm, dest),
                 src == MPI_PROC_NULL ? -2 : tr_peer(comm, s->MPI_SOURCE), -1, stag);
         e->rtag15 = (int16_t)(s->MPI_TAG & 0x7fff);
+        e->rbytes = tr_recvd(s, src);   /* the received size (the send size may differ) */
     }
     return r;
 }

@@ -234,6 +234,7 @@ def _run_direct(build, lib, amg, env_add, tmp_path):
     ({"MPITEMPO_TRACE_CALLS": "allreduce,bogus"}, "unknown MPI call 'bogus'"),
     ({"MPITEMPO_TRACE_BUFFER": "0"}, "MPITEMPO_TRACE_BUFFER"),
     ({"MPITEMPO_TRACE_ON_FULL": "drop"}, "invalid MPITEMPO_TRACE_ON_FULL 'drop'"),
+    ({"MPITEMPO_TRACE_END_CORRECTION": "later"}, "invalid MPITEMPO_TRACE_END_CORRECTION 'later' (allowed: auto, measured, resync, none)"),
     ({"MPITEMPO_TRACE_TIMER": "sundial"}, "unknown timer 'sundial'"),
     ({"MPITEMPO_TRACE_SYNC": "h2:prop/hca3"}, "fell back to 'hca3'"),
     ({}, "MPITEMPO_TRACE_DIR is not set"),

@@ -13,13 +13,14 @@ from mpitempo.stats import trace as st
 
 COLUMNS = {"rank": "INTEGER", "seq": "BIGINT", "call": "VARCHAR", "kind": "VARCHAR",
            "t_enter_raw_s": "DOUBLE", "t_exit_raw_s": "DOUBLE", "t_enter_s": "DOUBLE", "t_exit_s": "DOUBLE",
-           "bytes": "BIGINT", "peer": "INTEGER", "peer2": "INTEGER", "root": "INTEGER", "tag": "INTEGER",
+           "bytes": "BIGINT", "recv_bytes": "BIGINT", "peer": "INTEGER", "peer2": "INTEGER", "root": "INTEGER", "tag": "INTEGER",
            "recv_tag": "INTEGER", "comm": "VARCHAR", "req": "BIGINT", "of": "VARCHAR", "flags": "INTEGER",
            "site": "VARCHAR"}
 
 
 OPTIONAL = {"req": 0, "of": "", "flags": 0,   # columns of format 2 (older traces have none)
-            "site": ""}                      # the call site's address (tracers since call sites)
+            "site": "",                      # the call site's address (tracers since call sites)
+            "recv_bytes": -1}                # collectives' received bytes (tracers since Score-P's rules; -1 unknown)
 
 
 def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
@@ -160,7 +161,7 @@ def check_meta(meta: dict, meta_p: Path) -> None:
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
             bad("buffer", f"an object whose {key} is an integer >= 0")
     sync = meta.get("sync") or {}
-    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s"):
+    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s", "max_abs_offset_at_end_s"):
         if sync.get(key) is not None and (isinstance(sync[key], bool) or not isinstance(sync[key], (int, float))):
             bad("sync", f"an object whose {key} is a number")
 
@@ -261,6 +262,8 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
         "sync": {"algorithm": sync.get("algorithm"), "duration_s": sync.get("duration_s"),
                  "drift_at_end_s": sync.get("drift_at_end_s"),
                  "max_abs_offset_after_sync_s": sync.get("max_abs_offset_after_sync_s"),
+                 "max_abs_offset_at_end_s": sync.get("max_abs_offset_at_end_s"),
+                 "end_correction": sync.get("end_correction"),
                  "note": sync.get("note")},
         "buffer": meta.get("buffer"),
         "violations_raw": v_raw["total"],

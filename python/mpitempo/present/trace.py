@@ -22,7 +22,8 @@ def print_summary(r: dict) -> None:
         c.print("  OVERSUBSCRIBED: more ranks than cores; timings and skews are not meaningful")
     dur = "-" if s.get("duration_s") is None else f"{s['duration_s'] * 1e3:.2f} ms"
     c.print(f"  clock sync: {safe(s['algorithm'])} ({dur}), max |offset| after sync "
-            f"{_us(s.get('max_abs_offset_after_sync_s'))}, drift at end {_us(s.get('drift_at_end_s'))}")
+            f"{_us(s.get('max_abs_offset_after_sync_s'))}, drift at end {_us(s.get('drift_at_end_s'))} "
+            f"(corrected), max |offset| at end {_us(s.get('max_abs_offset_at_end_s'))}")
     if s.get("note"):
         c.print(f"  sync note: {safe(s['note'])}")
     b = r.get("buffer") or {}
