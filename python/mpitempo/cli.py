@@ -8,7 +8,7 @@ import sys
 import click
 
 from mpitempo import __version__
-from mpitempo.errors import MtError
+from mpitempo.errors import ExitStatus, MtError
 
 
 # command -> (module, attribute, one-line help). Commands are imported only when used, so that
@@ -32,6 +32,7 @@ COMMANDS = {
     "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet, OSU or IMB text."),
     "which": ("mpitempo.cmd_which", "which", "Where the C executables are (to run them under mpirun/srun)."),
+    "history": ("mpitempo.cmd_history", "history", "Change points and regressions across a store's campaigns; dashboard."),
 }
 
 
@@ -141,6 +142,8 @@ def _main(argv) -> int:
         cli.main(args=argv, prog_name="mpitempo", standalone_mode=False)
     except MtError as e:
         print(f"mpitempo: error: {e}", file=sys.stderr)
+        return e.code
+    except ExitStatus as e:   # the result is printed; the status is part of it (history: a regression)
         return e.code
     except click.exceptions.Abort:
         print("mpitempo: interrupted", file=sys.stderr)
