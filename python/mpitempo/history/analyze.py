@@ -43,10 +43,15 @@ def build_series(entries: list[dict], points: list[dict]) -> list[dict]:
             flags = [p["flags"] or "" for p in ps]
             ok = [m for m, f in zip(meds, flags) if not f]
             ci = median_ci(ok) if ok else {"lo_s": None, "hi_s": None}
+            cover = ci.get("coverage")
+            if ok and ci["lo_s"] is None:   # too few runs for 95%: min..max, with its coverage 1 - 2^(1-n)
+                ci = {"lo_s": min(ok), "hi_s": max(ok)}
+                cover = 1.0 - 2.0 ** (1 - len(ok))
             ents.append({"digest": dig, "name": e["name"], "started_at": e["started_at"], "factors": e["factors"],
                          "medians": meds, "flags": flags, "run_ids": [p["run_id"] for p in ps],
                          "median_s": float(np.median(ok)) if ok else float(np.median(meds)),
-                         "lo_s": ci["lo_s"], "hi_s": ci["hi_s"], "used": bool(ok)})
+                         "lo_s": ci["lo_s"], "hi_s": ci["hi_s"], "ci_coverage": cover,
+                         "used": bool(ok)})
         ents.sort(key=lambda e: (e["started_at"], e["digest"]))
         out.append(dict(zip(SERIES_KEY, key), entries=ents))
     return out

@@ -43,39 +43,64 @@ def _box(s: np.ndarray, r0, r1, c0, c1):
     return s[r1, c1] - s[r0, c1] - s[r1, c0] + s[r0, c0]
 
 
-def _best_split(s: np.ndarray, starts: np.ndarray, b0: int, b1: int, min_blocks: int, min_obs: int):
-    """(best first-block-after index, its Q) of blocks [b0, b1) given prefix sums s of the distance matrix
-    of the observations ordered by block; starts[k] = first observation of block k (starts[-1] = total)."""
+def block_distances(blocks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(B, sizes): B[a, b] = sum over i in block a, j in block b of |x_i - x_j|. Splits lie between blocks,
+    so every sum the statistic needs is a sum of entries of B (a permutation of blocks permutes B)."""
+    x = np.concatenate(blocks)
+    sizes = np.array([b.size for b in blocks])
+    starts = _cum(sizes)[:-1]
+    d = np.abs(x[:, None] - x[None, :])
+    bmat = np.add.reduceat(np.add.reduceat(d, starts, axis=0), starts, axis=1)
+    return bmat, sizes
+
+
+def _best_split(p: np.ndarray, cum: np.ndarray, b0: int, b1: int, min_blocks: int, min_obs: int):
+    """(best first-block-after index, its Q) over blocks [b0, b1); p: prefix sums of the block distance
+    matrix, cum[k]: observations in blocks before k."""
     ks = np.arange(b0 + min_blocks, b1 - min_blocks + 1)
     if ks.size == 0:
         return None, -np.inf
-    a, b = starts[b0], starts[b1]
-    t = starts[ks]
-    m = (t - a).astype(float)
-    n = (b - t).astype(float)
+    m = (cum[ks] - cum[b0]).astype(float)
+    n = (cum[b1] - cum[ks]).astype(float)
     ok = (m >= min_obs) & (n >= min_obs)
     if not ok.any():
         return None, -np.inf
-    ks, t, m, n = ks[ok], t[ok], m[ok], n[ok]
-    between = _box(s, a, t, t, b)
-    within_x = _box(s, a, t, a, t) / 2.0
-    within_y = _box(s, t, b, t, b) / 2.0
+    ks, m, n = ks[ok], m[ok], n[ok]
+    between = _box(p, b0, ks, ks, b1)
+    within_x = _box(p, b0, ks, b0, ks) / 2.0
+    within_y = _box(p, ks, b1, ks, b1) / 2.0
     e = 2.0 * between / (m * n) - within_x / (m * (m - 1) / 2.0) - within_y / (n * (n - 1) / 2.0)
     q = m * n / (m + n) * e
     j = int(np.argmax(q))
     return int(ks[j]), float(q[j])
 
 
-def _order_blocks(blocks: list[np.ndarray]):
-    x = np.concatenate(blocks) if blocks else np.zeros(0)
-    starts = np.concatenate([[0], np.cumsum([len(b) for b in blocks])]).astype(int)
-    return x, starts
+def _max_q_permuted(sub: np.ndarray, sizes: np.ndarray, perms: np.ndarray, min_blocks: int, min_obs: int):
+    """The largest Q over the splits of the blocks in each order of perms (R x nb), all at once."""
+    r, nb = perms.shape
+    b = sub[perms[:, :, None], perms[:, None, :]]                 # R x nb x nb
+    p = np.zeros((r, nb + 1, nb + 1))
+    p[:, 1:, 1:] = b.cumsum(1).cumsum(2)
+    cum = np.zeros((r, nb + 1))
+    cum[:, 1:] = sizes[perms].cumsum(1)
+    ks = np.arange(min_blocks, nb - min_blocks + 1)
+    if ks.size == 0:
+        return np.full(r, -np.inf)
+    m = cum[:, ks]                                                # R x K
+    n = cum[:, nb][:, None] - m
+    end = nb
+    between = p[:, ks, end] - p[:, ks, :][:, np.arange(ks.size), ks] - p[:, 0, end][:, None] + p[:, 0, ks]
+    within_x = p[:, ks, :][:, np.arange(ks.size), ks] / 2.0
+    within_y = (p[:, end, end][:, None] - p[:, ks, end] - p[:, end, ks] + p[:, ks, :][:, np.arange(ks.size), ks]) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = 2.0 * between / (m * n) - within_x / (m * (m - 1) / 2.0) - within_y / (n * (n - 1) / 2.0)
+        q = m * n / (m + n) * e
+    q = np.where((m >= min_obs) & (n >= min_obs), q, -np.inf)
+    return q.max(axis=1)
 
 
-def _segment_max(blocks: list[np.ndarray], min_blocks: int, min_obs: int) -> float:
-    x, starts = _order_blocks(blocks)
-    s = _prefix(np.abs(x[:, None] - x[None, :]))
-    return _best_split(s, starts, 0, len(blocks), min_blocks, min_obs)[1]
+def _cum(sizes: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(int)
 
 
 def e_divisive(blocks: list, alpha: float = 0.05, permutations: int = 199, min_blocks: int = 2,
@@ -90,29 +115,27 @@ def e_divisive(blocks: list, alpha: float = 0.05, permutations: int = 199, min_b
     nb = len(blocks)
     if nb < 2 * min_blocks:
         return []
-    x, starts = _order_blocks(blocks)
-    s = _prefix(np.abs(x[:, None] - x[None, :]))
+    bmat, sizes = block_distances(blocks)
+    p, cum = _prefix(bmat), _cum(sizes)
     bounds = [0, nb]
     found: list[Change] = []
     while len(found) < max_changes:
         best = (None, -np.inf, None)
         for b0, b1 in zip(bounds[:-1], bounds[1:]):
-            k, q = _best_split(s, starts, b0, b1, min_blocks, min_obs)
+            k, q = _best_split(p, cum, b0, b1, min_blocks, min_obs)
             if k is not None and q > best[1]:
                 best = (k, q, (b0, b1))
         k, q, seg = best
         if k is None:
             break
         # permutation test: the blocks of the segment shuffled, the largest Q over its splits
-        seg_blocks = blocks[seg[0]:seg[1]]
-        exceed = 0
-        for _ in range(permutations):
-            perm = rng.permutation(len(seg_blocks))
-            if _segment_max([seg_blocks[i] for i in perm], min_blocks, min_obs) >= q - 1e-12 * abs(q):
-                exceed += 1
-        p = (1 + exceed) / (permutations + 1)
-        if p > alpha:
+        sub, ssz = bmat[seg[0]:seg[1], seg[0]:seg[1]], sizes[seg[0]:seg[1]]
+        perms = np.array([rng.permutation(len(ssz)) for _ in range(permutations)])
+        qp = _max_q_permuted(sub, ssz, perms, min_blocks, min_obs)
+        exceed = int(np.count_nonzero(qp >= q - 1e-12 * abs(q)))
+        pval = (1 + exceed) / (permutations + 1)
+        if pval > alpha:
             break
-        found.append(Change(block=k, q=q, p_value=p))
+        found.append(Change(block=k, q=q, p_value=pval))
         bounds = sorted(bounds + [k])
     return sorted(found, key=lambda c: c.block)

@@ -114,7 +114,7 @@ def _pg_connect(db: str):
     try:
         return psycopg.connect(db, connect_timeout=10)
     except psycopg.Error as e:
-        text = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+        text = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
         raise MtError(f"cannot connect to --db '{_hide_password(db)}': {text}") from None
 
 
@@ -222,6 +222,10 @@ def entry_factors(metas: list[dict]) -> dict:
         "scheme": first(FACTORS["scheme"]),
         "clock_sync": first(FACTORS["clock_sync"]),
         "binding": first(FACTORS["binding"]),
+        "operation_params": first(lambda m: json.dumps(m["operation_params"], sort_keys=True, separators=(",", ":"))
+                                  if isinstance(m.get("operation_params"), dict) else None),
+        "mpi_env": first(lambda m: json.dumps(_get(m, "launch", "launcher", "env_added"), sort_keys=True,
+                                              separators=(",", ":")) if _get(m, "launch", "launcher", "env_added") else None),
     }
 
 

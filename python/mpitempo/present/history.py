@@ -28,6 +28,10 @@ def _date(iso: str | None) -> str:
     return (iso or "?")[:16].replace("T", " ")
 
 
+def _day(iso: str | None) -> str:
+    return (iso or "?")[:10]
+
+
 def _factors_text(fc: dict) -> str:
     return "; ".join(f"{k}: {_short(a)} -> {_short(b)}" for k, (a, b) in fc.items()) or "none recorded"
 
@@ -44,9 +48,7 @@ def change_line(c: dict) -> str:
 
 
 def print_table(res: dict, settings: dict) -> None:
-    from rich.markup import escape
-
-    from mpitempo.present.tables import console, table
+    from mpitempo.present.tables import console
 
     con = console()
     nser = len(res["series"])
@@ -55,18 +57,20 @@ def print_table(res: dict, settings: dict) -> None:
         con.print(f"mpitempo history: no change point in {nser} series over {nent} entries "
                   f"(alpha {settings['alpha']}, {settings['permutations']} permutations).")
         return
-    t = table(f"mpitempo history: {len(res['changes'])} change point(s) in {nser} series over {nent} entries",
-              [("machine", "left"), ("config", "left"), ("op", "left"), ("size", "right"), ("np", "right"),
-               ("between", "left"), ("change [95% CI]", "right"), ("p", "right"), ("factors changed", "left"),
-               ("", "left")])
+    from mpitempo.present.tables import print_fitted
+
+    rows = []
     for c in res["changes"]:
         lo, hi = c["ci_pct"]
-        t.add_row(escape(safe(c["machine"])), escape(safe(c["config"])), escape(safe(c["op"])), _size(c["msize"]),
-                  str(c["nprocs"]), f"{_date(c['last_before'])} .. {_date(c['first_after'])}",
-                  f"{c['size_pct']:+.1f}% [{lo:+.1f}, {hi:+.1f}]", f"{c['p_value']:.3f}",
-                  escape(safe(_factors_text(c["factors_changed"]))),
-                  "REGRESSION" if c["regression"] else c["direction"])
-    con.print(t)
+        rows.append([c["machine"], c["config"], c["op"], _size(c["msize"]), str(c["nprocs"]),
+                     f"{_day(c['last_before'])}..{_day(c['first_after'])}", f"{c['size_pct']:+.1f}%",
+                     f"[{lo:+.1f}, {hi:+.1f}]", f"{c['p_value']:.3f}",
+                     "REGRESSION" if c["regression"] else c["direction"], _factors_text(c["factors_changed"])])
+    print_fitted(f"mpitempo history: {len(res['changes'])} change point(s) in {nser} series over {nent} entries",
+                 [("machine", "left"), ("config", "left"), ("op", "left"), ("size", "right"), ("np", "right"),
+                  ("between", "left"), ("change", "right"), ("95% CI", "right"), ("p", "right"), ("verdict", "left"),
+                  ("factors changed", "left")], rows, keep=("op", "size", "change"),
+                 drop_order=("p", "95% CI"), wrap=("factors changed",), con=con)
     nreg = len(res["regressions"])
     con.print(f"{nreg} regression(s) of >= {settings['threshold_pct']:g}% starting in the latest "
               f"{settings['latest']} entries of their series" + (" (exit status 1)." if nreg else "."))
@@ -184,7 +188,8 @@ def render_html(res: dict, settings: dict) -> str:
              f"per-mpirun medians, whole entries permuted ({settings['permutations']} permutations, alpha "
              f"{settings['alpha']}); flagged runs (hollow red) are left out of the detection. Size: ratio of the "
              "medians of the run medians after and before, minus 1 (&gt; 0: slower); CI: bootstrap over entries. "
-             "Bars: 95% CI of each entry's median (order statistics of its run medians).</p>",
+             "Bars: CI of each entry's median from the order statistics of its unflagged run medians: 95% with 6 runs "
+             "or more, else their range (coverage 1 - 2<sup>1-n</sup>: 94% for 5 runs).</p>",
              f"<h2>Regressions</h2><p class='note'>slower by at least {settings['threshold_pct']:g}%, starting in "
              f"the latest {settings['latest']} entries of their series</p>"]
     parts.append(f"<table>{head}{''.join(rows)}</table>" if rows else "<p>No regression.</p>")
