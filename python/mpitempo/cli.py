@@ -29,7 +29,7 @@ COMMANDS = {
     "tree": ("mpitempo.cmd_tree", "tree", "Allreduce spanning trees: event collectors, analysis, timemaps, tuning."),
     "tune": ("mpitempo.cmd_tune", "tune", "Choose the MPI library's fastest collective algorithms; write its config."),
     "barrier": ("mpitempo.cmd_barrier", "barrier", "Barrier algorithms vs the LogP model; the fastest one."),
-    "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
+    "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a store (DuckDB, or PostgreSQL for history)."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet, OSU or IMB text."),
     "which": ("mpitempo.cmd_which", "which", "Where the C executables are (to run them under mpirun/srun)."),
     "history": ("mpitempo.cmd_history", "history", "Change points and regressions across a store's campaigns; dashboard."),
@@ -90,8 +90,9 @@ def cli():
     (`summary`), compare configurations with a statistical test (`compare`),
     write an HTML report (`report`), evaluate clock synchronisation
     (`clocks`), small-message latency (`pingpong`) and exit imbalance
-    (`imbalance`), keep results in a DuckDB store (`ingest`, `export`), and
-    record the experimental factors of the machine (`info`).
+    (`imbalance`), keep results in a store and find regressions over time
+    (`ingest`, `history`, `export`), and record the experimental factors of
+    the machine (`info`).
     """
 
 
