@@ -160,9 +160,10 @@ def test_bad_input_one_line_nothing_written(cli, store, tmp_path, args, says):
 def test_ingest_bad_db_and_machine(cli, nights, tmp_path):
     for args, says in ((["--db", "sqlite:///x.db"], "invalid --db 'sqlite:///x.db'"),
                        (["--db", tmp_path / "h.duckdb", "--machine", " "], "invalid --machine ' '"),
-                       (["--db", "postgresql://127.0.0.1:1/db"], "cannot connect to --db")):
+                       (["--db", "postgresql://127.0.0.1:1/db"], "cannot connect to --db"),
+                       (["--db", "postgresql://u:s3cret@127.0.0.1:1/db"], "postgresql://u:***@127.0.0.1:1/db")):
         code, out, err = cli("ingest", nights[0], *args)
-        assert code == 2 and err.count("\n") == 1 and says in err, err
+        assert code == 2 and err.count("\n") == 1 and says in err and "s3cret" not in err, err
     assert not (tmp_path / "h.duckdb").exists()
 
 
