@@ -142,3 +142,19 @@ def test_change_reports_size_ci_dates_and_factors():
     ents2, pts2 = _series([m[::-1] for m in meds[::-1]])
     res2 = analyze.analyse(ents2, pts2, 0.05, 199, 2, 5.0, 20)
     assert res2["changes"][0]["direction"] == "faster" and res2["regressions"] == []
+
+
+def test_long_histories_in_bounded_chunks(monkeypatch):
+    """The block distances and the permuted statistics computed in small pieces equal the whole."""
+    from mpitempo.history import edivisive as ed
+
+    rng = np.random.default_rng(4)
+    blocks = [rng.normal(0, 1, rng.integers(1, 6)) for _ in range(40)]
+    whole_b, sizes = block_distances(blocks)
+    perms = np.array([rng.permutation(40) for _ in range(9)])
+    whole_q = _max_q_permuted(whole_b, sizes, perms, 2, 3)
+    monkeypatch.setattr(ed, "CHUNK_ELEMENTS", 300)
+    b, _ = block_distances(blocks)
+    assert np.allclose(b, whole_b) and np.allclose(_max_q_permuted(b, sizes, perms, 2, 3), whole_q)
+    x = np.concatenate(blocks)
+    assert whole_b.sum() == pytest.approx(np.abs(x[:, None] - x[None, :]).sum())

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 
+CHUNK_ELEMENTS = 4_000_000   # the largest temporary array (elements): 32 MB
+
+
 @dataclass
 class Change:
     block: int          # index of the first block after the change
@@ -48,9 +51,17 @@ def block_distances(blocks: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     so every sum the statistic needs is a sum of entries of B (a permutation of blocks permutes B)."""
     x = np.concatenate(blocks)
     sizes = np.array([b.size for b in blocks])
-    starts = _cum(sizes)[:-1]
-    d = np.abs(x[:, None] - x[None, :])
-    bmat = np.add.reduceat(np.add.reduceat(d, starts, axis=0), starts, axis=1)
+    cum = _cum(sizes)
+    starts = cum[:-1]
+    bmat = np.empty((len(blocks), len(blocks)))
+    step = max(1, int(CHUNK_ELEMENTS // max(1, x.size)))      # rows of the distance matrix at a time
+    for a0 in range(0, x.size, step):
+        a1 = min(x.size, a0 + step)
+        part = np.add.reduceat(np.abs(x[a0:a1, None] - x[None, :]), starts, axis=1)   # rows x blocks
+        owner = np.searchsorted(cum, np.arange(a0, a1), side="right") - 1
+        if a0 == 0:
+            bmat[:] = 0.0
+        np.add.at(bmat, owner, part)
     return bmat, sizes
 
 
@@ -78,6 +89,10 @@ def _best_split(p: np.ndarray, cum: np.ndarray, b0: int, b1: int, min_blocks: in
 def _max_q_permuted(sub: np.ndarray, sizes: np.ndarray, perms: np.ndarray, min_blocks: int, min_obs: int):
     """The largest Q over the splits of the blocks in each order of perms (R x nb), all at once."""
     r, nb = perms.shape
+    step = max(1, int(CHUNK_ELEMENTS // (nb * nb)))              # bounded memory for long histories
+    if r > step:
+        return np.concatenate([_max_q_permuted(sub, sizes, perms[i:i + step], min_blocks, min_obs)
+                               for i in range(0, r, step)])
     b = sub[perms[:, :, None], perms[:, None, :]]                 # R x nb x nb
     p = np.zeros((r, nb + 1, nb + 1))
     p[:, 1:, 1:] = b.cumsum(1).cumsum(2)
