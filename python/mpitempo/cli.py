@@ -8,7 +8,7 @@ import sys
 import click
 
 from mpitempo import __version__
-from mpitempo.errors import MtError
+from mpitempo.errors import ExitStatus, MtError
 
 
 # command -> (module, attribute, one-line help). Commands are imported only when used, so that
@@ -29,9 +29,10 @@ COMMANDS = {
     "tree": ("mpitempo.cmd_tree", "tree", "Allreduce spanning trees: event collectors, analysis, timemaps, tuning."),
     "tune": ("mpitempo.cmd_tune", "tune", "Choose the MPI library's fastest collective algorithms; write its config."),
     "barrier": ("mpitempo.cmd_barrier", "barrier", "Barrier algorithms vs the LogP model; the fastest one."),
-    "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a DuckDB store."),
+    "ingest": ("mpitempo.cmd_store", "ingest", "Add campaign directories to a store (DuckDB, or PostgreSQL for history)."),
     "export": ("mpitempo.cmd_store", "export", "Export campaigns as Parquet, OSU or IMB text."),
     "which": ("mpitempo.cmd_which", "which", "Where the C executables are (to run them under mpirun/srun)."),
+    "history": ("mpitempo.cmd_history", "history", "Change points and regressions across a store's campaigns; dashboard."),
 }
 
 
@@ -89,8 +90,9 @@ def cli():
     (`summary`), compare configurations with a statistical test (`compare`),
     write an HTML report (`report`), evaluate clock synchronisation
     (`clocks`), small-message latency (`pingpong`) and exit imbalance
-    (`imbalance`), keep results in a DuckDB store (`ingest`, `export`), and
-    record the experimental factors of the machine (`info`).
+    (`imbalance`), keep results in a store and find regressions over time
+    (`ingest`, `history`, `export`), and record the experimental factors of
+    the machine (`info`).
     """
 
 
@@ -141,6 +143,8 @@ def _main(argv) -> int:
         cli.main(args=argv, prog_name="mpitempo", standalone_mode=False)
     except MtError as e:
         print(f"mpitempo: error: {e}", file=sys.stderr)
+        return e.code
+    except ExitStatus as e:   # the result is printed; the status is part of it (history: a regression)
         return e.code
     except click.exceptions.Abort:
         print("mpitempo: interrupted", file=sys.stderr)

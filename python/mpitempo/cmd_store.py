@@ -6,43 +6,74 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from mpitempo.errors import MtError
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.present.safe_text import safe
 from mpitempo.present.tables import console, print_json, table
 
 
-@click.command(epilog="Examples:\n\n  mpitempo ingest my-campaign --db results.duckdb\n\n  mpitempo summary results.duckdb")
+@click.command(epilog="Examples:\n\n  mpitempo ingest my-campaign --db results.duckdb\n\n  mpitempo summary results.duckdb\n\n"
+                       "  mpitempo ingest nightly-* --db postgresql://bench@dbhost/mpitempo --machine cluster-a")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False), metavar="DIR...")
 @click.option("--db", "db", default="results.duckdb", show_default=True, type=click.Path(dir_okay=False),
-              help="DuckDB store that accumulates campaigns (created when missing).")
+              metavar="FILE|URL",
+              help="DuckDB store that accumulates campaigns (created when missing), or a PostgreSQL history "
+                   "store postgresql://[user[:password]@]host[:port]/dbname (docs/history.md).")
+@click.option("--machine", "machine", default=None, metavar="NAME",
+              help="The machine name of the history entries (default: the hosts the runs ran on).")
 @json_option
-def ingest(dirs, db, as_json):
-    """Add campaign directories to a persistent DuckDB store, for history and regression tracking.
-    Ingesting a campaign again replaces its rows (never duplicates). summary, compare and report
-    accept the store in place of a DIR.
+def ingest(dirs, db, machine, as_json):
+    """Add campaign directories to a persistent store, for history and regression tracking.
+    A DuckDB file keeps every measurement (summary, compare and report accept it in place of a DIR;
+    ingesting a campaign again replaces its rows, never duplicates) and the history entries; a
+    PostgreSQL store keeps the history entries (per-mpirun medians and factors, `mpitempo history`).
+    A history entry is identified by the campaign's digest: ingesting it again adds nothing.
 
-    --json prints a list of objects: campaign, path, name, ingested_at, runs, failed, incomplete,
-    measurements, replaced.
+    --json prints a list of objects: campaign, path, digest, machine, history (new|known), runs, and
+    for a DuckDB file name, ingested_at, failed, incomplete, measurements, replaced.
     """
-    from mpitempo.analysis.store import ingest as do_ingest
-    from mpitempo.io.paths import check_not_input
+    from mpitempo.history import store as hist
 
-    check_not_input(db, dirs, "--db")
-    from pathlib import Path
+    if machine is not None and (not machine.strip() or any(ord(ch) < 32 for ch in machine)):
+        raise MtError(f"invalid --machine {machine!r}: give a name (printable, not empty)")
+    hist.check_db(db, must_exist=False)
+    pg = hist.is_postgres(db)
+    if not pg:
+        from mpitempo.io.paths import check_not_input
 
-    if not Path(db).is_file():   # a new store: its directory must exist and take files (DuckDB's "IO Error" otherwise)
-        from mpitempo.io.paths import check_output_file
+        check_not_input(db, dirs, "--db")
+        if not Path(db).is_file():   # a new store: its directory must exist and take files (DuckDB's "IO Error" otherwise)
+            from mpitempo.io.paths import check_output_file
 
-        check_output_file(db, "the store --db")
-    recs = do_ingest(db, dirs)
+            check_output_file(db, "the store --db")
+    if pg:
+        hrecs = hist.ingest(db, dirs, machine)
+        recs = [{"campaign": h["campaign"], "path": h["path"], "runs": h["runs"]} for h in hrecs]
+    else:
+        from mpitempo.analysis.store import ingest as do_ingest
+
+        recs = do_ingest(db, dirs)
+        hrecs = hist.ingest(db, dirs, machine)
+    for r, h in zip(recs, hrecs):
+        r.update(digest=h["digest"], machine=h["machine"], history="new" if h["new"] else "known",
+                 flagged_runs=h["flagged_runs"])
     if as_json:
         print_json(recs)
         return
-    t = table(f"mpitempo ingest into {db}", [("campaign", "left"), ("runs", "right"), ("measurements", "right"),
-                                             ("failed", "right"), ("incomplete", "right"), ("", "left")])
-    for r in recs:
-        t.add_row(escape(safe(r["campaign"])), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]), str(r["incomplete"]),
-                  "replaced" if r["replaced"] else "new")
+    where = hist._hide_password(db) if pg else db
+    if pg:
+        t = table(f"mpitempo ingest into {where}", [("campaign", "left"), ("machine", "left"), ("runs", "right"),
+                                                    ("flagged", "right"), ("history", "left")])
+        for r in recs:
+            t.add_row(escape(safe(r["campaign"])), escape(safe(r["machine"])), str(r["runs"]), str(r["flagged_runs"]),
+                      r["history"])
+    else:
+        t = table(f"mpitempo ingest into {where}", [("campaign", "left"), ("runs", "right"),
+                                                    ("measurements", "right"), ("failed", "right"),
+                                                    ("incomplete", "right"), ("", "left"), ("history", "left")])
+        for r in recs:
+            t.add_row(escape(safe(r["campaign"])), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]),
+                      str(r["incomplete"]), "replaced" if r["replaced"] else "new", r["history"])
     console().print(t)
 
 

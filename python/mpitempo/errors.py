@@ -7,3 +7,12 @@ class MtError(Exception):
     def __init__(self, message: str, code: int = 2):
         super().__init__(message)
         self.code = code
+
+
+class ExitStatus(Exception):
+    """Not an error: the command finished, printed its result, and its exit status says something
+    (history: 1 when a regression was found). main() returns code without printing anything."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code

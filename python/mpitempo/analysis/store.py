@@ -377,19 +377,35 @@ def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None
 # -- persistent store ------------------------------------------------------------------------------
 
 def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    try:
-        return connect(str(db), read_only=read_only)
-    except duckdb.Error as e:
-        import re
+    """A writer waits (history.store.LOCK_WAIT_S) while another process writes the file: concurrent
+    ingests from several hosts take turns."""
+    import time
 
-        text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if "not a valid DuckDB database file" in text:
-            why = "it is not a DuckDB database file (a store is made by `mpitempo ingest`)"
-        elif "Could not set lock" in text or "Conflicting lock" in text:
-            why = "another process has it open for writing"
-        else:   # without DuckDB's "IO Error:" and the path it repeats
-            why = re.sub(r'^[A-Za-z ]*Error: ', "", text).replace(f'"{Path(db).resolve()}"', "").replace(" : ", ": ")
-        raise MtError(f"cannot open store '{db}': {why}") from None
+    from mpitempo.history.store import LOCK_WAIT_S
+
+    deadline = time.monotonic() + (LOCK_WAIT_S / 4 if read_only else LOCK_WAIT_S)
+    while True:
+        try:
+            return connect(str(db), read_only=read_only)
+        except duckdb.Error as e:
+            text = str(e).splitlines()[0] if str(e) else type(e).__name__
+            if ("Could not set lock" in text or "Conflicting lock" in text) and time.monotonic() < deadline:
+                time.sleep(0.05 + 0.2 * (time.monotonic() % 1))   # another ingest writes it
+                continue
+            _store_error(db, e)
+
+
+def _store_error(db: Path, e: Exception):
+    import re
+
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if "not a valid DuckDB database file" in text:
+        why = "it is not a DuckDB database file (a store is made by `mpitempo ingest`)"
+    elif "Could not set lock" in text or "Conflicting lock" in text:
+        why = "another process has it open for writing"
+    else:   # without DuckDB's "IO Error:" and the path it repeats
+        why = re.sub(r'^[A-Za-z ]*Error: ', "", text).replace(f'"{Path(db).resolve()}"', "").replace(" : ", ": ")
+    raise MtError(f"cannot open store '{db}': {why}") from None
 
 
 def ingest(db: str | Path, roots) -> list[dict]:
