@@ -90,6 +90,7 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         check_resume_dir(outdir)
         rs.check_spec(outdir, c, given)
         rs.consent(c, outdir, yes, typed)
+        rs.check_platform_digest(c, outdir)
     builds = check_campaign(c)
 
     runs_dir = outdir / "runs"
