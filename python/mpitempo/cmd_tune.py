@@ -197,6 +197,9 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
             raise MtError(f"output directory '{target}' already exists and is not a directory; choose a new -o")
         if target.exists() and any(target.iterdir()):
             raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
+        from mpitempo.io.paths import check_not_in_data_dir
+
+        check_not_in_data_dir(target, "the tune directory")   # never into a campaign's runs/ or a trace
 
     from mpitempo.build import ensure_build
     from mpitempo.runner.variants import catalogue, restrict, selection_env_note
