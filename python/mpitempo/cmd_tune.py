@@ -195,6 +195,10 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                           "a directory it creates or an empty one)")
         if target.exists() and not target.is_dir():
             raise MtError(f"output directory '{target}' already exists and is not a directory; choose a new -o")
+        if target.exists() and (target / "campaign" / "campaign.toml").is_file() and not (target / "tune.json").exists():
+            raise MtError(f"output directory '{target}' holds an interrupted tune (its campaign/, no tune.json): tune "
+                          f"cannot resume it; complete its measurements with: mpitempo run --resume {target / 'campaign'} "
+                          "(then mpitempo compare reads them), or tune again with a new -o")
         if target.exists() and any(target.iterdir()):
             raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
         from mpitempo.io.paths import check_not_in_data_dir
@@ -289,7 +293,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     elapsed = time.monotonic() - t0
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
-        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+        raise MtError(f"interrupted; completed runs are kept in {camp} (tune cannot resume: complete them with "
+                      f"mpitempo run --resume {camp}, or tune again with a new -o)", code=130)
     from mpitempo.kinds.tune import failed_configs
     failed = failed_configs(camp)
     if "default" in failed:
@@ -575,7 +580,8 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     counts = execute(c, camp, quiet=quiet)
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
-        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+        raise MtError(f"interrupted; completed runs are kept in {camp} (tune cannot resume: complete them with "
+                      f"mpitempo run --resume {camp}, or tune again with a new -o)", code=130)
     from mpitempo.kinds.tune import failed_configs
     failed = failed_configs(camp)
     if "tuned" in failed:

@@ -207,7 +207,11 @@ def first_difference(there: list[tuple[str, object]], now: list[tuple[str, objec
 
 def write_record(outdir: Path, c: Campaign) -> None:
     """DIR/spec.json: the normalised specification the campaign was created with."""
-    doc = {"format_version": SPEC_FORMAT, "spec": [[k, v] for k, v in spec_items(c)]}
+    import secrets
+
+    # campaign_id: each run's launch.json records it; readers refuse a run directory of another campaign
+    doc = {"format_version": SPEC_FORMAT, "campaign_id": secrets.token_hex(16),
+           "spec": [[k, v] for k, v in spec_items(c)]}
     safefs.safe_write_text(outdir / SPEC_RECORD, json.dumps(doc, indent=1) + "\n", root=outdir)
 
 
