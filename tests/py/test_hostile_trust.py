@@ -257,3 +257,21 @@ def test_resume_on_a_replaced_platform_file_is_refused(cli, tmp_path):
     assert code == 2 and err.count("\n") == 1, err
     assert old in err and new in err and "replaced" in err, err
     assert not (camp / "runs" / "default-001").exists()
+
+
+def test_security_doc_lists_the_allow_lists():
+    """docs/security.md describes the boundary the code enforces: every allowed prefix, MCA framework
+    and platform property is in the document, and every one the document's tables list is allowed."""
+    from mpitempo.io.platform import PLATFORM_CONFIG_ALLOW
+    from mpitempo.runner.resume import ENV_ALLOW_MCA, ENV_ALLOW_PREFIXES
+
+    doc = (ROOT / "docs" / "security.md").read_text()
+    env_part = doc.split("## Environment variables")[1].split("## Stored commands")[0]
+    doc_prefixes = set(re.findall(r"^\| `([A-Z0-9_]+_)` \|", env_part, re.M))
+    assert doc_prefixes == set(ENV_ALLOW_PREFIXES), doc_prefixes ^ set(ENV_ALLOW_PREFIXES)
+    fw = re.search(r"for the frameworks (.*?) \(", env_part, re.S).group(1)
+    assert set(re.findall(r"`(\w+)`", fw)) == set(ENV_ALLOW_MCA)
+    plat_part = doc.split("## Platform files")[1].split("## Reading")[0]
+    rows = [ln for ln in plat_part.splitlines() if ln.startswith("| ") and "`" in ln.split("|")[2]]
+    doc_props = {p for ln in rows for p in re.findall(r"`([^`]+)`", ln.split("|")[2])}
+    assert doc_props == set(PLATFORM_CONFIG_ALLOW), doc_props ^ set(PLATFORM_CONFIG_ALLOW)
