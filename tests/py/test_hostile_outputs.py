@@ -294,3 +294,20 @@ def test_an_interrupted_tune_says_what_to_do(cli, tmp_path):
     (t1 / "campaign" / "campaign.toml").write_text('name = "tune"\n')
     code, out, err = cli("tune", "--ops", "allreduce", "-o", t1)
     assert code == 2 and "interrupted tune" in err and f"mpitempo run --resume {t1 / 'campaign'}" in err, err
+
+
+@pytest.mark.parametrize("value, on", [("off", False), ("0", False), ("No", False), ("on", True), ("1", True)])
+def test_columnar_switch_values(value, on, monkeypatch):
+    from mpitempo.io.columnar import enabled
+
+    monkeypatch.setenv("MPITEMPO_COLUMNAR", value)
+    assert enabled() is on
+
+
+def test_an_unknown_switch_value_is_refused(cli, tmp_path, monkeypatch):
+    """Careless input: MPITEMPO_COLUMNAR=of (a typo of off; before: taken as on, the copy written)."""
+    camp = _camp(tmp_path / "c")
+    monkeypatch.setenv("MPITEMPO_COLUMNAR", "of")
+    code, out, err = cli("summary", camp)
+    assert code == 2 and "invalid MPITEMPO_COLUMNAR 'of'" in err and err.count("\n") == 1, err
+    assert not (camp / "runs" / "default-000" / "measurements.parquet").exists()

@@ -40,8 +40,17 @@ MAX_RUNTIME_S = 1e9   # as analysis.store.MAX_RUNTIME_S: a runtime above it is d
 _UNWRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
+_ON, _OFF = ("on", "1", "yes", "true", ""), ("off", "0", "no", "false")
+
+
 def enabled() -> bool:
-    return os.environ.get("MPITEMPO_COLUMNAR", "on").strip().lower() not in ("off", "0", "no", "false")
+    """MPITEMPO_COLUMNAR as a switch; a value that is neither on nor off is refused (a typo such as
+    'of' was taken as on)."""
+    v = os.environ.get("MPITEMPO_COLUMNAR", "on").strip().lower()
+    if v not in _ON + _OFF:
+        raise MtError(f"invalid MPITEMPO_COLUMNAR {os.environ['MPITEMPO_COLUMNAR'][:40]!r} (allowed: "
+                      f"{', '.join(x for x in _ON + _OFF if x)}; unset: on)")
+    return v in _ON
 
 
 def copy_name(csv_name: str) -> str:
