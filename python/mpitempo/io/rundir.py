@@ -174,6 +174,19 @@ def campaign_id(root: Path) -> str | None:
     return cid if isinstance(cid, str) else None
 
 
+def _toml_name(root: Path) -> str:
+    """The top-level name of root/campaign.toml ('' when it has none or cannot be read)."""
+    import tomllib
+
+    from mpitempo.io.safeload import MAX_TOML_BYTES, read_bytes
+
+    try:
+        doc = tomllib.loads(read_bytes(Path(root) / "campaign.toml", MAX_TOML_BYTES).decode("utf-8"))
+    except (MtError, OSError, ValueError):
+        return ""
+    return doc.get("name") if isinstance(doc.get("name"), str) else ""
+
+
 def check_owner(root: Path, run_dirs) -> None:
     """Refuse a run directory that does not belong to the campaign in root: its launch.json records
     another campaign id, another campaign name, or another run id than its directory's name (a run
@@ -191,9 +204,9 @@ def check_owner(root: Path, run_dirs) -> None:
             why = f"campaign id {rec['campaign_id']!r}, this campaign's spec.json {cid!r}"
         elif isinstance(rec.get("run_id"), str) and rec["run_id"] != Path(d).name:
             why = f"run id {rec['run_id']!r}: it is a copy of another run"
-        else:
+        elif cid is None:   # a campaign from before the id: only its name can tell
             if name is None:
-                name = campaign_name(root)
+                name = _toml_name(root)
             if isinstance(rec.get("campaign"), str) and name and rec["campaign"] != name:
                 why = f"campaign {rec['campaign']!r}, this campaign is {name!r}"
         if why:
