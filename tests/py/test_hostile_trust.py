@@ -275,3 +275,40 @@ def test_security_doc_lists_the_allow_lists():
     rows = [ln for ln in plat_part.splitlines() if ln.startswith("| ") and "`" in ln.split("|")[2]]
     doc_props = {p for ln in rows for p in re.findall(r"`([^`]+)`", ln.split("|")[2])}
     assert doc_props == set(PLATFORM_CONFIG_ALLOW), doc_props ^ set(PLATFORM_CONFIG_ALLOW)
+
+
+# -- class 5: plans that cannot work are refused up front ---------------------------------------------------
+
+def test_host_memory_is_checked_per_host():
+    """8 ranks x window 64 x 64 MiB = 32 GiB of buffers on a 23.5 GiB host (each rank's 4 GiB passes
+    the core's per-rank check): refused; the same on one rank, or spread by an unknown launcher, passes."""
+    from mpitempo.runner.preflight import check_host_memory, ranks_on_this_host
+
+    plan = {"options": {"bw_window": 64, "bw_rbuf": "window"},
+            "experiments": [{"op": "mbw_mr", "msize": 8}, {"op": "mbw_mr", "msize": 64 << 20}]}
+    mem = int(23.5 * 2**30)
+    with pytest.raises(MtError, match=r"32.0 GiB of message buffers on this host \(8 ranks x 64 x 67108864 B "
+                                      r"for op mbw_mr\), more than 75% of its memory \(23.5 GiB\)"):
+        check_host_memory(plan, ranks_on_this_host(8, None, False), mem=mem)
+    check_host_memory(plan, 2, mem=mem)                               # 8 GiB
+    check_host_memory(plan, ranks_on_this_host(8, "srun", False), mem=mem)   # unknown placement
+    single = dict(plan, options={"bw_window": 64, "bw_rbuf": "single"})
+    check_host_memory(single, 8, mem=mem)                             # one receive block per rank
+    assert ranks_on_this_host(8, "mpiexec -f hosts -n {np} {cmd}", False) is None
+    assert ranks_on_this_host(8, "smpirun {cmd}", True) == 8
+
+
+def test_run_refuses_buffers_beyond_the_host(cli, build, tmp_path, monkeypatch):
+    """The same through `run`: the window is chosen so that one rank's buffers pass the core's own check
+    (a fifth of this host's memory) and four ranks' do not fit; refused before the directory exists."""
+    from mpitempo.runner.preflight import host_memory_bytes
+
+    for v in ("SLURM_JOB_ID", "PBS_NODEFILE", "LSB_HOSTS", "HYDRA_HOST_FILE"):
+        monkeypatch.delenv(v, raising=False)
+    msize = 64 << 20
+    window = max(1, host_memory_bytes() // 5 // msize)
+    out = tmp_path / "out"
+    code, so, err = cli("run", "--ops", "mbw_mr", "--msizes", "64M", "--bw-window", window, "-n", 4, "-o", out,
+                        "--quiet", "--no-summary")
+    assert code == 2 and "of message buffers on this host (4 ranks x" in err and err.count("\n") == 1, err
+    assert not out.exists()

@@ -146,15 +146,16 @@ def check_not_in_data_dir(out, what: str, top_ok: bool = False) -> None:
 def check_replaceable(out, what: str, looks_like) -> None:
     """An -o that exists as a regular file may be replaced only when it holds what this same command
     wrote before (looks_like(first 64 KiB) is true); a device or FIFO (/dev/null) is written to, not
-    replaced; any other file is refused (check before anything runs)."""
+    replaced, and a link is replaced itself (write_output), its target untouched; any other file is
+    refused (check before anything runs)."""
     import stat as _st
 
     p = Path(out)
     try:
-        st = os.stat(p)
+        st = os.lstat(p)
     except OSError:
         return
-    if not _st.S_ISREG(st.st_mode):
+    if not _st.S_ISREG(st.st_mode):   # a link is replaced (never written through), a device written to
         return
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -169,6 +169,8 @@ def _small_json(path: Path, root: Path) -> dict | None:
 
 def campaign_id(root: Path) -> str | None:
     """The id of the campaign in root (its spec.json), None for a campaign older than the id."""
+    if not Path(root).is_dir():
+        return None
     doc = _small_json(Path(root) / "spec.json", Path(root))
     cid = doc.get("campaign_id") if doc else None
     return cid if isinstance(cid, str) else None
@@ -193,6 +195,8 @@ def check_owner(root: Path, run_dirs) -> None:
     copied in from another campaign, or copied under a second name, would be counted as this
     campaign's). Runs without a launch.json (older, or written by a study) are not checked."""
     root = Path(root)
+    if not root.is_dir():   # a store (one file): its runs were checked when they were stored
+        return
     cid = campaign_id(root)
     name = None
     for d in run_dirs:
