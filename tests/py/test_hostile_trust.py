@@ -312,3 +312,42 @@ def test_run_refuses_buffers_beyond_the_host(cli, build, tmp_path, monkeypatch):
                         "--quiet", "--no-summary")
     assert code == 2 and "of message buffers on this host (4 ranks x" in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+# -- the platform reader under fuzzing (hypothesis, as tests/fuzz does for the campaign readers) ----------
+
+_VALID_PLATFORM = (HEAD + '<platform version="4.1"><config><prop id="smpi/os" value="0:1e-6:0"/></config>'
+                   '<zone id="z" routing="Full"><cluster id="c" prefix="n" radical="0-3" core="2" speed="1Gf" '
+                   'bw="1GBps" lat="1us"/><host id="a" speed="1Gf" core="4"/></zone></platform>').encode()
+
+
+def _mutations():
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from([b'radical="0-99999999999"', b'core="-1"', b'core="1e9"', b"<config>", b'<prop id="x"/>',
+                              b"\x00", b"\xff", b"<!ENTITY a 'aaaa'>", b"&a;", b"]]>", b"<" * 300, b'value="$(x)"'])
+    return st.tuples(st.integers(0, len(_VALID_PLATFORM)), st.integers(0, 40), pieces, st.binary(max_size=64))
+
+
+def test_platform_reader_fuzzed(tmp_path):
+    """Whatever a platform file holds (mutations of a valid one, random bytes), read_platform returns a
+    platform or raises one MtError: never another exception, never an allocation beyond the bounds."""
+    from hypothesis import HealthCheck, given, settings
+
+    from mpitempo.io.platform import MAX_CORES, MAX_HOSTS, read_platform
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_mutations())
+    def check(m):
+        at, cut, piece, noise = m
+        data = _VALID_PLATFORM[:at] + piece + noise + _VALID_PLATFORM[at + cut:]
+        p = tmp_path / "p.xml"
+        p.write_bytes(data)
+        try:
+            plat = read_platform(p)
+        except MtError as e:
+            assert "\n" not in str(e)
+            return
+        assert 1 <= plat.nhosts <= MAX_HOSTS and plat.ncores <= MAX_CORES
+
+    check()
