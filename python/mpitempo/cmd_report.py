@@ -34,6 +34,10 @@ def report(dirs, out, title, filter_kind, tukey_k, cut_coef, as_json):
     from mpitempo.io.paths import check_not_input, check_output_file
 
     check_not_input(out, dirs, "the report")
+    from mpitempo.io.paths import check_not_in_data_dir, check_replaceable, looks_like_report
+
+    check_not_in_data_dir(out, "the report", top_ok=True)   # no campaign's data, not only those read
+    check_replaceable(out, "the report", looks_like_report)
     check_output_file(out, "the report")
     from mpitempo.errors import MtError
 

@@ -53,6 +53,10 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
             from mpitempo.io.paths import check_not_input
 
             check_not_input(plot, campaign_dirs, "--plot")
+            from mpitempo.io.paths import check_not_in_data_dir, check_replaceable, looks_like_plot
+
+            check_not_in_data_dir(plot, "--plot", top_ok=True)   # no campaign's data, not only those read
+            check_replaceable(plot, "--plot", looks_like_plot)
         from mpitempo.present.processing import print_processing
 
         print_processing(list(campaign_dirs), names, make_filter(filter_kind, tukey_k, cut_coef), as_json, plot)

@@ -131,8 +131,9 @@ def check_outdir(d: Path) -> None:
     if nonempty:
         raise MtError(f"output directory '{d}' already exists and is not empty; choose a new -o (trace run writes "
                       "only into a directory it creates or an empty one)")
-    from mpitempo.io.paths import check_output_dir
+    from mpitempo.io.paths import check_not_in_data_dir, check_output_dir
 
+    check_not_in_data_dir(d, "the trace directory")   # never into a campaign's run or another trace
     check_output_dir(d, "the trace directory")   # probed: os.access says yes to root in /proc
 
 

@@ -93,6 +93,9 @@ def _over(np_list, build) -> dict[int, bool]:
 @click.option("--predict", "predict_sizes", default=None, metavar="LIST",
               help="Also choose at these message sizes, which are not measured, from the a+b*m models fitted "
                    "to the measured ones; such rules are marked PREDICTED in the table, files and tune.json.")
+@click.option("--yes", "yes", is_flag=True,
+              help="With --verify: apply the file's variables that are not tuning variables of the allow-list "
+                   "(docs/security.md: loader, path, launcher variables); without it such a file is refused.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (configurations, mpiruns, estimate) and stop.")
 @click.option("-o", "--outdir", type=click.Path(file_okay=False), default=None,
               help="Output directory: campaign/, tuning.env, rules, report, plots. [default: mpitempo-tune-<date>]")
@@ -100,8 +103,8 @@ def _over(np_list, build) -> dict[int, bool]:
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 @json_option
 def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, smpi_selector,
-         algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget, verify, predict_sizes, dry_run, outdir, seed,
-         quiet, as_json):
+         algorithms, mpiruns, time_slice, nrep, min_gain, alpha, budget, verify, yes, predict_sizes, dry_run, outdir,
+         seed, quiet, as_json):
     """Choose the MPI library's fastest collective algorithms and write its configuration.
 
     For every op x size x process count, every algorithm the library lists
@@ -150,6 +153,13 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     budget_s = parse_budget(budget) if budget is not None else None
     if verify and (algorithms is not None or dry_run or predict_sizes is not None):
         raise MtError("--verify measures a written configuration: it takes no --algorithms, --predict or --dry-run")
+    if yes and not verify:
+        raise MtError("--yes applies to --verify only (it accepts the variables of a received tuning.env)")
+    if verify:   # a tuning.env is data from elsewhere: only the allow-listed tuning variables without --yes
+        from mpitempo.io.tuning_files import read_settings
+        from mpitempo.runner.resume import check_received_env
+
+        check_received_env(read_settings(verify), f"--verify '{verify}'", yes)
     pred_list = parse_sizes(predict_sizes, "--predict") if predict_sizes is not None else []
     both = sorted(set(pred_list) & set(sizes))
     if both:
@@ -185,8 +195,15 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                           "a directory it creates or an empty one)")
         if target.exists() and not target.is_dir():
             raise MtError(f"output directory '{target}' already exists and is not a directory; choose a new -o")
+        if target.exists() and (target / "campaign" / "campaign.toml").is_file() and not (target / "tune.json").exists():
+            raise MtError(f"output directory '{target}' holds an interrupted tune (its campaign/, no tune.json): tune "
+                          f"cannot resume it; complete its measurements with: mpitempo run --resume {target / 'campaign'} "
+                          "(then mpitempo compare reads them), or tune again with a new -o")
         if target.exists() and any(target.iterdir()):
             raise MtError(f"output directory '{target}' already exists and is not empty; choose a new -o")
+        from mpitempo.io.paths import check_not_in_data_dir
+
+        check_not_in_data_dir(target, "the tune directory")   # never into a campaign's runs/ or a trace
 
     from mpitempo.build import ensure_build
     from mpitempo.runner.variants import catalogue, restrict, selection_env_note
@@ -276,7 +293,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     elapsed = time.monotonic() - t0
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
-        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+        raise MtError(f"interrupted; completed runs are kept in {camp} (tune cannot resume: complete them with "
+                      f"mpitempo run --resume {camp}, or tune again with a new -o)", code=130)
     from mpitempo.kinds.tune import failed_configs
     failed = failed_configs(camp)
     if "default" in failed:
@@ -562,7 +580,8 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     counts = execute(c, camp, quiet=quiet)
     busy = _busy_note(load0, _load())
     if counts.get("interrupted"):
-        raise MtError(f"interrupted; completed runs are kept in {camp}", code=130)
+        raise MtError(f"interrupted; completed runs are kept in {camp} (tune cannot resume: complete them with "
+                      f"mpitempo run --resume {camp}, or tune again with a new -o)", code=130)
     from mpitempo.kinds.tune import failed_configs
     failed = failed_configs(camp)
     if "tuned" in failed:

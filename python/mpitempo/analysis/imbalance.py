@@ -17,7 +17,9 @@ def load_exits(run_dirs: list[Path]) -> dict[str, np.ndarray]:
     if not files:
         return {"skew_s": np.empty(0), "offsets_s": np.empty((0, 0)), "nprocs": 0}
     con = duckdb.connect()
-    lst = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+    from mpitempo.kinds.base import sql_list
+
+    lst = sql_list(files)   # each file as itself: DuckDB globs [ ] * ? in names
     rows = con.execute(f"""
         SELECT filename, exp, rep, rank, end_s FROM read_csv({lst}, header=true, filename=true,
                columns={{'op': 'VARCHAR', 'msize': 'BIGINT', 'exp': 'INTEGER', 'rep': 'INTEGER',

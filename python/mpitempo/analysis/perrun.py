@@ -99,9 +99,9 @@ def _finish(r: dict) -> dict:
 def _run_source(con, run_no: int, copies: dict) -> tuple[str, list]:
     path = copies.get(run_no)
     if path is not None:
-        from mpitempo.kinds.base import sql_str
+        from mpitempo.kinds.base import sql_path
 
-        return f"(SELECT op, msize, nprocs, valid::BOOLEAN AS valid, runtime_s FROM read_parquet({sql_str(path)}))", []
+        return f"(SELECT op, msize, nprocs, valid::BOOLEAN AS valid, runtime_s FROM read_parquet({sql_path(path)}))", []
     return "(SELECT op, msize, nprocs, valid, runtime_s FROM meas WHERE run_no = ?)", [run_no]
 
 

@@ -175,9 +175,9 @@ MEAS_COLS = f"op, msize, nprocs, scheme, exp, rep, runtime_s, {VALID_SQL.format(
 
 def _copies_sql(pq: list[tuple[int, Path]]) -> str:
     """The rows of meas_raw from columnar copies ((run_no, path) pairs), one scan per copy."""
-    from mpitempo.kinds.base import sql_str
+    from mpitempo.kinds.base import sql_path
 
-    return " UNION ALL ".join(f"SELECT {int(n)}::INTEGER AS run_no, {MEAS_COLS} FROM read_parquet({sql_str(str(p))})"
+    return " UNION ALL ".join(f"SELECT {int(n)}::INTEGER AS run_no, {MEAS_COLS} FROM read_parquet({sql_path(p)})"
                               for n, p in pq)
 
 

@@ -41,7 +41,9 @@ def _read_csv(files: list[Path], skip: int = 0) -> dict[str, np.ndarray]:
         raise MtError(f"'{files[0]}' is not an events file of an mpitempo trace (columns missing: "
                       f"{', '.join(missing) or 'none'}; unknown: {', '.join(set(header) - set(COLUMNS)) or 'none'})")
     cols = ", ".join(f"'{k}': '{COLUMNS[k]}'" for k in header)
-    lst = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+    from mpitempo.kinds.base import sql_list
+
+    lst = sql_list(files)   # each file as itself: DuckDB globs [ ] * ? in names
     con = duckdb.connect()
     try:
         rel = con.execute(f"SELECT * FROM read_csv({lst}, header=true, delim=',', skip={skip}, columns={{{cols}}}) "

@@ -40,8 +40,17 @@ MAX_RUNTIME_S = 1e9   # as analysis.store.MAX_RUNTIME_S: a runtime above it is d
 _UNWRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
+_ON, _OFF = ("on", "1", "yes", "true", ""), ("off", "0", "no", "false")
+
+
 def enabled() -> bool:
-    return os.environ.get("MPITEMPO_COLUMNAR", "on").strip().lower() not in ("off", "0", "no", "false")
+    """MPITEMPO_COLUMNAR as a switch; a value that is neither on nor off is refused (a typo such as
+    'of' was taken as on)."""
+    v = os.environ.get("MPITEMPO_COLUMNAR", "on").strip().lower()
+    if v not in _ON + _OFF:
+        raise MtError(f"invalid MPITEMPO_COLUMNAR {os.environ['MPITEMPO_COLUMNAR'][:40]!r} (allowed: "
+                      f"{', '.join(x for x in _ON + _OFF if x)}; unset: on)")
+    return v in _ON
 
 
 def copy_name(csv_name: str) -> str:
@@ -133,6 +142,12 @@ def check_copy(run_dir: Path, csv_name: str, root=None) -> tuple[Path | None, st
         return None, "unreadable record"
     if rec.get("columnar_version") != COLUMNAR_VERSION or rec.get("source") != csv_name:
         return None, "other version"
+    from mpitempo.io.integrity import sparse_problem
+
+    want = rec.get("copy") if isinstance(rec.get("copy"), dict) else {}
+    if want.get("bytes") != st_copy.st_size or sparse_problem(copy, st_copy):
+        # not read: a copy of another size than its record (a sparse 20 GB file) is not the copy
+        return None, "damaged (its size does not match its record)"
     csv_dig, csv_stat, csv_t0 = _file_record(run_dir / csv_name)
     if rec.get("csv") != csv_dig:
         return None, "stale (the CSV changed)"
@@ -179,10 +194,13 @@ def stage_copy(con, run_dir: Path, csv_name: str, select_sql: str, root=None) ->
     try:
         tmp = tmpdir / copy.name
         q = str(tmp).replace("'", "''")
+        from mpitempo.kinds.base import glob_escape
+
+        qr = glob_escape(tmp).replace("'", "''")   # read back as itself: DuckDB globs the names it reads
         try:
             con.execute(f"COPY ({select_sql}) TO '{q}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1048576)")
             groups = con.execute(f"""SELECT op, msize, nprocs, count(*), count(*) FILTER (WHERE valid::BOOLEAN)
-                FROM read_parquet('{q}') GROUP BY ALL ORDER BY op, msize, nprocs""").fetchall()
+                FROM read_parquet('{qr}') GROUP BY ALL ORDER BY op, msize, nprocs""").fetchall()
             checks = con.execute(f"""SELECT count(*), min(nprocs), max(nprocs),
                 count(*) FILTER (WHERE runtime_s IS NULL OR isnan(runtime_s) OR isinf(runtime_s)),
                 count(*) FILTER (WHERE runtime_s < 0), count(*) FILTER (WHERE msize < 0),
@@ -190,7 +208,7 @@ def stage_copy(con, run_dir: Path, csv_name: str, select_sql: str, root=None) ->
                 count(*) FILTER (WHERE valid IS NULL OR valid NOT IN (0, 1)),
                 count(*) FILTER (WHERE local_max_s IS NULL OR isnan(local_max_s) OR isinf(local_max_s)
                                  OR local_max_s < 0)
-                FROM read_parquet('{q}')""").fetchone()
+                FROM read_parquet('{qr}')""").fetchone()
         except duckdb.IOException as e:
             if any(w in str(e) for w in ("Permission denied", "Read-only file system", "No space left")):
                 return None

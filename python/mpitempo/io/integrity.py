@@ -51,6 +51,25 @@ def remember(key: tuple, dig: tuple[int, int, str], t0_ns: int) -> None:
     _CACHE.setdefault(tuple(key), (tuple(dig), int(t0_ns)))
 
 
+# A received data file is read whole only when its size is what its record says (a differing size is
+# refused without reading) and it is not mostly holes: a sparse file (a 20 GB measurements.parquet of a
+# few allocated blocks) would be read for minutes to find zeros. Files below SPARSE_MIN are not checked;
+# above it, less than 1/SPARSE_RATIO of the size allocated on disk is a sparse file (compressing file
+# systems keep far more than that of a CSV or Parquet file).
+SPARSE_MIN = 64 << 20
+SPARSE_RATIO = 64
+
+
+def sparse_problem(path, st: os.stat_result | None = None) -> str | None:
+    """A one-line reason when path is a large file that is mostly holes, else None."""
+    st = st or os.stat(path)
+    blocks = getattr(st, "st_blocks", None)
+    if blocks is None or st.st_size < SPARSE_MIN or blocks * 512 * SPARSE_RATIO >= st.st_size:
+        return None
+    return (f"{Path(path).name} is a sparse file ({st.st_size} bytes, {blocks * 512} allocated, "
+            "not data a run writes)")
+
+
 def _digest(path: str) -> tuple[int, int, str]:
     n = lines = 0
     crc = 0
@@ -69,7 +88,14 @@ def verify_run(rundir: Path, meta: dict, data_files) -> str | None:
     """None when every data file matches its record in meta.json (or meta.json predates the records);
     otherwise one line saying which file differs and how."""
     recs = meta.get("files")
-    if recs is None:
+    if recs is None:   # a run older than the records: its data files are still not read when sparse
+        for name in data_files:
+            try:
+                sparse = sparse_problem(Path(rundir) / name)
+            except OSError:
+                continue
+            if sparse:
+                return sparse
         return None
     if not isinstance(recs, dict):
         return f"meta.json 'files' is {type(recs).__name__}, not an object"
@@ -78,11 +104,17 @@ def verify_run(rundir: Path, meta: dict, data_files) -> str | None:
         path = Path(rundir) / name
         if not isinstance(rec, dict):
             return f"meta.json has no record of {name}"
-        try:
+        want_n, want_lines, want_crc = rec.get("bytes"), rec.get("lines"), rec.get("crc32")
+        try:   # the size first: a large file larger than its record (a 20 GB sparse one) is refused unread
+            st = os.stat(path)
+            if isinstance(want_n, int) and not isinstance(want_n, bool) and st.st_size > max(want_n, SPARSE_MIN):
+                return f"{name} has {st.st_size} bytes, meta.json records {want_n} (truncated or edited)"
+            sparse = sparse_problem(path, st)
+            if sparse:
+                return sparse
             n, lines, crc = digest(path)
         except OSError as e:
             return f"cannot read {name}: {e.strerror}"
-        want_n, want_lines, want_crc = rec.get("bytes"), rec.get("lines"), rec.get("crc32")
         if want_lines != lines:
             return f"{name} has {lines} lines, meta.json records {want_lines} (truncated or edited)"
         if want_n != n:

@@ -86,12 +86,98 @@ def write_output(path, data, what: str = "the output file") -> Path:
         os.fchmod(fd, 0o666 & ~mask)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())   # a full disk surfaces here (delayed allocation), before the rename
         os.replace(tmp, p)
+        _fsync_dir(p.parent if str(p.parent) else Path("."))
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise MtError(f"cannot write {what} '{p}': {e.strerror}") from None
     return p
+
+
+def _fsync_dir(d: Path) -> None:
+    """Make a rename in d durable (best effort: some file systems refuse fsync on a directory)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def data_dir_of(d: Path) -> str | None:
+    """What kind of data directory d is (never following a link at d's entries): "campaign" (a
+    campaign.toml file beside a runs/ directory), "run" (a meta.json in a directory below runs/),
+    "trace" (a trace.json), else None."""
+    import stat as _st
+
+    def kind(name: str, test) -> bool:
+        try:
+            return test(os.lstat(d / name).st_mode)
+        except OSError:
+            return False
+
+    if kind("campaign.toml", _st.S_ISREG) and kind("runs", _st.S_ISDIR):
+        return "campaign"
+    if kind("trace.json", _st.S_ISREG):
+        return "trace"
+    if d.parent.name == "runs" and kind("meta.json", _st.S_ISREG):
+        return "run"
+    return None
+
+
+def check_not_in_data_dir(out, what: str, top_ok: bool = False) -> None:
+    """Refuse an output (file or directory) inside any campaign, run or trace directory, not only the
+    ones being read: it would mix into or replace data (a report onto another campaign's
+    measurements.csv, a trace into a completed run directory). With top_ok a file directly in a
+    campaign directory is allowed (the default report.html beside campaign.toml), never in its runs/.
+    The path is resolved first: a link leading into such a directory counts."""
+    o = Path(os.path.realpath(out))
+    for i, d in enumerate(o.parents):
+        kind = data_dir_of(d)
+        if kind is None or (top_ok and i == 0 and kind == "campaign"):
+            continue
+        raise MtError(f"refusing to write {what} '{out}': it is inside the {kind} directory '{d}' (its data); "
+                      "choose an output outside every campaign's runs/ and every trace directory")
+
+
+def check_replaceable(out, what: str, looks_like) -> None:
+    """An -o that exists as a regular file may be replaced only when it holds what this same command
+    wrote before (looks_like(first 64 KiB) is true); a device or FIFO (/dev/null) is written to, not
+    replaced, and a link is replaced itself (write_output), its target untouched; any other file is
+    refused (check before anything runs)."""
+    import stat as _st
+
+    p = Path(out)
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return
+    if not _st.S_ISREG(st.st_mode):   # a link is replaced (never written through), a device written to
+        return
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            head = f.read(64 << 10)
+    except OSError as e:
+        raise MtError(f"cannot check {what} '{out}': {e.strerror}") from None
+    if not looks_like(head):
+        raise MtError(f"refusing to write {what} '{out}': the file exists and is not one this command wrote "
+                      "(it would be replaced); choose a new file name or remove it")
+
+
+def looks_like_report(head: bytes) -> bool:
+    """The start of an HTML report written by mpitempo (an empty file too: nothing to lose)."""
+    text = head.lstrip().lower()
+    return not text or (text.startswith((b"<!doctype html", b"<html")) and b"mpitempo" in text)
+
+
+def looks_like_plot(head: bytes) -> bool:
+    """The start of a plot file as matplotlib writes it (PNG, PDF, SVG), or an empty file."""
+    return not head.strip() or head.startswith((b"\x89PNG\r\n\x1a\n", b"%PDF-")) or (
+        head.lstrip().startswith((b"<?xml", b"<svg")) and b"<svg" in head)
 
 
 # the files of a campaign directory besides runs/ (docs/file-formats.md), and the study records

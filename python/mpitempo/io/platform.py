@@ -45,47 +45,115 @@ class Platform:
                 "platform_cores": self.ncores, "network_model": self.network_model}
 
 
-def _radical(text: str, where: str) -> list[int]:
-    """SimGrid's radical: comma-separated numbers and ranges, "0-63" or "0-3,8,10-11"."""
-    out: list[int] = []
+# Bounds on the counts a platform file gives, checked before anything is allocated (a 20 KB file can
+# declare 10^12 hosts in one radical, or 10^18 cores): hosts in all, cores of one host, cores in all.
+MAX_HOSTS = 1 << 18
+MAX_CORES_PER_HOST = 1 << 16
+MAX_CORES = 1 << 22
+
+
+def _radical(text: str, where: str, room: int = MAX_HOSTS) -> list[int]:
+    """SimGrid's radical: comma-separated numbers and ranges, "0-63" or "0-3,8,10-11"; at most
+    `room` numbers in all (counted before the list is built)."""
+    spans: list[tuple[int, int]] = []
+    total = 0
     for part in text.split(","):
         part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        m = re.fullmatch(r"(\d{1,18})(?:-(\d{1,18}))?", part)
         if not m:
-            raise MtError(f"invalid platform {where}: radical '{text}' (expected numbers and ranges like 0-63)")
+            raise MtError(f"invalid platform {where}: radical '{text[:80]}' (expected numbers and ranges like 0-63)")
         a = int(m.group(1))
         b = int(m.group(2)) if m.group(2) else a
-        if b < a or b - a > 1 << 20:
+        if b < a:
             raise MtError(f"invalid platform {where}: radical range '{part}'")
-        out.extend(range(a, b + 1))
-    return out
+        total += b - a + 1
+        if total > room:
+            raise MtError(f"invalid platform {where}: its radical declares more than {MAX_HOSTS} hosts in all "
+                          f"(at '{part}'); mpitempo reads platforms of at most {MAX_HOSTS} hosts")
+        spans.append((a, b))
+    return [i for a, b in spans for i in range(a, b + 1)]
 
 
 def _cores(el, where: str) -> int:
     v = el.get("core", "1")
     try:
-        n = int(v)
+        n = int(v) if len(v) <= 20 else 0
     except ValueError:
         n = 0
     if n < 1:
-        raise MtError(f"invalid platform {where}: core='{v}' (expected an integer >= 1)")
+        raise MtError(f"invalid platform {where}: core='{v[:40]}' (expected an integer >= 1)")
+    if n > MAX_CORES_PER_HOST:
+        raise MtError(f"invalid platform {where}: core='{v}' is more than {MAX_CORES_PER_HOST} cores per host")
     return n
 
 
 def _hosts(root) -> list[tuple[str, int]]:
     hosts: list[tuple[str, int]] = []
+    cores = 0
     for el in root.iter():
         tag = el.tag
         if tag == "host":
             name = el.get("id")
             if name:
-                hosts.append((name, _cores(el, f"host '{name}'")))
+                n = _cores(el, f"host '{name}'")
+                hosts.append((name, n))
+                cores += n
         elif tag in ("cluster", "cabinet"):
             where = f"{tag} '{el.get('id', '?')}'"
             prefix, suffix = el.get("prefix", ""), el.get("suffix", "")
             n = _cores(el, where)
-            hosts += [(f"{prefix}{i}{suffix}", n) for i in _radical(el.get("radical", ""), where)]
+            ids = _radical(el.get("radical", ""), where, MAX_HOSTS - len(hosts))
+            hosts += [(f"{prefix}{i}{suffix}", n) for i in ids]
+            cores += n * len(ids)
+        if len(hosts) > MAX_HOSTS:
+            raise MtError(f"invalid platform: more than {MAX_HOSTS} hosts (mpitempo reads platforms of at most "
+                          f"{MAX_HOSTS} hosts)")
+        if cores > MAX_CORES:
+            raise MtError(f"invalid platform: more than {MAX_CORES} cores in all (at {tag} "
+                          f"'{el.get('id', '?')}'); mpitempo reads platforms of at most {MAX_CORES} cores")
     return hosts
+
+
+# The SMPI/SimGrid configuration properties a platform file's <config> may set: each checked by what
+# its value means (a built-in model name, a number, a piecewise factor list, a switch, a collective
+# algorithm name). Anything else is refused: properties that load code or name files
+# (smpi/privatize-libs loads libraries, plugin, path, smpi/tmpdir, smpi/comp-adjustment-file,
+# smpi/papi-events, tracing/* writes files anywhere, model-check/*, exception/cutpath, ...) and any
+# name mpitempo does not know. docs/security.md lists the same; a test checks they agree.
+_NAME = r"[A-Za-z][A-Za-z0-9_]{0,63}"
+_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_UNIT = _NUM + r"(?:[A-Za-z]{1,6})?"                      # 1e9, 100Gf, 1.5us, 10GBps
+_PIECES = rf"(?:{_NUM}(?::{_NUM})*)(?:;{_NUM}(?::{_NUM})*)*"   # smpi/os "0:1e-6:0;65536:2e-6:1e-9"
+_BOOL = r"(?:yes|no|true|false|on|off|1|0)"
+_COLLS = ("allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast", "gather",
+          "reduce", "reduce_scatter", "scatter")
+PLATFORM_CONFIG_ALLOW = {
+    **{k: _NAME for k in ("network/model", "cpu/model", "host/model", "network/optim", "cpu/optim",
+                          "smpi/coll-selector", "smpi/privatization", "smpi/shared-malloc")},
+    **{k: _UNIT for k in ("network/TCP-gamma", "network/latency-factor", "network/bandwidth-factor",
+                          "network/weight-S", "network/loopback-bw", "network/loopback-lat", "maxmin/precision",
+                          "surf/precision", "precision/timing", "precision/work-amount", "smpi/host-speed",
+                          "smpi/cpu-threshold", "smpi/async-small-thresh", "smpi/send-is-detached-thresh",
+                          "smpi/iprobe", "smpi/test", "smpi/wtime", "smpi/init", "smpi/shared-malloc-blocksize")},
+    **{k: _PIECES for k in ("smpi/bw-factor", "smpi/lat-factor", "smpi/os", "smpi/or", "smpi/ois",
+                            "smpi/IB-penalty-factors")},
+    **{k: _BOOL for k in ("network/crosstraffic", "smpi/simulate-computation", "smpi/display-timing",
+                          "smpi/grow-injected-times")},
+    **{f"smpi/{op}": _NAME for op in _COLLS},
+}
+
+
+def check_config_prop(key: str, value: str, where: str) -> None:
+    """A <config> property of a platform file: on the allow-list, its value of the kind it means."""
+    pat = PLATFORM_CONFIG_ALLOW.get(key)
+    if pat is None:
+        raise MtError(f"invalid --platform '{where}': <config> property {key[:80]!r} is not one mpitempo accepts "
+                      "from a platform file (it may load a library or plugin, name a file, or is unknown; the "
+                      "allowed ones: network/model, smpi/os, smpi/bw-factor, ... docs/security.md)")
+    if not re.fullmatch(pat, value or ""):
+        raise MtError(f"invalid --platform '{where}': <config> property {key!r} has value {value[:80]!r}, "
+                      "which is not a " + {_NAME: "built-in name", _UNIT: "number (with an optional unit)",
+                                          _PIECES: "list of numbers (a:b:c;d:e:f)", _BOOL: "yes/no"}[pat])
 
 
 def read_platform(path: str | os.PathLike) -> Platform:
@@ -97,11 +165,20 @@ def read_platform(path: str | os.PathLike) -> Platform:
         raise MtError(f"platform file '{path}' not found (give a SimGrid platform XML file, e.g. platforms/cluster64-fast.xml)")
     if not p.is_file():
         raise MtError(f"invalid --platform '{path}': not a regular file")
-    try:
-        size = p.stat().st_size
-        if size > _MAX_BYTES:
-            raise MtError(f"invalid --platform '{path}': {size} bytes is too large for a platform description")
-        data = p.read_bytes()
+    try:   # opened without blocking (a FIFO swapped in after the check is refused), read within the limit
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            import stat as _stat
+
+            if not _stat.S_ISREG(st.st_mode):
+                raise MtError(f"invalid --platform '{path}': not a regular file")
+            if st.st_size > _MAX_BYTES:
+                raise MtError(f"invalid --platform '{path}': {st.st_size} bytes is too large for a platform "
+                              f"description (at most {_MAX_BYTES >> 20} MiB)")
+            data = f.read(_MAX_BYTES + 1)
+        if len(data) > _MAX_BYTES:
+            raise MtError(f"invalid --platform '{path}': larger than {_MAX_BYTES >> 20} MiB")
     except OSError as e:
         raise MtError(f"cannot read platform file '{path}': {e.strerror}") from None
     try:
@@ -122,6 +199,7 @@ def read_platform(path: str | os.PathLike) -> Platform:
     for cfg in root.iter("config"):
         for prop in cfg.iter("prop"):
             if prop.get("id"):
+                check_config_prop(prop.get("id"), prop.get("value", ""), str(path))
                 config[prop.get("id")] = prop.get("value", "")
     return Platform(path=str(p.resolve()), sha256=hashlib.sha256(data).hexdigest(), hosts=hosts,
                     network_model=config.get("network/model", DEFAULT_NETWORK_MODEL), config=config)

@@ -148,8 +148,75 @@ def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], l
     if verify:
         from mpitempo.io.integrity import check_runs
 
+        check_owner(Path(root), complete)
         check_runs(Path(root), complete, kind)
     return complete, failed, incomplete
+
+
+def _small_json(path: Path, root: Path) -> dict | None:
+    import json
+
+    from mpitempo.io.safefs import check_not_link, safe_read_text
+
+    try:
+        if check_not_link(path, root, want="any", verb="read") is None:
+            return None
+        doc = json.loads(safe_read_text(path, root, limit=16 << 20))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def campaign_id(root: Path) -> str | None:
+    """The id of the campaign in root (its spec.json), None for a campaign older than the id."""
+    if not Path(root).is_dir():
+        return None
+    doc = _small_json(Path(root) / "spec.json", Path(root))
+    cid = doc.get("campaign_id") if doc else None
+    return cid if isinstance(cid, str) else None
+
+
+def _toml_name(root: Path) -> str:
+    """The top-level name of root/campaign.toml ('' when it has none or cannot be read)."""
+    import tomllib
+
+    from mpitempo.io.safeload import MAX_TOML_BYTES, read_bytes
+
+    try:
+        doc = tomllib.loads(read_bytes(Path(root) / "campaign.toml", MAX_TOML_BYTES).decode("utf-8"))
+    except (MtError, OSError, ValueError):
+        return ""
+    return doc.get("name") if isinstance(doc.get("name"), str) else ""
+
+
+def check_owner(root: Path, run_dirs) -> None:
+    """Refuse a run directory that does not belong to the campaign in root: its launch.json records
+    another campaign id, another campaign name, or another run id than its directory's name (a run
+    copied in from another campaign, or copied under a second name, would be counted as this
+    campaign's). Runs without a launch.json (older, or written by a study) are not checked."""
+    root = Path(root)
+    if not root.is_dir():   # a store (one file): its runs were checked when they were stored
+        return
+    cid = campaign_id(root)
+    name = None
+    for d in run_dirs:
+        rec = _small_json(Path(d) / "launch.json", root)
+        if rec is None:
+            continue
+        why = None
+        if cid is not None and isinstance(rec.get("campaign_id"), str) and rec["campaign_id"] != cid:
+            why = f"campaign id {rec['campaign_id']!r}, this campaign's spec.json {cid!r}"
+        elif isinstance(rec.get("run_id"), str) and rec["run_id"] != Path(d).name:
+            why = f"run id {rec['run_id']!r}: it is a copy of another run"
+        elif cid is None:   # a campaign from before the id: only its name can tell
+            if name is None:
+                name = _toml_name(root)
+            if isinstance(rec.get("campaign"), str) and name and rec["campaign"] != name:
+                why = f"campaign {rec['campaign']!r}, this campaign is {name!r}"
+        if why:
+            text = (f"run '{Path(d).name}' of '{root}' does not belong to this campaign: its launch.json records "
+                    f"{why}; refusing to merge it (move it back to its campaign)")
+            raise MtError("".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text))
 
 
 def campaign_name(root: Path) -> str:

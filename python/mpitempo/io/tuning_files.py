@@ -179,11 +179,17 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def read_settings(path: str | Path) -> dict[str, str]:
     """KEY=VALUE lines (``export`` and ``#`` comments allowed) of a settings file."""
+    from mpitempo.io.safefs import safe_read_text
+
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise MtError(f"--verify '{path}': no such file (give the tuning.env written by mpitempo tune)")
+    try:   # a regular file within 1 MiB: a FIFO or device is refused without blocking, never read
+        text = safe_read_text(p.resolve(), limit=1 << 20)
+    except OSError as e:
+        raise MtError(f"--verify '{path}': cannot read it ({e.strerror})") from None
     out: dict[str, str] = {}
-    for n, ln in enumerate(p.read_text(errors="replace").splitlines(), 1):
+    for n, ln in enumerate(text.splitlines(), 1):
         s = ln.strip()
         if not s or s.startswith("#"):
             continue
@@ -324,11 +330,13 @@ def check_settings(b, cat, settings: dict[str, str], where: str) -> dict[tuple[s
             from mpitempo.io import mpich_csel
             from mpitempo.runner.variants import mpich_device_cvar
 
+            from mpitempo.io.safefs import safe_read_text
+
             jp = Path(jf)
             if not jp.is_file():
                 raise MtError(f"{where}: the selection file '{jf}' does not exist")
-            try:
-                tree = json.loads(jp.read_text(errors="replace"))
+            try:   # a regular file within 16 MiB, never blocking on a FIFO
+                tree = json.loads(safe_read_text(jp.resolve(), limit=16 << 20))
             except ValueError as e:
                 raise MtError(f"{where}: '{jf}' is not JSON ({e}); MPICH would ignore or abort on it") from None
             lib = mpich_csel.find_libmpi(b)

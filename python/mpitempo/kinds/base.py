@@ -107,5 +107,20 @@ def sql_str(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def glob_escape(path) -> str:
+    """A path as a DuckDB file pattern that matches only itself: DuckDB globs every file name it is
+    given ('camp[1]' would read camp1, 'c*' every c-directory), so [, * and ? are each put in a
+    bracket class of their own ('[[]', '[*]', '[?]'), which matches exactly that character."""
+    import re
+
+    return re.sub(r"([\[*?])", r"[\1]", str(path))
+
+
+def sql_path(path) -> str:
+    """A file path as a DuckDB string literal that reads exactly that file (quoted, glob-escaped)."""
+    return sql_str(glob_escape(path))
+
+
 def sql_list(paths) -> str:
-    return "[" + ", ".join(sql_str(p) for p in paths) + "]"
+    """A list of file paths for read_csv/read_parquet: each read as itself, never as a pattern."""
+    return "[" + ", ".join(sql_path(p) for p in paths) + "]"

@@ -28,7 +28,7 @@ def clocks_html(summary: list[dict], plot_png: bytes | None, title: str) -> str:
         f"<td class=n>{s['max_abs_drift_ppm']:.3f}</td></tr>" for s in summary)
     img = (f'<img alt="sync duration vs max offset" src="data:image/png;base64,{base64.b64encode(plot_png).decode()}">'
            if plot_png else "")
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{esc(title)}</title>"
+    return (f"<!doctype html><html><head><meta charset=utf-8><meta name=generator content=mpitempo><title>{esc(title)}</title>"
             "<style>body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1150px;padding:0 1em}"
             "table{border-collapse:collapse;font-size:.9em}th,td{border:1px solid #ddd;padding:3px 8px}"
             "td.n{text-align:right}img{max-width:100%}</style></head><body>"

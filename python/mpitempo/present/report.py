@@ -240,7 +240,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     parts.append(timebins_section(data, filt))
     parts.append(report_section(data.roots, filt))
     parts += [tree_section(root) for root in data.roots]
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='generator' content='mpitempo'>"
             f"<title>{esc(title or 'mpitempo report')}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
 

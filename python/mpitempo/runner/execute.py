@@ -90,6 +90,7 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
         check_resume_dir(outdir)
         rs.check_spec(outdir, c, given)
         rs.consent(c, outdir, yes, typed)
+        rs.check_platform_digest(c, outdir)
     builds = check_campaign(c)
 
     runs_dir = outdir / "runs"
@@ -136,6 +137,13 @@ def execute(c: Campaign, outdir: Path, resume: bool = False, quiet: bool = False
             progress.close()
     counts["interrupted"] = interrupted
     return counts
+
+
+def campaign_id(root: Path) -> str | None:
+    """The campaign's id (spec.json), which each run's launch.json records (io.rundir.check_owner)."""
+    from mpitempo.io.rundir import campaign_id as _cid
+
+    return _cid(root)
 
 
 def check_resume_dir(outdir: Path) -> None:
@@ -432,6 +440,7 @@ def _execute_runs(c, kind, todo, planned, builds, runs_dir, base_seed, counts, p
         launch = make_launch(b, r.np, cmd, cfg.launcher, cfg.env, cfg.binding, **cfg.platform_args)
         info = {"run_id": r.run_id, "config": cfg.name, "run_index": r.run_index, "np": r.np,
                 "launcher": launch.to_json(), "build": b.to_json(), "campaign": c.name,
+                "campaign_id": campaign_id(root),
                 "position_in_campaign": planned.index(r),
                 "system_warnings": (sys_warnings or {}).get((cfg.name, r.np), [])}
         safefs.safe_write_text(rdir / "launch.json", json.dumps(info, indent=2) + "\n", root)

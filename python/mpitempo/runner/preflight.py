@@ -193,7 +193,65 @@ def preflight(c, builds: dict) -> None:
                 if secs > c.timeout_s:
                     raise MtError(f"one mpirun{where} needs at least {secs:g} s ({what}), more than the timeout of "
                                   f"{c.timeout_s:g} s; shorten the plan or raise --timeout/timeout_s")
+                check_host_memory(plan, ranks_on_this_host(np, cfg.launcher, bool(cfg.platform)), where)
     warn_short_timeout(c.timeout_s)
+
+
+# the core's ops with a window of messages in flight (MT_OPT_WINDOW), and those of them whose receive
+# buffers can be a single block (MT_OPT_RBUF, --bw-rbuf single): src/core/op/op_p2p.c, op_rma.c
+WINDOW_OPS = ("bw", "bibw", "mbw_mr", "bw_persistent", "bibw_persistent", "put_bw", "get_bw", "put_bibw")
+RBUF_OPS = ("bw", "bibw", "mbw_mr", "bw_persistent", "bibw_persistent")
+HOST_MEMORY_SHARE = 0.75   # the buffers of all ranks on one host: at most this share of its memory
+
+
+def host_memory_bytes() -> int:
+    """This host's physical memory (0 when unknown)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def ranks_on_this_host(np: int, template: str | None, simulated: bool) -> int | None:
+    """How many ranks of an mpirun run on this host: all of them for the local mpiexec and for a
+    simulated platform (SMPI runs every simulated rank in one process here); None (unknown) for srun, a
+    custom launcher, or inside an allocation or with a host file, which spread them over hosts."""
+    if simulated:
+        return np
+    if template not in (None, "", "mpiexec") or _spread_over_hosts():
+        return None
+    return np
+
+
+def check_host_memory(plan: dict, ranks_here: int | None, where: str = "", mem: int | None = None) -> None:
+    """Refuse a plan whose message buffers on this host (ranks here x the largest window x message size
+    of a window op) exceed HOST_MEMORY_SHARE of its memory: the core checks one rank's buffers
+    against its host, which 8 ranks of 4 GiB each on a 23.5 GiB host pass."""
+    mem = host_memory_bytes() if mem is None else mem
+    if not ranks_here or mem <= 0:
+        return
+    opts = plan.get("options") or {}
+    window = opts.get("bw_window")
+    if not isinstance(window, int) or window < 1:
+        return
+    single = str(opts.get("bw_rbuf", "window")) != "window"
+    worst = None
+    for e in plan.get("experiments") or []:
+        op, msize = e.get("op"), e.get("msize")
+        if op not in WINDOW_OPS or not isinstance(msize, int):
+            continue
+        per_rank = (1 if single and op in RBUF_OPS else window) * msize
+        if worst is None or per_rank > worst[0]:
+            worst = (per_rank, op, msize)
+    if worst is None:
+        return
+    per_rank, op, msize = worst
+    total = per_rank * ranks_here
+    if total > HOST_MEMORY_SHARE * mem:
+        n = per_rank // msize
+        raise MtError(f"one mpirun{where} needs at least {total / 2**30:.1f} GiB of message buffers on this host "
+                      f"({ranks_here} ranks x {n} x {msize} B for op {op}), more than {HOST_MEMORY_SHARE:.0%} of its "
+                      f"memory ({mem / 2**30:.1f} GiB): use fewer ranks, a smaller --bw-window or smaller messages")
 
 
 def split_args(text: str, what: str) -> list[str]:

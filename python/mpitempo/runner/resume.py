@@ -7,10 +7,11 @@
   (older campaigns: the core arguments in each run's launch.json). A changed value (an edited
   ``msizes`` or ``nrep``) is refused with the first differing key; a formatting-only edit
   (whitespace, comments, key order, quoting) is not a difference.
-* **Consent for stored commands.** The mpicc, launcher template, compiler flags, loader
-  variables (LD_PRELOAD, PATH, HOME, ...), the MPI launcher's agent variables (HYDRA_*, OMPI_MCA_*agent*, ...)
-  and every variable whose name says it names a program, library, file, directory or environment
-  (runs_code) stored in campaign.toml are commands the resume will execute. When
+* **Consent for stored commands.** The mpicc, launcher template, compiler flags and every stored
+  environment variable that is not on the allow-list of tuning variables (env_allowed: loader
+  variables LD_PRELOAD, PATH, HOME, ..., the MPI launcher's agent variables HYDRA_*, OMPI_MCA_*agent*,
+  any variable whose name says it names a program, library, file, directory or environment, and any
+  unknown name) stored in campaign.toml are commands the resume will execute. When
   they differ from what this user gets by default, the commands are shown and run only with the
   user's consent: a yes/no question on a terminal, ``--yes`` in scripts; without either the
   resume is refused, naming the stored value.
@@ -67,6 +68,45 @@ DATA_FILE_VARS = ("OMPI_MCA_coll_tuned_dynamic_rules_filename", "MPIR_CVAR_COLL_
                   "MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE",
                   "MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE")
 SMPI_CFG_VAR = "MPITEMPO_SMPI_CFG"   # smpirun --cfg=KEY:VALUE items (runner/launch.py)
+
+
+# The ALLOW-list: what a received campaign's (or tuning file's) env may set without consent. Only the
+# tuning variables of the MPI libraries and their transports, which choose among the library's own
+# built-in algorithms, thresholds and components: MPICH's control variables (MPIR_CVAR_*, Cray MPICH's
+# MPICH_*), the MCA parameters of Open MPI's collective, transport, messaging and one-sided frameworks
+# (OMPI_MCA_coll*, btl, pml, mtl, osc, mpi: a component list such as OMPI_MCA_btl=self,vader selects
+# among installed components), UCX_* and FI_* (transport tuning), Intel MPI's I_MPI_ADJUST_*, MVAPICH's
+# MV2_*, OpenMP's OMP_*. Even there, a name that says it names a program, library, file, directory or
+# search path (runs_code: UCX_MODULE_DIR, FI_PROVIDER_PATH, MPIR_CVAR_*_FILE, OMP_TOOL_LIBRARIES) needs
+# consent, except the selection files mpitempo tune writes (DATA_FILE_VARS). Every other variable
+# (LD_*, PATH, HYDRA_*, launcher agents, an unknown name) is shown and needs consent (--yes).
+# docs/security.md lists the same; tests/py/test_hostile_trust.py checks the two agree.
+ENV_ALLOW_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "I_MPI_ADJUST_", "MV2_", "OMP_")
+ENV_ALLOW_MCA = ("coll", "btl", "pml", "mtl", "osc", "mpi")   # OMPI_MCA_<framework> and OMPI_MCA_<framework>_*
+
+
+def env_allowed(var: str, value: str = "") -> bool:
+    """True when a received campaign or tuning file may set var (to value) without the user's consent:
+    on the allow-list above and naming no code, path or file (see ENV_ALLOW_PREFIXES)."""
+    if var in DATA_FILE_VARS:
+        return True
+    if var == SMPI_CFG_VAR:
+        return not value_runs_code(var, value)
+    listed = var.startswith(ENV_ALLOW_PREFIXES) or any(
+        var == f"OMPI_MCA_{fw}" or var.startswith(f"OMPI_MCA_{fw}_") for fw in ENV_ALLOW_MCA)
+    return listed and not runs_code(var)
+
+
+def check_received_env(env: dict, where: str, yes: bool) -> None:
+    """Refuse (one line naming the first such variable and --yes) a received set of variables that
+    holds one not on the allow-list, unless the user consented with --yes. For files such as a
+    tuning.env given to `tune --verify`, which apply the variables to every process of the job."""
+    bad = sorted(k for k, v in env.items() if not env_allowed(k, str(v)))
+    if bad and not yes:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise MtError(f"{where} sets {_esc(bad[0])}={_esc(repr(str(env[bad[0]])))}{more}, which is not a tuning "
+                      "variable of the allow-list (MPIR_CVAR_*, OMPI_MCA_coll_*, ... docs/security.md): it can "
+                      "run or load code; check the file, then give --yes to apply it")
 
 
 def runs_code(var: str) -> bool:
@@ -167,7 +207,11 @@ def first_difference(there: list[tuple[str, object]], now: list[tuple[str, objec
 
 def write_record(outdir: Path, c: Campaign) -> None:
     """DIR/spec.json: the normalised specification the campaign was created with."""
-    doc = {"format_version": SPEC_FORMAT, "spec": [[k, v] for k, v in spec_items(c)]}
+    import secrets
+
+    # campaign_id: each run's launch.json records it; readers refuse a run directory of another campaign
+    doc = {"format_version": SPEC_FORMAT, "campaign_id": secrets.token_hex(16),
+           "spec": [[k, v] for k, v in spec_items(c)]}
     safefs.safe_write_text(outdir / SPEC_RECORD, json.dumps(doc, indent=1) + "\n", root=outdir)
 
 
@@ -323,7 +367,7 @@ def stored_commands(c: Campaign, outdir: Path, typed: frozenset = frozenset()) -
                            + "   (the first mpirun, before --seed, --expect-np and --launch-json; the others differ in run directory and index)"]))
         for var in sorted(cfg.env):
             # a value equal to this user's own environment changes nothing: the mpiruns get it anyway
-            if value_runs_code(var, cfg.env[var]) and "env" not in typed and os.environ.get(var) != cfg.env[var]:
+            if not env_allowed(var, cfg.env[var]) and "env" not in typed and os.environ.get(var) != cfg.env[var]:
                 found.append((f"env {var}{where}", cfg.env[var], _env_commands(var, cfg.env[var])))
         if hasattr(c.kind_obj, "stored_commands"):   # a kind whose mpiruns run a stored program (trace: the application)
             found += [(w + where, v, cmds) for w, v, cmds in c.kind_obj.stored_commands(c, cfg, outdir)]
@@ -388,6 +432,60 @@ def consent(c: Campaign, outdir: Path, yes: bool, typed: frozenset = frozenset()
     if answer not in ("y", "yes"):
         raise MtError(f"not resumed: you did not agree to run {what} {_esc(repr(value))} "
                       "stored in its campaign.toml")
+
+
+def check_platform_digest(c: Campaign, outdir: Path) -> None:
+    """A simulated campaign resumes only on the platform its runs were simulated on: the sha256 of
+    each configuration's platform file now must equal the one recorded in every run's launch.json
+    and meta.json (launcher.simulation.platform_sha256); a file replaced since is refused with both
+    digests (the resumed runs would simulate another machine under the same name)."""
+    now: dict[str, tuple[str, str]] = {}
+    for cfg in c.configs:
+        if cfg.platform:
+            from mpitempo.io.platform import read_platform
+
+            now[cfg.name] = (cfg.platform, read_platform(cfg.platform).sha256)
+    runs = Path(outdir) / "runs"
+    if not now or safefs.check_not_link(runs, outdir, want="dir", verb="read") is None:
+        return
+    for d in sorted(runs.iterdir()):
+        name = None
+        for fname in ("launch.json", "meta.json"):
+            p = d / fname
+            if safefs.check_not_link(p, outdir, verb="read") is None:
+                continue
+            try:
+                rec = json.loads(safefs.safe_read_text(p, outdir, limit=64 << 20))
+            except ValueError:
+                continue   # a damaged record: the run is rerun (its files are checked elsewhere)
+            if not isinstance(rec, dict):
+                continue
+            name = rec.get("config") if isinstance(rec.get("config"), str) else name
+            digest = _find_key(rec, "platform_sha256")
+            if name in now and isinstance(digest, str) and digest != now[name][1]:
+                raise MtError(f"cannot resume '{outdir}': the platform file {_esc(repr(now[name][0]))} has sha256 "
+                              f"{now[name][1]}, but runs/{_esc(d.name)}/{fname} was simulated on sha256 "
+                              f"{_esc(digest)}: the file was replaced since; restore it, or start a new campaign "
+                              "with -o")
+
+
+def _find_key(obj, key: str, depth: int = 0):
+    """The first value of key in a nested JSON object (depth-bounded)."""
+    if depth > 8:
+        return None
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj[key]
+        for v in obj.values():
+            r = _find_key(v, key, depth + 1)
+            if r is not None:
+                return r
+    elif isinstance(obj, list):
+        for v in obj[:64]:
+            r = _find_key(v, key, depth + 1)
+            if r is not None:
+                return r
+    return None
 
 
 def _esc(text: str) -> str:
