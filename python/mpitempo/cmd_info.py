@@ -129,7 +129,7 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
     m = out["machine"]
     from rich.markup import escape
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     e = lambda v: escape(safe(v))   # noqa: E731
     con.print(f"[bold]machine[/bold] {e(m['hostname'])}: {e(m['cpu_model'])}, {m['cpus_usable']} usable of "

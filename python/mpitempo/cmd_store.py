@@ -7,7 +7,7 @@ import click
 from rich.markup import escape
 
 from mpitempo.options import filter_options, json_option, make_filter
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import console, print_json, table
 
 

@@ -41,7 +41,7 @@ def canonical(spec: str) -> str:
 def configs_for(trees: list[str], tune: bool) -> list[dict]:
     """[[config]] tables: one per tree (file or preset); --tune adds MPI_Allreduce and binomial."""
     from mpitempo.io.tree import resolve
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     specs = [resolve(t) for t in trees]
     given = list(trees)

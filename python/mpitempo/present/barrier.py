@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from mpitempo.analysis.flags import flag_cell
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import console, print_fitted, us
 
 

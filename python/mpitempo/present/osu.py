@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import time
 
-from mpitempo.present.safe_text import safe_block
+from mpitempo.safe_text import safe_block
 
 OSU_VERSION = "7.4"
 IMB_VERSION = "2021.11"

@@ -44,8 +44,8 @@ def _flag_html(flags) -> str:
 
 
 def esc(x) -> str:
-    """HTML-escaped, control characters shown escaped (present.safe_text; HTML does not allow them)."""
-    from mpitempo.present.safe_text import safe_block
+    """HTML-escaped, control characters shown escaped (safe_text; HTML does not allow them)."""
+    from mpitempo.safe_text import safe_block
 
     return html.escape(safe_block("" if x is None else str(x)))
 

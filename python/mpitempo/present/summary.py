@@ -6,7 +6,7 @@ from mpitempo.errors import MtError
 from mpitempo.io.sizes import size_cell
 from rich.markup import escape
 
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell

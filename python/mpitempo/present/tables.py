@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mpitempo.present.safe_text import SafeConsole, safe, safe_block
+from mpitempo.safe_text import SafeConsole, safe, safe_block
 
 
 WIDTH = 100

@@ -1,7 +1,7 @@
 """The terminal summary of `mpitempo trace DIR`."""
 from __future__ import annotations
 
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import console
 
 

@@ -21,8 +21,8 @@ def _path_table(paths: list[dict]) -> list[str]:
 
 def text(runs: list[dict], res: dict) -> str:
     """The text output; the strings a run directory stores (configuration names, tree specs, host
-    names, the workload) are shown escaped (present.safe_text): a run may come from someone else."""
-    from mpitempo.present.safe_text import safe as s
+    names, the workload) are shown escaped (safe_text): a run may come from someone else."""
+    from mpitempo.safe_text import safe as s
 
     a = next((r for r in runs if not r["mpi"]), runs[0])
     lines = [f"allreduce tree '{s(res['config'])}' ({s(res['tree'])}), {res['nprocs']} ranks, {res['mpiruns']} "
@@ -113,7 +113,7 @@ def text(runs: list[dict], res: dict) -> str:
 def _img(png: bytes, alt: str) -> str:
     from html import escape
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     alt = escape(safe(alt), quote=True)      # a configuration name may hold quotes and control characters
     return f"<img alt='{alt}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"

@@ -157,7 +157,7 @@ def _said(notes: list[str], text: str) -> None:
     """A note of the launch (recorded in launch.json), also printed on stderr once per process."""
     import sys
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     notes.append(text)
     if text not in _SAID:

@@ -6,7 +6,7 @@ import time
 
 from rich.markup import escape
 
-from mpitempo.present.safe_text import SafeConsole, safe
+from mpitempo.safe_text import SafeConsole, safe
 
 
 class Progress:

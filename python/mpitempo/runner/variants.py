@@ -103,7 +103,7 @@ def selection_env(flavour: str, environ=None) -> dict[str, str]:
 
 def selection_env_note(flavour: str, environ=None) -> str | None:
     """A note for results that compare against the library's default, when the environment changes it."""
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     sel = selection_env(flavour, environ)
     if not sel:
