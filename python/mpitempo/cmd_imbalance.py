@@ -106,7 +106,8 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
     counts = execute(c, target, quiet=quiet, deadline=deadline)
     from mpitempo.runner.execute import budget_note
     budget_note(counts, None)
-    from mpitempo.present.simulated import line, of_dirs
+    from mpitempo.analysis.simulated import of_dirs
+    from mpitempo.present.simulated import line
 
     sim = of_dirs(sorted((target / "runs").glob("*")))
     results = []

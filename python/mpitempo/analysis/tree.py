@@ -34,7 +34,7 @@ def matrices(run: dict, skip: int = 0) -> dict:
 
 
 def sim_record(meta: dict) -> dict | None:
-    from mpitempo.present.simulated import record
+    from mpitempo.analysis.simulated import record
 
     return record(meta)
 

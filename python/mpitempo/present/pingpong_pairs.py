@@ -36,7 +36,7 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
             hosts = hosts or [str(r.get("host", "")) for r in sorted(run.meta.get("ranks", []),
                                                                        key=lambda r: r.get("rank", 0))]
             over = bool((run.meta.get("launch") or {}).get("launcher", {}).get("oversubscribed"))
-        from mpitempo.present.simulated import of_dirs
+        from mpitempo.analysis.simulated import of_dirs
 
         sim = of_dirs(complete)
         res = {**({"simulated": sim} if sim else {}), "nprocs": np, "pairs": [f"{a}-{b}" for a, b in chosen], "mpiruns": mpiruns, "hosts": hosts,
