@@ -193,7 +193,7 @@ def _summary_without_measurements(root, as_json: bool) -> list[dict]:
     from mpitempo import kinds
 
     if kinds.of_campaign(root).name == "trace":   # each run and the wait states over the mpiruns
-        from mpitempo.tracer import show_campaign
+        from mpitempo.present.trace import show_campaign
 
         show_campaign(root, None, None, as_json)
         return []
