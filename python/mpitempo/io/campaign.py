@@ -440,8 +440,7 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                    [params, *({**params, **cfg.params} for cfg in configs)]):
             raise MtError(f"max_mpiruns {max_mpiruns} adds mpiruns until the precision is reached: it needs a "
                           "precision (e.g. --precision 1%), not 'off' (or a fixed --nrep without --precision)")
-        from mpitempo.analysis.adaptive import looks_level, run_looks
-        from mpitempo.stats.describe import runs_needed
+        from mpitempo.stats.describe import looks_level, run_looks, runs_needed
         looks = run_looks(mpiruns, max_mpiruns)
         need = runs_needed(looks_level(len(looks)))
         if max_mpiruns > mpiruns and max_mpiruns < need:
