@@ -123,7 +123,7 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
     """
     from mpitempo.analysis import tree as analysis
 
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     if skip < 0:

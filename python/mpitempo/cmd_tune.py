@@ -157,7 +157,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                       "--predict takes sizes that are not)")
     if pred_list and len(sizes) < 2:
         raise MtError("--predict needs at least 2 measured --msizes to fit a+b*m")
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
                          smpi_selector=smpi_selector)

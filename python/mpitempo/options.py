@@ -153,17 +153,6 @@ def param_options(app: str, only=None, exclude=(), defaults: dict | None = None)
     return deco
 
 
-def check_platform_flags(platform, **flags) -> None:
-    """--platform-ppn, --platform-oversubscribe (and other simulation-only flags, given as name=value) need
-    --platform: refuse them without it instead of ignoring them."""
-    from mpitempo.errors import MtError
-
-    if platform is None:
-        for name, v in flags.items():
-            if v is not None:
-                raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")
-
-
 def budget_options(f):
     """--budget and --estimate of a campaign-shaped command (runner.estimate.budget_gate)."""
     f = click.option("--estimate", "estimate_only", is_flag=True,

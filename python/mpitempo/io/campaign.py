@@ -407,7 +407,7 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                                   platform_oversubscribe=bool(c.get("platform_oversubscribe",
                                                                     d["platform_oversubscribe"]))))
     if not any(c.platform for c in configs):   # simulation-only settings of a campaign that simulates nothing
-        from mpitempo.options import check_platform_flags
+        from mpitempo.io.platform import check_platform_flags
 
         check_platform_flags(None, platform_ppn=overrides.get("platform_ppn"),
                              platform_oversubscribe=overrides.get("platform_oversubscribe") or None)
