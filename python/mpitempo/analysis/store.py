@@ -505,7 +505,7 @@ def summarize(data: CampaignData, filt=None, per_run: list[dict] | None = None) 
     invalid, outliers, median_s, mean_s, min_s, max_s (of the run medians), spread_pct."""
     import numpy as np
 
-    from mpitempo.analysis.summary import per_run_table
+    from mpitempo.analysis.perrun import per_run_table
 
     per_run = per_run if per_run is not None else per_run_table(data.con, filt)
     groups: dict[tuple, list[dict]] = {}
