@@ -152,7 +152,7 @@ def report_section(roots, filt) -> str:
     from mpitempo.errors import MtError
     from mpitempo.io.perrank import FILE_NAME
     from mpitempo.present.plots import png
-    from mpitempo.present.report import _img, _table, esc
+    from mpitempo.present.html import esc, img as _img, table as _table
 
     if not any(any(Path(r).glob(f"runs/*/{FILE_NAME}")) for r in roots):
         return ""

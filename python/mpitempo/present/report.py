@@ -1,8 +1,6 @@
 """The static HTML report: one self-contained file (PNG plots embedded as data URIs)."""
 from __future__ import annotations
 
-import base64
-import html
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
 from mpitempo.present.headlines import op_headlines
+from mpitempo.present.html import esc, img as _img, table as _table
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1.5em}
@@ -43,30 +42,10 @@ def _flag_html(flags) -> str:
                     f"title='{esc(FLAG_SEVERITY.get(f, ''))}'>{esc(flag_cell([f]))}</span>" for f in fl)
 
 
-def esc(x) -> str:
-    """HTML-escaped, control characters shown escaped (safe_text; HTML does not allow them)."""
-    from mpitempo.safe_text import safe_block
-
-    return html.escape(safe_block("" if x is None else str(x)))
-
-
 def us(x) -> str:
     from mpitempo.present.tables import us as fmt
 
     return fmt(x)
-
-
-def _table(headers: list[str], rows: list[list], numeric_from: int = 1) -> str:
-    out = ["<div class='scroll'><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td class=\"{'n' if i >= numeric_from else ''}\">{c}</td>"
-                                    for i, c in enumerate(r)) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def factors_html(data) -> str:

@@ -62,7 +62,7 @@ def timebins_rows(data, bins: int = 20, tukey_k: float = 1.5):
 
 def timebins_section(data, filt) -> str:
     from mpitempo.present.plots import png
-    from mpitempo.present.report import _img, _table, esc
+    from mpitempo.present.html import esc, img as _img, table as _table
 
     got = timebins_rows(data, tukey_k=filt.k if filt.kind == "tukey" else None)
     if not got:
