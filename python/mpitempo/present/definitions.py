@@ -14,6 +14,8 @@ OSU and IMB", has the same table for people.
 """
 from __future__ import annotations
 
+from mpitempo.present.peer_names import imb_target, osu_target
+
 # ops whose MPI type is the reduction type of --datatype (MT_OP_REDUCTION in src/core/op)
 _REDUCING = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "acc", "get_acc"}
 MOVE_TYPES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "long": "MPI_LONG", "int64": "MPI_INT64_T",
@@ -100,15 +102,11 @@ def factors_of(meta: dict, toml: dict | None = None) -> dict:
 # --- which benchmark of each suite an op is, and its timing loop ---------------------------------
 
 def osu_name(op: str, nprocs: int | None = None) -> str | None:
-    from mpitempo.present.osu import osu_target
-
     t = osu_target(op)
     return None if t is None else t[2]
 
 
 def imb_name(op: str, nprocs: int | None = None) -> str | None:
-    from mpitempo.present.osu import imb_target
-
     t = imb_target(op, nprocs)
     return None if t is None else t[1]
 
