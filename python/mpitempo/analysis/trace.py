@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpitempo.analysis.trace_sites import trace_file_present as _present
 from mpitempo.errors import MtError
 from mpitempo.stats import trace as st
 
@@ -105,22 +106,6 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 MAX_RANKS = 1 << 24
-
-
-def _present(p: Path, root: Path, want: str = "file") -> bool:
-    """Whether a file (or directory) of a trace directory is there; a trace directory may come from
-    someone else: a symbolic link, a FIFO (reading it blocks) or a device in its place is refused."""
-    from mpitempo.io.safefs import check_not_link
-
-    st = check_not_link(p, root, want="any", verb="read")
-    if st is None:
-        return False
-    import stat
-
-    if (want == "dir") != stat.S_ISDIR(st.st_mode):
-        raise MtError(f"'{p}' is {'not ' if want == 'dir' else ''}a directory: not a trace directory's "
-                      f"{'directory' if want == 'dir' else 'file'}")
-    return True
 
 
 def file_name(v, meta_p: Path, key: str) -> str:
