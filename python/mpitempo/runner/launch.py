@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from mpitempo.build import Build
 from mpitempo.errors import MtError
+from mpitempo.runner.variants import SMPI_CFG_ENV
 
 # Environment for oversubscribed MPICH (ENVIRONMENT.md): ranks yield instead of busy-polling.
 MPICH_THROTTLE = {
@@ -99,9 +100,8 @@ SMPI_LOG = ("--log=root.thres:warning", "--log=smpi_config.thres:error")
 SMPI_TEMPLATE = ("{mpiexec} -platform {platform} -hostfile {hostfile} -np {np} "
                  + " ".join(SMPI_CFG + SMPI_LOG) + " {cmd}")
 # A configuration's own SMPI settings (e.g. the collective algorithms of a tune or imbalance variant:
-# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in this variable of
+# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in SMPI_CFG_ENV of
 # the configuration's environment, passed to smpirun as --cfg=KEY:VALUE before the program.
-SMPI_CFG_ENV = "MPITEMPO_SMPI_CFG"
 _SMPI_CFG_ITEM = re.compile(r"^smpi/[a-z0-9_-]+:[A-Za-z0-9_.+-]+$")
 
 
