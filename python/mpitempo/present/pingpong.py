@@ -179,16 +179,17 @@ def bidir_lines(a: dict) -> list[str]:
 
 
 def _fit(lines: list[str]) -> str:
-    """The text with every line of more than 100 columns wrapped (prose; the tables are narrower)."""
-    from mpitempo.present.tables import WIDTH, wrap_line
+    """The text with every line wider than the console wrapped (prose; the tables are narrower)."""
+    from mpitempo.present.tables import width, wrap_line
 
+    w = width()
     out = []
     for ln in lines:
-        if len(ln) <= WIDTH:
+        if len(ln) <= w:
             out.append(ln)
             continue
         lead = len(ln) - len(ln.lstrip(" "))
-        out.append(wrap_line(ln, WIDTH, lead + 2))
+        out.append(wrap_line(ln, w, lead + 2))
     return "\n".join(out) + "\n"
 
 

@@ -7,7 +7,7 @@ from mpitempo.io.sizes import size_cell
 from rich.markup import escape
 
 from mpitempo.safe_text import safe
-from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
+from mpitempo.present.tables import compact, console, fit, left_out_line, plain_table, print_json, print_table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
@@ -121,35 +121,26 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
              + f" (times in µs) of {src}")
     header, cells, const = compact([(h.replace(" [µs]", ""), j) for h, j in heads],
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
+    left_out: list[str] = []
     if fmt != "markdown":
         header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
                                                       "max", "warm-up", "CI ±"), width=con.width)
-        if left_out:
-            const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
     if fmt == "markdown":
         print(f"**{title}**\n" + (f"\nsame in every row: {', '.join(const)}\n" if const else "") + "\n"
               + plain_table(header, cells, "markdown"))
         return rows
-    same = [c for c in const if not c.startswith("not shown")]
-    if same:
-        con.print("same in every row: " + ", ".join(same))
-    for c in const:
-        if c.startswith("not shown"):
-            con.print(c)
-    t = table(title, header)
-    for i, col in enumerate(t.columns):   # names are not shortened: the numbers give way first
-        col.min_width = max([len(r[i]) for r in cells] + [len(header[i][0]) if header[i][1] == "left" else 1])
-        col.no_wrap = True
-    for row in cells:
-        t.add_row(*[escape(safe(v)) for v in row])
+    if const:
+        con.print("same in every row: " + ", ".join(const))
     if per_run:
-        t.caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
+        caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
     else:
-        t.caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
-                     f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
-                     "flags: see the warnings below and docs/methods.md")
-    t.caption_justify = "left"
-    con.print(t)
+        caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
+                   f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
+                   "flags: see the warnings below and docs/methods.md")
+    # names are not shortened: the numbers give way first (left out, named under the table)
+    print_table(con, title, header, [[safe(v) for v in row] for row in cells], caption=caption)
+    if left_out:
+        con.print(left_out_line(left_out, con.width, "--csv or --json"), markup=False)
     if not per_run:
         from mpitempo.present.derived import print_derived
 

@@ -103,10 +103,11 @@ def text(runs: list[dict], res: dict) -> str:
             note = "" if v["p_value"] is not None and v["min_p"] <= 0.05 else f" (need more mpiruns: min p {v['min_p']:.3g})"
             lines.append(f"  vs {s(v['baseline'])}: {_us(v['baseline_s'])} -> {_us(v['fastest_s'])} µs "
                          f"({v['delta_pct']:+.1f}%, {p}){note}")
-    from mpitempo.present.tables import WIDTH, wrap_line
+    from mpitempo.present.tables import width, wrap_line
 
-    # prose lines wrap at 100 columns (continuations indented); the tables above are narrower
-    return "\n".join(wrap_line(ln, WIDTH, len(ln) - len(ln.lstrip(" ")) + 4) if len(ln) > WIDTH else ln
+    # prose lines wrap at the console's width (continuations indented); the tables above are narrower
+    w = width()
+    return "\n".join(wrap_line(ln, w, len(ln) - len(ln.lstrip(" ")) + 4) if len(ln) > w else ln
                      for ln in lines) + "\n"
 
 
