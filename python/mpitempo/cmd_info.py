@@ -15,7 +15,7 @@ from mpitempo.build import ensure_build
 from mpitempo.errors import MtError
 from mpitempo.runner.launch import make_launch, ncores
 from mpitempo.options import json_option, launcher_option, mpicc_option
-from mpitempo.present.tables import console, print_fitted, print_json, table, width, wrap_line
+from mpitempo.present.tables import cell, console, print_fitted, print_json, table, width, wrap_line
 
 
 def _read(path: str) -> str | None:
@@ -147,10 +147,10 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
                    ("mean read [ns]", "right"), ("note", "left")])
         for x in out["timers"]:
             if x.get("available"):
-                t.add_row(e(x["timer"]), f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
+                t.add_row(cell(x["timer"]), f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
                           f"{x['mean_read_s'] * 1e9:.1f}", "")
             else:
-                t.add_row(e(x["timer"]), "-", "-", "-", e(x.get("error", "unavailable")))
+                t.add_row(cell(x["timer"]), "-", "-", "-", cell(x.get("error", "unavailable")))
         t.caption = ("Luecke et al. 2009, §3.1: resolution = min positive, overhead = min non-negative difference "
                      "of back-to-back reads")
         t.caption_justify = "left"

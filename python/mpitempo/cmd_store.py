@@ -4,11 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.safe_text import safe
-from mpitempo.present.tables import console, print_json, table
+from mpitempo.present.tables import cell, console, print_json, table
 
 
 @click.command(epilog="Examples:\n\n  mpitempo ingest my-campaign --db results.duckdb\n\n  mpitempo summary results.duckdb")
@@ -41,7 +40,7 @@ def ingest(dirs, db, as_json):
     t = table(f"mpitempo ingest into {db}", [("campaign", "left"), ("runs", "right"), ("measurements", "right"),
                                              ("failed", "right"), ("incomplete", "right"), ("", "left")])
     for r in recs:
-        t.add_row(escape(safe(r["campaign"])), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]), str(r["incomplete"]),
+        t.add_row(cell(r["campaign"]), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]), str(r["incomplete"]),
                   "replaced" if r["replaced"] else "new")
     console().print(t)
 

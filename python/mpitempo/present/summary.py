@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import size_cell
-from rich.markup import escape
 
 from mpitempo.safe_text import safe
 from mpitempo.present.tables import compact, console, fit, left_out_line, plain_table, print_json, print_table, us
@@ -147,7 +146,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         print_derived(rows, con, many)
         from mpitempo.present.definitions import summary_notes   # where a number differs from OSU's / IMB's
         for n in summary_notes(data, rows):
-            con.print(escape(safe(n)))
+            con.print(safe(n))
     notes = [outlier_line(counts["outliers"], counts["measurements"],
                           *((counts["mild"], counts["severe"]) if filt.kind == "tukey" else ()))
              + f" ({filt.describe()})"]

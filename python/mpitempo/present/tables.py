@@ -9,6 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from mpitempo.safe_text import SafeConsole, safe, safe_block
 
@@ -182,9 +183,9 @@ def _part(title, columns, rows, caption, widths) -> Table:
             col.no_wrap = True
             col.min_width = max([len(r[i]) for r in rows] + [len(name) if justify == "left" else 1])
     for r in rows:
-        t.add_row(*[escape(str(v)) for v in r])
+        t.add_row(*[Text(str(v)) for v in r])
     if caption:
-        t.caption = escape(safe_block(caption))   # text, never markup: it may quote names from files
+        t.caption = Text(safe_block(caption))   # text, never markup: it may quote names from files
         t.caption_justify = "left"
     return t
 
@@ -244,9 +245,16 @@ def us(x) -> str:
 
 
 def table(title: str, columns: list[tuple[str, str]]) -> Table:
-    """columns: (header, justify)"""
-    t = Table(title=escape(safe(title)), title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
-              collapse_padding=True, pad_edge=False)
+    """columns: (header, justify). Title and headers are text, never markup ("[ns]" is shown as it is
+    written, whether or not the table is printed with markup); so are the cells of ``cell``."""
+    t = Table(title=Text(safe(title)) if title else None, title_justify="left", header_style="bold",
+              box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False)
     for name, justify in columns:
-        t.add_column(escape(safe(name)), justify=justify)  # "[ns]" is not markup
+        t.add_column(Text(safe(name)), justify=justify)
+    return t
+
+
+def cell(v) -> Text:
+    """A table cell shown as it is written (control characters escaped, never markup)."""
+    return Text(safe(v))
     return t
