@@ -113,7 +113,8 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
       mpitempo tree -n 8 --tree binomial --tree flat --mpiruns 5 -o cmp
       mpitempo tree -n 4 --tree examples/tree-fanout.toml --workload sor --json
       mpitempo tree -n 4 --tune --tree kary:3 --tree flat --mpiruns 10
-      mpitempo tree --platform platforms/cluster64-fast-slownode.xml -n 64 --tree node --work 1000000
+      mpitempo tree --platform platforms/cluster64-fast-slownode.xml -n 64 \\
+          --tree node --work 1000000
 
     --json prints overhead_pct, paths (path, ranks, arrival_wait_s,
     departure_wait_s, down_latency_s, up_latency_s), imbalance

@@ -126,7 +126,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
       mpitempo tune --ops allreduce,bcast --msizes 8-64K --budget 10m -o t1
       mpitempo tune --verify t1/tuning.env --ops allreduce,bcast --msizes 8-64K
       flock /tmp/mpitempo-cpu.lock mpitempo tune --mpicc ~/ompi/bin/mpicc --json
-      mpitempo tune --platform platforms/cluster64-fast.xml -n 16,64 --ops allreduce --smpi-selector ompi
+      mpitempo tune --platform platforms/cluster64-fast.xml -n 16,64 \\
+          --ops allreduce --smpi-selector ompi
 
     With --platform FILE.xml the library is SimGrid's SMPI on a simulated
     platform (docs/simulation.md): the default is SMPI's MPICH or Open MPI
