@@ -1,4 +1,4 @@
-"""Result flags: what a summary or comparison row needs to be believed (DESIGN.md, Trust).
+"""Result flags: what a summary or comparison row needs to be believed (docs/design.md, "Trust").
 
 Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and the per-run rows:
 

@@ -18,7 +18,8 @@ from mpitempo.build import Build
 from mpitempo.errors import MtError
 from mpitempo.runner.variants import SMPI_CFG_ENV
 
-# Environment for oversubscribed MPICH (ENVIRONMENT.md): ranks yield instead of busy-polling.
+# Environment for oversubscribed MPICH (docs/design.md, "Machines that share or oversubscribe cores"):
+# ranks yield instead of busy-polling.
 MPICH_THROTTLE = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
