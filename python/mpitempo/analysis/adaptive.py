@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from mpitempo.stats.describe import ALPHA, RUN_GROWTH, looks_level, median_ci, run_looks  # noqa: F401
+from mpitempo.errors import MtError
+from mpitempo.io.params import percent_value
 
 RECORD = "adaptive.json"     # the runner's record of the looks made (runner.adaptive)
 
@@ -49,8 +51,6 @@ def campaign_spec(root: Path) -> dict | None:
     """{precision, mpiruns, max_mpiruns, looks, level} of a campaign directory's campaign.toml (None for
     a store or a campaign without one). The level is 1 - ALPHA / len(looks) when mpiruns are added
     adaptively, else None (the summary's own level)."""
-    from mpitempo.io.params import percent_value
-    from mpitempo.errors import MtError
 
     path = Path(root) / "campaign.toml"
     try:
