@@ -15,6 +15,9 @@ OSU and IMB", has the same table for people.
 from __future__ import annotations
 
 from mpitempo.present.peer_names import imb_target, osu_target
+from mpitempo.errors import MtError
+from mpitempo.io.safefs import check_not_link
+from mpitempo.io.safeload import load_toml_text
 
 # ops whose MPI type is the reduction type of --datatype (MT_OP_REDUCTION in src/core/op)
 _REDUCING = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "acc", "get_acc"}
@@ -375,10 +378,6 @@ def campaign_toml(data, camp: str) -> dict:
     """The campaign file of a campaign label (for ``like``), read as every campaign file is (not
     through a link, not a FIFO, bounded: io.safeload); {} when absent or unreadable."""
     import tomllib
-
-    from mpitempo.errors import MtError
-    from mpitempo.io.safefs import check_not_link
-    from mpitempo.io.safeload import load_toml_text
 
     for label, root in zip(getattr(data, "labels", []) or [], getattr(data, "roots", []) or []):
         if label == camp:

@@ -36,6 +36,8 @@ import time
 
 from mpitempo.present.peer_names import IMB_P2P, _variant, imb_target, osu_target
 from mpitempo.safe_text import safe_block
+from mpitempo import __version__
+from mpitempo.present.definitions import MOVE_TYPES, REDUCE_TYPES, definition_notes, definition_warnings, measurement_text, mpi_type
 
 OSU_VERSION = "7.4"
 IMB_VERSION = "2021.11"
@@ -233,7 +235,6 @@ def _stat_text(fmt: str, stat: str, nprocs: int, runs: int, after: str) -> list[
 
 def _meaning(rows: list[dict], values: str, filt_desc: str, fmt: str, stat: str, runs: int) -> list[str]:
     """The '#' lines that say what the columns hold."""
-    from mpitempo.present.definitions import measurement_text
 
     after = f"after {filt_desc}" if filt_desc.startswith("no ") else f"after the {filt_desc}"
     nprocs = rows[0]["nprocs"]
@@ -298,8 +299,6 @@ def _derived_meaning(layout: str, fmt: str, values: str) -> list[str]:
 def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str, extra, runs: int,
            layout: str) -> list[str]:
     """mpitempo's '#' lines after the rows of a block."""
-    from mpitempo import __version__
-    from mpitempo.present.definitions import definition_notes, definition_warnings
 
     r = rows[0]
     f = dict(_factors(rows), nprocs=r["nprocs"])
@@ -323,7 +322,6 @@ def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str,
 
 def osu_header(op: str, f: dict, nprocs: int) -> list[str]:
     """The lines OSU 7.4 prints before its first row, for this op and these settings."""
-    from mpitempo.present.definitions import mpi_type
 
     layout, title, _ = osu_target(op)
     nosize = op in NOSIZE_OPS
@@ -435,7 +433,6 @@ def _ctime(meta_start: str | None) -> str:
 def imb_preamble(part: str, name: str, f: dict, env: dict, sizes: list[int], calling: str) -> list[str]:
     """IMB's general header and list of benchmarks, for one benchmark, with this campaign's values
     (env: date, machine, system, release, version, mpi_version as recorded in meta.json)."""
-    from mpitempo.present.definitions import MOVE_TYPES, REDUCE_TYPES
 
     red_t, hash_blank, argv_t = IMB_PREAMBLE[part]
     bar = "#" + "-" * 64

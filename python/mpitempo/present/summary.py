@@ -10,6 +10,14 @@ from mpitempo.present.tables import compact, console, fit, left_out_line, plain_
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
+from mpitempo import kinds
+from mpitempo.analysis import factors
+from mpitempo.analysis.clocks import summarise
+from mpitempo.analysis.flags import campaign_metas, flag_cell, flag_notes, simulation_of
+from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table, summary_rows
+from mpitempo.io.rundir import find_runs
+from mpitempo.kinds.clocks import load_rows
+from mpitempo.present.clocks import clocks_table
 
 
 def _ci_cell(r) -> str:
@@ -53,8 +61,6 @@ def _summary_columns(many: bool) -> list[tuple]:
 
 
 def _flags(r) -> str:
-    from mpitempo.analysis.flags import flag_cell
-
     return flag_cell(r.get("flags"))
 
 
@@ -76,21 +82,15 @@ def _per_run_columns(many: bool) -> list[tuple]:
 
 def _any_simulated(data) -> bool:
     """Did any run of the opened campaigns run on a simulated platform (analysis.flags.simulation_of)?"""
-    from mpitempo.analysis.flags import campaign_metas, simulation_of
 
     return any(simulation_of(m) for runs in campaign_metas(data).values() for m in runs.values())
 
 
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
                   roots=None, fmt: str = "table") -> list[dict]:
-    from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
     from mpitempo.analysis.store import open_campaigns
-    from mpitempo.analysis.summary import summary_rows
-    from mpitempo.analysis.flags import flag_cell, flag_notes
     filt = filt or Filter()
     from pathlib import Path
-
-    from mpitempo import kinds
 
     if Path(root).is_dir() and (Path(root) / "runs").is_dir() and not kinds.of_campaign(root).has_measurements:
         return _summary_without_measurements(Path(root), as_json)
@@ -164,7 +164,6 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
-    from mpitempo.analysis import factors
     for cfg, keys in factors.within_group_differences(factors.load(root)).items():
         shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
         notes.append(f"warning: the runs of config '{cfg}' differ in {shown}; they are summarised together "
@@ -180,16 +179,12 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
 
 def _summary_without_measurements(root, as_json: bool) -> list[dict]:
     """Campaigns whose kind has no measurement table (clocks, trace): the kind's own summary."""
-    from mpitempo import kinds
 
     if kinds.of_campaign(root).name == "trace":   # each run and the wait states over the mpiruns
         from mpitempo.present.trace import show_campaign
 
         show_campaign(root, None, None, as_json)
         return []
-    from mpitempo.analysis.clocks import summarise
-    from mpitempo.io.rundir import find_runs
-    from mpitempo.kinds.clocks import load_rows
 
     complete, failed, incomplete = find_runs(root)
     if not complete:
@@ -198,7 +193,6 @@ def _summary_without_measurements(root, as_json: bool) -> list[dict]:
     if as_json:
         print_json(rows)
         return rows
-    from mpitempo.present.clocks import clocks_table
 
     clocks_table(rows, f"mpitempo summary of {root}: clock sync, {len(complete)} mpirun(s)")
     if failed or incomplete:

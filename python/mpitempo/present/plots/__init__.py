@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
 from mpitempo.io.sizes import format_size  # noqa: E402
+from mpitempo.safe_text import safe_block  # noqa: E402
 from mpitempo.stats.diagnostics import clt_means, mpirun_factor, normalized  # noqa: E402
 
 US = 1e6
@@ -22,9 +23,6 @@ def plain_text(fig) -> None:
     rendering fail) and with control characters escaped (safe_text). Tick labels keep
     matplotlib's own formatting (10^k on log axes). Call it before tight_layout and saving."""
     from matplotlib.text import Text
-
-    from mpitempo.safe_text import safe_block
-
     from matplotlib.ticker import FixedFormatter, FuncFormatter
 
     ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
