@@ -195,3 +195,60 @@ def test_every_help_reads_well(cols):
 def test_help_checks_can_fail():
     assert re.search(r"\d(ns|us|µs|ms|s|%|B|K|M|G)\s+(ns|us|µs|ms|s|%|B)\b", "10us s")
     assert DEFAULT.findall("x [default: 1800; x<=None] y") == ["1800; x<=None"]
+
+
+# -- every table of tests/py/test_tables_fit.py (there at 100 columns), at 80 and 200 --------------------
+
+def _renderers():
+    import json
+
+    from test_tables_fit import DATA, _pingpong_analysis
+
+    def clocks():
+        from mpitempo.present.clocks import clocks_table
+        rows = [{"algorithm": a, "wait_s": w, "mpiruns": 10, "sync_duration_s": 0.0005, "max_abs_offset_s": 3e-8 * (i + 1),
+                 "worst_max_abs_offset_s": 5.5e-8, "median_abs_offset_s": 2e-8, "max_abs_drift_ppm": 0.013 * i}
+                for i, a in enumerate(["skampi", "hca3", "h2hca:skampi/hca3"]) for w in (0, 1)]
+        clocks_table(rows, "clock sync on 8 ranks, 10 mpirun(s), medians over mpiruns")
+
+    def pingpong():
+        from mpitempo.present import pingpong as pp
+        a = _pingpong_analysis()
+        for lines in (pp.rate_curve_lines(a), pp.compare_lines(a), pp.bidir_lines(a)):
+            print(pp._fit(lines), end="")
+
+    def barrier():
+        from mpitempo.present.barrier import print_study
+        print_study(json.loads((DATA / "barrier.json").read_text()))
+
+    def tree():
+        from mpitempo.present.tree import text
+        res = json.loads((DATA / "tree-analysis.json").read_text())
+        runs = [{"mpi": False, "config": c, "calls": 30, "workload": {"name": "gsum"}} for c in ("binomial", "flat")]
+        print(text(runs, res), end="")
+
+    def tune():
+        from mpitempo.present.tune import print_rows
+        rows = [{"op": "allreduce", "msize": 8 << i, "nprocs": 4, "median_default_s": 8.69e-7 * (i + 1),
+                 "chosen": "recursive_doubling", "median_chosen_s": 7.1e-7 * (i + 1), "gain_pct": -12.3,
+                 "gain_ci_lo_pct": -15.2, "gain_ci_hi_pct": -9.8, "p_value": 0.0031, "oversubscribed": False,
+                 "why_default": "fastest other: pipelined_tree +3.1% (Holm p=1)"} for i in range(3)]
+        print_rows(rows, "mpich: default vs chosen per size")
+
+    def imbalance():
+        from mpitempo.present.imbalance import print_table
+        res = [{"variant": v, "runs": 10, "n": 500, "median_skew_s": 1.2e-6, "mean_skew_s": 1.5e-6,
+                "p95_skew_s": 4.1e-6, "max_skew_s": 1.234e-3, "per_rank": [{"rank": 1, "last_to_exit_fraction": 0.4}]}
+               for v in ("base", "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=recexch")]
+        print_table(res, "barrier", 4, "hca3")
+
+    return {"clocks": clocks, "pingpong": pingpong, "barrier": barrier, "tree": tree, "tune": tune,
+            "imbalance": imbalance}
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("name", ["clocks", "pingpong", "barrier", "tree", "tune", "imbalance"])
+def test_every_table_fits(monkeypatch, capsys, name, cols):
+    out = render(monkeypatch, capsys, cols, _renderers()[name])
+    assert out.strip() and widest(out) <= cols, out
+    assert "\\[" not in out and "…" not in out, out
