@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("io", ("mpitempo.io", "mpitempo.kinds", "mpitempo.kinds.base")),
     ("kinds", ("mpitempo.tracer", *(f"mpitempo.kinds.{p.stem}" for p in (PKG / "kinds").glob("*.py")
                                     if p.stem not in ("__init__", "base")))),
-    ("analysis", ("mpitempo.analysis",)),
+    ("analysis", ("mpitempo.analysis", "mpitempo.history")),   # history/: results over time, read with analysis
     ("runner", ("mpitempo.runner",)),
     ("present", ("mpitempo.present",)),
     ("commands", ("mpitempo.options", "mpitempo.cmd_")),
