@@ -130,8 +130,8 @@ def _safe_streams() -> None:
 
 def main(argv=None) -> int:
     """Entry point: every error is one line on stderr and a non-zero exit. Whatever reaches stdout
-    and stderr has its control characters escaped (present.safe_text: strings from files)."""
-    from mpitempo.present.safe_text import guard
+    and stderr has its control characters escaped (safe_text: strings from files)."""
+    from mpitempo.safe_text import guard
 
     _safe_streams()
     with guard():

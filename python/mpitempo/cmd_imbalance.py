@@ -58,7 +58,7 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
     from mpitempo.analysis.imbalance import load_exits
     from mpitempo.stats import imbalance as imb
     np = np or 2
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
                          smpi_selector=smpi_selector)
@@ -106,7 +106,8 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
     counts = execute(c, target, quiet=quiet, deadline=deadline)
     from mpitempo.runner.execute import budget_note
     budget_note(counts, None)
-    from mpitempo.present.simulated import line, of_dirs
+    from mpitempo.analysis.simulated import of_dirs
+    from mpitempo.present.simulated import line
 
     sim = of_dirs(sorted((target / "runs").glob("*")))
     results = []

@@ -15,7 +15,7 @@ from mpitempo.build import ensure_build
 from mpitempo.errors import MtError
 from mpitempo.runner.launch import make_launch, ncores
 from mpitempo.options import json_option, launcher_option, mpicc_option
-from mpitempo.present.tables import WIDTH, console, print_fitted, print_json, table, wrap_line
+from mpitempo.present.tables import cell, console, print_fitted, print_json, table, width, wrap_line
 
 
 def _read(path: str) -> str | None:
@@ -129,7 +129,7 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
     m = out["machine"]
     from rich.markup import escape
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     e = lambda v: escape(safe(v))   # noqa: E731
     con.print(f"[bold]machine[/bold] {e(m['hostname'])}: {e(m['cpu_model'])}, {m['cpus_usable']} usable of "
@@ -147,10 +147,10 @@ def info(mpicc, launcher, check, np, timers, timer_reads, diff_dir, include_vola
                    ("mean read [ns]", "right"), ("note", "left")])
         for x in out["timers"]:
             if x.get("available"):
-                t.add_row(e(x["timer"]), f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
+                t.add_row(cell(x["timer"]), f"{x['resolution_s'] * 1e9:.1f}", f"{x['min_overhead_s'] * 1e9:.1f}",
                           f"{x['mean_read_s'] * 1e9:.1f}", "")
             else:
-                t.add_row(e(x["timer"]), "-", "-", "-", e(x.get("error", "unavailable")))
+                t.add_row(cell(x["timer"]), "-", "-", "-", cell(x.get("error", "unavailable")))
         t.caption = ("Luecke et al. 2009, §3.1: resolution = min positive, overhead = min non-negative difference "
                      "of back-to-back reads")
         t.caption_justify = "left"
@@ -188,8 +188,7 @@ def show_diff(root, include_volatile: bool, as_json: bool) -> None:
     for key, vals in diff.items():
         first = True
         for val, rids in sorted(vals.items(), key=lambda kv: -len(kv[1])):
-            shown = val if len(val) <= 70 else val[:67] + "..."
-            rows.append([key if first else "", shown, _describe(rids, config_of)])
+            rows.append([key if first else "", val, _describe(rids, config_of)])
             first = False
     print_fitted(f"factors that differ between the {len(runs)} runs of {root}",
                  [("factor", "left"), ("value", "left"), ("runs (config x count)", "left")], rows,
@@ -205,8 +204,8 @@ def show_check(mpicc, launcher, np: int, as_json: bool) -> None:
     if as_json:
         print_json({"np": np, "launcher": launch.template, "findings": found})
         return
-    for f in found:       # one finding per paragraph, wrapped at 100 columns
-        click.echo(wrap_line(syscheck.line(f), WIDTH, 4))
+    for f in found:       # one finding per paragraph, wrapped at the console width
+        click.echo(wrap_line(syscheck.line(f), width(), 4))
     n = len(syscheck.warnings_of(found))
     click.echo(f"{n} warning(s) for {np} ranks with launcher '{launch.template}'" if n
                else f"no warnings for {np} ranks with launcher '{launch.template}'")

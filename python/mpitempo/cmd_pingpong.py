@@ -108,7 +108,7 @@ def pingpong(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe
     from mpitempo.analysis import pingpong as analysis
     from mpitempo.io import pingpong as data
 
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     validate_analysis(cut_coef, bins)

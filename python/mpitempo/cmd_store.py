@@ -4,12 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from mpitempo.errors import MtError
 from mpitempo.options import filter_options, json_option, make_filter
-from mpitempo.present.safe_text import safe
-from mpitempo.present.tables import console, print_json, table
+from mpitempo.safe_text import safe
+from mpitempo.present.tables import cell, console, print_json, table
 
 
 @click.command(epilog="Examples:\n\n  mpitempo ingest my-campaign --db results.duckdb\n\n  mpitempo summary results.duckdb\n\n"
@@ -65,14 +64,14 @@ def ingest(dirs, db, machine, as_json):
         t = table(f"mpitempo ingest into {where}", [("campaign", "left"), ("machine", "left"), ("runs", "right"),
                                                     ("flagged", "right"), ("history", "left")])
         for r in recs:
-            t.add_row(escape(safe(r["campaign"])), escape(safe(r["machine"])), str(r["runs"]), str(r["flagged_runs"]),
+            t.add_row(cell(r["campaign"]), cell(r["machine"]), str(r["runs"]), str(r["flagged_runs"]),
                       r["history"])
     else:
         t = table(f"mpitempo ingest into {where}", [("campaign", "left"), ("runs", "right"),
                                                     ("measurements", "right"), ("failed", "right"),
                                                     ("incomplete", "right"), ("", "left"), ("history", "left")])
         for r in recs:
-            t.add_row(escape(safe(r["campaign"])), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]),
+            t.add_row(cell(r["campaign"]), str(r["runs"]), f"{r['measurements']:,}", str(r["failed"]),
                       str(r["incomplete"]), "replaced" if r["replaced"] else "new", r["history"])
     console().print(t)
 

@@ -18,7 +18,8 @@ from mpitempo.options import FINITE
 from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
 from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_calls, check_sync,  # noqa: F401
-                             find_app, find_library, preload_shim, show_campaign)
+                             find_app, find_library, preload_shim)
+from mpitempo.present.trace import show_campaign
 
 ON_FULL = ("stop", "wrap")
 MAX_BUFFER = 1_000_000_000

@@ -41,7 +41,7 @@ def canonical(spec: str) -> str:
 def configs_for(trees: list[str], tune: bool) -> list[dict]:
     """[[config]] tables: one per tree (file or preset); --tune adds MPI_Allreduce and binomial."""
     from mpitempo.io.tree import resolve
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     specs = [resolve(t) for t in trees]
     given = list(trees)
@@ -113,7 +113,8 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
       mpitempo tree -n 8 --tree binomial --tree flat --mpiruns 5 -o cmp
       mpitempo tree -n 4 --tree examples/tree-fanout.toml --workload sor --json
       mpitempo tree -n 4 --tune --tree kary:3 --tree flat --mpiruns 10
-      mpitempo tree --platform platforms/cluster64-fast-slownode.xml -n 64 --tree node --work 1000000
+      mpitempo tree --platform platforms/cluster64-fast-slownode.xml -n 64 \\
+          --tree node --work 1000000
 
     --json prints overhead_pct, paths (path, ranks, arrival_wait_s,
     departure_wait_s, down_latency_s, up_latency_s), imbalance
@@ -123,7 +124,7 @@ def tree(np, launcher, mpicc, platform, platform_ppn, platform_oversubscribe, tr
     """
     from mpitempo.analysis import tree as analysis
 
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe)
     if skip < 0:

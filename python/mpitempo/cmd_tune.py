@@ -129,7 +129,8 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
       mpitempo tune --ops allreduce,bcast --msizes 8-64K --budget 10m -o t1
       mpitempo tune --verify t1/tuning.env --ops allreduce,bcast --msizes 8-64K
       flock /tmp/mpitempo-cpu.lock mpitempo tune --mpicc ~/ompi/bin/mpicc --json
-      mpitempo tune --platform platforms/cluster64-fast.xml -n 16,64 --ops allreduce --smpi-selector ompi
+      mpitempo tune --platform platforms/cluster64-fast.xml -n 16,64 \\
+          --ops allreduce --smpi-selector ompi
 
     With --platform FILE.xml the library is SimGrid's SMPI on a simulated
     platform (docs/simulation.md): the default is SMPI's MPICH or Open MPI
@@ -167,7 +168,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                       "--predict takes sizes that are not)")
     if pred_list and len(sizes) < 2:
         raise MtError("--predict needs at least 2 measured --msizes to fit a+b*m")
-    from mpitempo.options import check_platform_flags
+    from mpitempo.io.platform import check_platform_flags
 
     check_platform_flags(platform, platform_ppn=platform_ppn, platform_oversubscribe=platform_oversubscribe,
                          smpi_selector=smpi_selector)
@@ -387,11 +388,11 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
         if not any(r["chosen"] != "default" for r in rows):
             click.echo("No algorithm is significantly faster than the default at any measured size: "
                        "the default is kept.")
-        from mpitempo.present.tables import WIDTH, wrap_line
+        from mpitempo.present.tables import width, wrap_line
         for n in result["notes"]:
-            click.echo(wrap_line(f"note: {n}", WIDTH, 4))
+            click.echo(wrap_line(f"note: {n}", width(), 4))
         for c in found_cliffs:
-            click.echo(wrap_line(cl.describe(c), WIDTH, 4))
+            click.echo(wrap_line(cl.describe(c), width(), 4))
         if not found_cliffs:
             click.echo("cliffs: none (no jump beyond the a+b*x model of any series)")
         for g in loo:
@@ -400,7 +401,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
                     f"prediction error, {g['op']} np={g['nprocs']} (leave-one-out, {g['points']} sizes): best algorithm "
                     f"right at {100 * g['hit_rate']:.0f}%, regret median {g['regret_median_pct']:.1f}% max "
                     f"{g['regret_max_pct']:.1f}%, |time error| median {g['abs_time_err_median_pct']:.1f}%"
-                    + (" [OVERSUBSCRIBED: function only]" if g["oversubscribed"] else ""), WIDTH, 4))
+                    + (" [OVERSUBSCRIBED: function only]" if g["oversubscribed"] else ""), width(), 4))
         for name, path in result.get("files", {}).items():
             if name == "ompi_json":
                 click.echo(f"JSON rules (Open MPI >= 6.0; not read by Open MPI 5.0): {path}")
@@ -650,6 +651,6 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
                    "columns run the library's default; their difference is the run-to-run noise).")
     else:
         click.echo(f"{len(held)} of {len(tuned)} tuned sizes confirmed faster (p <= {alpha:g}).")
-    from mpitempo.present.tables import WIDTH, wrap_line
+    from mpitempo.present.tables import width, wrap_line
     for n in result["notes"]:
-        click.echo(wrap_line(f"note: {n}", WIDTH, 4))
+        click.echo(wrap_line(f"note: {n}", width(), 4))

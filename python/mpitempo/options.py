@@ -17,6 +17,17 @@ class FiniteFloatRange(click.FloatRange):
             self.fail(f"{value!r} is not a finite number{self._range_text()}", param, ctx)
         return super().convert(rv, param, ctx)
 
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if self.min is None and self.max is None:
+            self.name = "float"          # --help: FLOAT, not FLOAT RANGE
+
+    def _describe_range(self) -> str:
+        """The range in --help ('0<x<1'); nothing without bounds (click would print 'x<=None')."""
+        if self.min is None and self.max is None:
+            return ""
+        return super()._describe_range()
+
     def _range_text(self) -> str:
         if self.min is None and self.max is None:
             return ""
@@ -121,7 +132,8 @@ def make_filter(filter_kind, tukey_k, cut_coef):
 def _param_help(p) -> str:
     if p.type == "BOOL":
         return p.help[:1].upper() + p.help[1:] + "."
-    unit = p.unit and p.type not in ('DURATION', 'SIZE', 'PERCENT') and not str(p.default).endswith(p.unit)   # 10us: its own s
+    # a value with its own unit or suffix (10us, 4K) is not followed by the table's unit
+    unit = p.unit and p.type not in ('DURATION', 'SIZE', 'PERCENT') and not str(p.default)[-1:].isalpha()
     dflt = f"  [default: {p.default}{' ' + p.unit if unit else ''}]" if p.default is not None else ""
     return p.help[:1].upper() + p.help[1:] + "." + dflt
 
@@ -151,17 +163,6 @@ def param_options(app: str, only=None, exclude=(), defaults: dict | None = None)
             f = opt(f)
         return f
     return deco
-
-
-def check_platform_flags(platform, **flags) -> None:
-    """--platform-ppn, --platform-oversubscribe (and other simulation-only flags, given as name=value) need
-    --platform: refuse them without it instead of ignoring them."""
-    from mpitempo.errors import MtError
-
-    if platform is None:
-        for name, v in flags.items():
-            if v is not None:
-                raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")
 
 
 def budget_options(f):

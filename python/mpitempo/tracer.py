@@ -1,5 +1,6 @@
 """The tracer's pieces that the trace kind, the summary and `mpitempo trace` share: the call table,
-the checks of its options, where the library is, the LD_PRELOAD shim, and the across-run summary."""
+the checks of its options, where the library is and the LD_PRELOAD shim (the across-run summary:
+present.trace.show_campaign)."""
 from __future__ import annotations
 
 import os
@@ -72,20 +73,6 @@ SMPI_REFUSAL = ("mpitempo trace cannot run on a simulated platform (SimGrid/SMPI
                 "preloaded into every rank's process (LD_PRELOAD) with per-process state, while smpirun runs all "
                 "ranks as threads of one process and resolves MPI in SimGrid's own library, so the tracer would "
                 "see no rank's calls or mix them all; use SimGrid's tracing instead (smpirun -trace)")
-
-
-def show_campaign(d: Path, call, rng, as_json) -> None:
-    from mpitempo.analysis.trace_campaign import summarise_campaign
-
-    res = summarise_campaign(d, call, rng)
-    if as_json:
-        from mpitempo.present.tables import print_json
-
-        print_json(res)
-        return
-    from mpitempo.present.trace import print_campaign
-
-    print_campaign(res)
 
 
 # Runs as the last thing before the application, after any wrapper of the launcher: the tracer is put

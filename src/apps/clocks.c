@@ -23,12 +23,6 @@ typedef struct clocks {
     const mt_offset_alg_t *coff;
 } clocks_t;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* --wait "0,1,10": seconds, ascending and unique */
 static int parse_waits(const char *s, double **out, int *n, char *err)
 {
@@ -53,7 +47,7 @@ static int parse_waits(const char *s, double **out, int *n, char *err)
         free(v);
         return rc;
     }
-    qsort(v, (size_t)ni, sizeof(double), cmp_double);
+    qsort(v, (size_t)ni, sizeof(double), mt_cmp_double);
     int k = 0;
     for (int i = 0; i < ni; i++)
         if (k == 0 || v[i] != v[k - 1]) v[k++] = v[i];

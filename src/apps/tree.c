@@ -434,19 +434,6 @@ static int write_events(mt_run_t *r, mt_tar_t *inst, int ninst, const job_t *jb,
     return MT_OK;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static volatile double work_sink;
 
 /* --work: `flops` floating-point operations, as multiply-adds (2 flops each) on hardware; under SMPI
@@ -567,13 +554,13 @@ static int run(mt_run_t *r, char *err)
     if (oreps > 0 && onc && offc) {
         memcpy(onc, on, sizeof(double) * (size_t)oreps);
         memcpy(offc, off, sizeof(double) * (size_t)oreps);
-        ov_on = median(onc, (int)oreps);
-        ov_off = median(offc, (int)oreps);
+        ov_on = mt_median_inplace(onc, (int)oreps);
+        ov_off = mt_median_inplace(offc, (int)oreps);
         ov_unpaired = 100.0 * (ov_on - ov_off) / ov_off;
         /* paired: each block with collection against the block without it next to it in time,
          * which cancels the machine's slow changes of state (median of the relative differences) */
         for (int64_t k = 0; k < oreps; k++) onc[k] = (on[k] - off[k]) / off[k];
-        ov_pct = 100.0 * median(onc, (int)oreps);
+        ov_pct = 100.0 * mt_median_inplace(onc, (int)oreps);
     }
     free(onc);
     free(offc);

@@ -88,5 +88,15 @@ int main(void)
         int none[] = {0, 0, 0, 0, 0};
         CHECK(isnan(mt_median_valid(v, none, 5)));
     }
+    {   /* mt_median_inplace: odd and even counts, sorted in place, NaN when empty */
+        double a[] = {5, 1, 100, 3, 2};
+        CHECK_CLOSE(mt_median_inplace(a, 5), 3, 0);
+        CHECK(a[0] == 1 && a[4] == 100);
+        double b[] = {4, -1, 2, 10};
+        CHECK_CLOSE(mt_median_inplace(b, 4), 3, 0);
+        double c[] = {7};
+        CHECK_CLOSE(mt_median_inplace(c, 1), 7, 0);
+        CHECK(isnan(mt_median_inplace(c, 0)));
+    }
     TEST_DONE();
 }

@@ -36,7 +36,7 @@ def _launch(build, np, cmd, tmp_path, seed):
     launch = make_launch(build, np, cmd, "{mpiexec} -n {np} " + str(w) + " {cmd}")
     env = dict(os.environ, MPITEMPO_CLOCK_SLEEP="1")
     env.update(launch.env)
-    if build.flavour == "mpich":   # oversubscribed ranks yield (ENVIRONMENT.md)
+    if build.flavour == "mpich":   # oversubscribed ranks yield (docs/design.md)
         env.update({"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1"})
     return launch.argv, env
 

@@ -1,5 +1,5 @@
 """Fake hosts on one machine for tests that must cross a network (see
-/work/shared/ENVIRONMENT.md, "Several hosts on one machine").
+docs/design.md, "Machines that share or oversubscribe cores").
 
 Each host is a network namespace with one veth into a bridge that lives in its
 own namespace (nothing is added to the root namespace), an address in a

@@ -1,4 +1,4 @@
-"""Strings from campaign files never reach a terminal raw (present/safe_text.py).
+"""Strings from campaign files never reach a terminal raw (safe_text.py).
 
 A hostile campaign directory carries escape sequences that retitle (ESC ] 0 ; ... BEL) or clear
 (ESC [ 2 J) the terminal, and U+202E RIGHT-TO-LEFT OVERRIDE, in its configuration name, hostnames,
@@ -20,7 +20,7 @@ import pytest
 from rich.markup import escape
 
 from mpitempo.io.synthetic import make_campaign
-from mpitempo.present.safe_text import SafeConsole, safe, safe_block
+from mpitempo.safe_text import SafeConsole, safe, safe_block
 
 TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J"

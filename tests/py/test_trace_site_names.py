@@ -82,7 +82,7 @@ def test_hostile_sites_file(tmp_path):
     write_sites(tmp_path, ["0\t1010\t/dev/zero\t1000\tevil\x1b[2J\t1000"])
     labels, info = ts.resolve(tmp_path, np.asarray([0]), np.asarray(["1010"], dtype=object))
     assert labels[0] == "evil\x1b[2J+0x10 (zero+0x10)"
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     assert "\x1b" not in safe(labels[0])
     # an address missing from the table: its offset, no name

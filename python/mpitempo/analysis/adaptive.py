@@ -18,17 +18,16 @@ experiment for it).
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-from mpitempo.stats.describe import median_ci
+from mpitempo.stats.describe import ALPHA, RUN_GROWTH, looks_level, median_ci, run_looks  # noqa: F401
+from mpitempo.errors import MtError
+from mpitempo.io.params import percent_value
 
-ALPHA = 0.05
-RUN_GROWTH = 1.5
 RECORD = "adaptive.json"     # the runner's record of the looks made (runner.adaptive)
 
 # why a row has the mpiruns it has
@@ -39,22 +38,6 @@ STOP_TEXT = {
     "mpiruns": "the mpiruns given were made (no max_mpiruns: none added)",
     "fixed": "no precision asked for (--precision off or a fixed --nrep)",
 }
-
-
-def run_looks(first: int, cap: int) -> list[int]:
-    """The numbers of mpiruns at which a campaign looks: first, then x RUN_GROWTH (at least +1), the cap last."""
-    first = max(1, int(first))
-    cap = max(first, int(cap))
-    looks, n = [first], first
-    while n < cap:
-        n = min(cap, max(n + 1, math.ceil(n * RUN_GROWTH)))
-        looks.append(n)
-    return looks
-
-
-def looks_level(k: int) -> float:
-    """The level of each of k looks' intervals: 1 - ALPHA / k (Bonferroni)."""
-    return 1.0 - ALPHA / max(1, k)
 
 
 def rel_half_width(ci: dict | None, median: float | None) -> float | None:
@@ -68,8 +51,6 @@ def campaign_spec(root: Path) -> dict | None:
     """{precision, mpiruns, max_mpiruns, looks, level} of a campaign directory's campaign.toml (None for
     a store or a campaign without one). The level is 1 - ALPHA / len(looks) when mpiruns are added
     adaptively, else None (the summary's own level)."""
-    from mpitempo.io.params import percent_value
-    from mpitempo.errors import MtError
 
     path = Path(root) / "campaign.toml"
     try:

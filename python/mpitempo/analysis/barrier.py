@@ -16,6 +16,12 @@ from mpitempo.errors import MtError
 from mpitempo.stats import logp as model
 from mpitempo.stats.compare import ALPHA, compare_samples
 from mpitempo.stats.describe import median_ci
+from mpitempo.analysis import routes as rts
+from mpitempo.analysis.summary import summary_rows
+from mpitempo.io.safeload import load_json
+from mpitempo.kinds.logp import load_logp
+from mpitempo.stats import logp_sched
+from mpitempo.stats.outliers import Filter
 
 LOGP_KEYS = ("L_s", "o_s_s", "o_r_s", "g_s")
 NATIVE_CONFIG = "native-"   # configuration of the barrier campaign measuring a native algorithm
@@ -52,8 +58,6 @@ def study_flags(root: Path) -> dict[tuple[str, int], list[str]]:
     campaign (oversubscribed, shared_cpu, outlier_runs, multimodal, core_latency, ...: analysis.flags),
     so that the study's table shows what the summary would warn about."""
     from mpitempo.analysis.store import open_campaigns
-    from mpitempo.analysis.summary import summary_rows
-    from mpitempo.stats.outliers import Filter
 
     data = open_campaigns([root])
     out: dict[tuple[str, int], list[str]] = {}
@@ -109,8 +113,6 @@ def extended_model(lp: dict, platform: str | None = None, ppn: int | None = None
     the LogP campaign's ranks)."""
     import xml.etree.ElementTree as ET
 
-    from mpitempo.analysis import routes as rts
-
     n = int(lp.get("nprocs") or 2)
     info = {"start_cost_s": start_cost, "routes": None, "route_ref_s": None, "latency": None}
     rt = None
@@ -134,7 +136,6 @@ def results(meds: dict, lp: dict, cores: int | None = None, tolerance: float = 0
             flags: dict | None = None, ext: dict | None = None) -> list[dict]:
     """The contract's `results` rows, ordered by algorithm and nprocs; `flags` those of study_flags;
     `ext` the extended model's set-up (extended_model): rows get `predicted_ext_s` and `ratio_ext`."""
-    from mpitempo.stats import logp_sched
 
     m = to_model(lp)
     ext = ext if ext is not None else extended_model(lp)
@@ -237,14 +238,10 @@ def arity(meds: dict, nprocs: int, lp: dict) -> dict:
 
 
 def load_logp_rows(run_dirs: list[Path]) -> list[dict]:
-    from mpitempo.kinds.logp import load_logp
-
     return load_logp(run_dirs)
 
 
 def read_summary(path: Path) -> dict:
-    from mpitempo.io.safeload import load_json
-
     doc = load_json(path)
     if not isinstance(doc, dict):
         raise MtError(f"'{path}' is not a JSON object (expected a barrier study summary)")

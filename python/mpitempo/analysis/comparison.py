@@ -15,6 +15,11 @@ from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.store import FACTORS, CampaignData
 from mpitempo.analysis.flags import by_severity
+from mpitempo.analysis.derived import bandwidth_MBps, exp_info, spread
+from mpitempo.analysis.flags import campaign_metas, group_flags
+from mpitempo.analysis.summary import per_run_table
+from mpitempo.stats.effects import hodges_lehmann, tost, verdict
+from mpitempo.stats.strata import median, strata, van_elteren
 
 WARN_FACTORS = ("config", "campaign", "nprocs", "library", "timer", "scheme", "compiler", "host", "governor",
                 "cache_policy", "clock_sync", "binding", "cflags", "like")
@@ -64,7 +69,6 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         raise MtError(f"unknown factor '{by}' for --by (allowed: {', '.join(allowed_factors())})")
     filt = filt or Filter()
     # the per-run medians after the filter (analysis.perrun: one run in memory at a time)
-    from mpitempo.analysis.summary import per_run_table
 
     if by == "nprocs":
         level_of = None
@@ -102,7 +106,6 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
             empty_runs.append(f"{run_id} ({group_name(op, msize, nprocs)})")
         else:
             lst.append(float(med))
-    from mpitempo.analysis.flags import campaign_metas, group_flags
 
     cm = campaign_metas(data)
     metas = {}
@@ -195,7 +198,6 @@ def bandwidth_fields(runs_a: list[dict], runs_b: list[dict], metas: dict) -> dic
     """Both sides' bandwidth (analysis.derived: bytes_per_call / run median, median over runs with
     its CI) and the change in % of A, for ops with bytes_per_call > 0; {} for the others.
     runs_*: rows with run_id (a key of metas), op, msize, median_s."""
-    from mpitempo.analysis.derived import bandwidth_MBps, exp_info, spread
 
     def side(runs):
         vals = []
@@ -220,7 +222,6 @@ def core_strata_rows(runs_a: list[dict], runs_b: list[dict], fa: dict, fb: dict,
     sides have runs there); and the combined stratified test over the strata where both sides ran
     (van Elteren 1960: {statistic, p_value, method, strata, significant}). (None, None) when the
     pooled probes are all alike."""
-    from mpitempo.stats.strata import median, strata, van_elteren
 
     pairs = [(0, x, fa["core_rtt"].get(x["run_id"])) for x in runs_a if x["median_s"] is not None] + \
             [(1, x, fb["core_rtt"].get(x["run_id"])) for x in runs_b if x["median_s"] is not None]
@@ -294,7 +295,6 @@ def core_strata_notes(rows: list[dict]) -> list[str]:
 def effect_fields(a, b, equivalence: float | None, alpha: float) -> dict:
     """effect_s (Hodges-Lehmann shift B - A of the run medians) with its 95% CI, effect_pct and
     equivalent (TOST within +-equivalence of A's median; None without a margin)."""
-    from mpitempo.stats.effects import hodges_lehmann, tost
 
     hl = hodges_lehmann(a, b, 0.95)
     import numpy as np
@@ -309,8 +309,6 @@ def effect_fields(a, b, equivalence: float | None, alpha: float) -> dict:
 
 
 def row_verdict(r: dict, equivalence: float | None, alpha: float) -> str:
-    from mpitempo.stats.effects import verdict
-
     p = r.get("p_holm", r["p_value"])
     v = verdict(r["delta_pct"], r["effect_pct"], tuple(r["effect_ci_pct"]), r["significant"], p, r["equivalent"],
                 100.0 * equivalence if equivalence is not None else None, r.get("min_p"), alpha)

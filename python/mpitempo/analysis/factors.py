@@ -10,6 +10,8 @@ import fnmatch
 import json
 from pathlib import Path
 
+from mpitempo.io.rundir import find_runs, load_meta
+
 VOLATILE = [
     "start_time", "end_time", "argv*", "seed", "run_index", "experiments*", "invalid_measurements",
     "launch.run_id", "launch.run_index", "launch.position_in_campaign", "launch.launcher.argv*",
@@ -63,7 +65,6 @@ def is_volatile(key: str) -> bool:
 
 def load(root: str | Path) -> dict[str, dict[str, str]]:
     """run_id -> flattened meta.json, for the complete runs of a campaign."""
-    from mpitempo.io.rundir import find_runs, load_meta
 
     complete, _, _ = find_runs(Path(root))
     return {d.name: flatten(load_meta(d / "meta.json")) for d in complete}

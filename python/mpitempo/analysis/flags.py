@@ -1,4 +1,4 @@
-"""Result flags: what a summary or comparison row needs to be believed (DESIGN.md, Trust).
+"""Result flags: what a summary or comparison row needs to be believed (docs/design.md, "Trust").
 
 Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and the per-run rows:
 
@@ -47,6 +47,12 @@ from __future__ import annotations
 
 from mpitempo.stats.effects import runs_needed
 from mpitempo.stats.modes import modes as find_modes, outlier_runs
+from mpitempo.analysis.derived import compute_deviation, exp_info, pure_op
+from mpitempo.analysis.warmup import group_warmup
+from mpitempo.io.sizes import format_size
+from mpitempo.stats.changepoints import segments
+from mpitempo.stats.ranks import kruskal, spearman_rho
+from mpitempo.stats.strata import median, strata
 
 # The flags in order of severity (docs/methods.md, "Flag rates"): first those that say a run's numbers
 # are wrong (not a measurement of the hardware, of the asked placement or clock, or of its machine's
@@ -199,7 +205,6 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
     off = compute_off_runs(rows, metas)
     if off:
         flags.append("compute_miscalibrated")
-    from mpitempo.analysis.warmup import group_warmup
 
     warm = group_warmup(rows, metas)
     if warm and warm["capped_runs"]:
@@ -255,7 +260,6 @@ def strata_and_outliers(run_index: list, meds: list[float], core: list) -> tuple
 def compute_off_runs(rows: list[dict], metas: dict) -> list[dict]:
     """The runs of an overlap op's group whose compute was off its target by more than
     COMPUTE_TOLERANCE: [{run_id, run_index, deviation}] (rows need op and msize)."""
-    from mpitempo.analysis.derived import compute_deviation, exp_info, pure_op
 
     out = []
     for r in rows:
@@ -272,7 +276,6 @@ def core_strata_of(run_index: list, meds: list[float], core: list) -> list[dict]
     """The strata of runs by their core-to-core latency probe (stats.strata), each {core_rtt_s
     (median probe), runs (run indices), share (of the probed runs), center_s (median of their run
     medians)}; None when the probes are all alike or fewer than 2 runs have one."""
-    from mpitempo.stats.strata import median, strata
 
     st = strata(core)
     if len(st) < 2:
@@ -292,7 +295,6 @@ def core_latency_factor(meds: list[float], core: list, mode_of: list[int]) -> di
         groups.setdefault(mode_of[i], []).append(core[i])
     if len(idx) < 5 or len(groups) < 2 or len({core[i] for i in idx}) < 2:
         return None
-    from mpitempo.stats.ranks import kruskal, spearman_rho     # not scipy.stats: `summary` starts faster
 
     rho = spearman_rho([meds[i] for i in idx], [core[i] for i in idx])
     p = kruskal(*groups.values())[1]
@@ -330,8 +332,6 @@ def regime_changes(con, max_rows: int = REGIME_MAX_ROWS) -> dict | None:
     """(campaign, config, op, msize, nprocs) -> [{run_id, run_index, segments}] for the runs whose
     valid measurements change level; None when the data is too large to look (then not flagged)."""
     import numpy as np
-
-    from mpitempo.stats.changepoints import segments
 
     n = con.execute("SELECT count(*) FROM meas WHERE valid").fetchone()[0]
     if n > max_rows:
@@ -372,8 +372,6 @@ def flag_notes(rows: list[dict]) -> list[str]:
         out.append((rank[flag], text))
 
     def name(r):
-        from mpitempo.io.sizes import format_size
-
         return f"{r['config']} {r['op']} {format_size(r['msize']) if r['msize'] else 0} np={r['nprocs']}"
 
     sim = [r for r in rows if "simulated" in r.get("flags", [])]

@@ -39,6 +39,8 @@ from mpitempo.errors import MtError
 from mpitempo.io.perrank import FILE_NAME, read_perrank
 from mpitempo.stats import processing as ps
 from mpitempo.stats.outliers import Filter
+from mpitempo.analysis.timed import timed_rows
+from mpitempo.io.rundir import load_meta
 
 HOW_TO_RECORD = "record them with `mpitempo run --per-rank` (or per_rank = true in the campaign file)"
 
@@ -150,8 +152,6 @@ def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: in
 def _timed_ranks(meta_path: Path) -> dict[int, object]:
     """exp -> the ranks whose times are the op's (analysis.timed.timed_rows; absent: every rank) of a
     run's meta.json ({} when the run does not record them). A malformed timed_ranks is refused there."""
-    from mpitempo.analysis.timed import timed_rows
-    from mpitempo.io.rundir import load_meta
 
     try:
         meta = load_meta(meta_path)

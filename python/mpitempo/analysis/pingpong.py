@@ -10,6 +10,7 @@ import numpy as np
 
 from mpitempo.stats import pingpong as stats
 from mpitempo.io.pingpong import Run
+from mpitempo.analysis.simulated import record
 
 
 def _stats_block(msize: int, t: np.ndarray) -> dict:
@@ -79,7 +80,6 @@ def analyse(run: Run, cut_coef: float = stats.DEFAULT_CUT_COEF, bins: int = 40, 
             rec["min_vs_loop"] = o["min_s"] / ref - 1 if ref > 0 else float("nan")
             rec["median_vs_loop"] = o["median_s"] / ref - 1 if ref > 0 else float("nan")
         loops.append(rec)
-    from mpitempo.present.simulated import record
 
     return {"simulated": record(run.meta), "nprocs": run.meta.get("nprocs"), "source": run.meta["pingpong"]["source"],
             "dest": run.meta["pingpong"]["dest"], "timer_study": timer_study(run, bins),

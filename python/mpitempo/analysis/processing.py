@@ -21,6 +21,7 @@ from mpitempo.analysis.timed import timed_rows
 from mpitempo.io.rundir import check_root, find_runs, load_meta
 from mpitempo.stats import processing as ps
 from mpitempo.stats.outliers import Filter, keep_mask
+from mpitempo import kinds
 
 HOW_TO_RECORD = "record it with `mpitempo run --per-rank` (or per_rank = true in the campaign file)"
 HOW_TO_SYNC = "record with `mpitempo run --per-rank --sync hca3` (a synchronised global clock)"
@@ -45,7 +46,6 @@ def _reprompi_run(csv_path: Path, filt: Filter) -> dict[int, dict]:
 
 def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tuple[list[dict], list[str]]:
     """(rows, notes) for the processing schemes `names` on the campaign directories `roots`."""
-    from mpitempo import kinds
 
     filt = filt or Filter()
     need_pr = [n for n in names if n != "reprompi"]

@@ -27,6 +27,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpitempo.io.platform import _radical
+
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
           "w": 604800.0}
 
@@ -111,7 +113,6 @@ def routes(path: str | Path, ppn: int | None = None) -> Routes | None:
             return None
     except (ValueError, IndexError):
         return None
-    from mpitempo.io.platform import _radical
 
     nhosts = len(_radical(c.get("radical", ""), "cluster"))
     per = int(c.get("core", "1") or 1)

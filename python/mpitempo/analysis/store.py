@@ -56,6 +56,8 @@ CAMPAIGNS_DDL = ("CREATE TABLE IF NOT EXISTS campaigns (campaign VARCHAR, path V
                  "ingested_at VARCHAR, runs INTEGER, failed INTEGER, incomplete INTEGER, measurements BIGINT)")
 
 
+LOCK_WAIT_S = 120.0     # DuckDB: how long an ingest waits for another process to release the file (a reader: a quarter)
+
 def connect(path: str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(path or ":memory:", read_only=read_only)
     con.execute("SET enable_progress_bar = false")   # it would write to stdout
@@ -377,11 +379,10 @@ def open_campaign(root: str | Path, con: duckdb.DuckDBPyConnection | None = None
 # -- persistent store ------------------------------------------------------------------------------
 
 def _store_con(db: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A writer waits (history.store.LOCK_WAIT_S) while another process writes the file: concurrent
+    """A writer waits (LOCK_WAIT_S) while another process writes the file: concurrent
     ingests from several hosts take turns."""
     import time
 
-    from mpitempo.history.store import LOCK_WAIT_S
 
     deadline = time.monotonic() + (LOCK_WAIT_S / 4 if read_only else LOCK_WAIT_S)
     while True:
@@ -521,7 +522,7 @@ def summarize(data: CampaignData, filt=None, per_run: list[dict] | None = None) 
     invalid, outliers, median_s, mean_s, min_s, max_s (of the run medians), spread_pct."""
     import numpy as np
 
-    from mpitempo.analysis.summary import per_run_table
+    from mpitempo.analysis.perrun import per_run_table
 
     per_run = per_run if per_run is not None else per_run_table(data.con, filt)
     groups: dict[tuple, list[dict]] = {}

@@ -13,6 +13,10 @@ import numpy as np
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.describe import describe, median_ci
 from mpitempo.stats.outliers import NONE, Filter
+from mpitempo.analysis.adaptive import annotate, campaign_spec
+from mpitempo.analysis.derived import group_derived, pure_op
+from mpitempo.analysis.flags import by_severity, campaign_metas, flags_by_group, regime_changes
+from mpitempo.analysis.perrun import PerRun, per_run_table as scan, pooled_order_stats
 
 
 def _stats_sql(col: str, cond: str) -> str:
@@ -43,7 +47,6 @@ def per_run_table(con, filt: Filter | None) -> list[dict]:
     """One row per (config, op, msize, nprocs, campaign, run): describe() of the kept measurements,
     plus outliers (valid measurements removed by the filter) and invalid (analysis.perrun: one run
     in memory at a time)."""
-    from mpitempo.analysis.perrun import per_run_table as scan
 
     return scan(con, filt)
 
@@ -62,7 +65,6 @@ def pooled_table(con, filt: Filter | None, per_run: list[dict] | None = None) ->
     Golub and LeVeque 1983) with correctly rounded sums (math.fsum), in the order of the runs: the
     result does not depend on the order in which the rows were stored, so it is the same, bit for
     bit, on every read of the same data (CSV or columnar copy)."""
-    from mpitempo.analysis.perrun import PerRun, pooled_order_stats
 
     if not isinstance(per_run, PerRun) or not hasattr(per_run, "kept"):
         from mpitempo.analysis.perrun import per_run_table as scan
@@ -124,14 +126,9 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
     rows = summarize(data, filt, per_run)
     groups = {(g["campaign"], g["config"], g["op"], g["msize"], g["nprocs"]): g
               for g in group_table(data.con, filt, level, per_run)}
-    from mpitempo.analysis.flags import by_severity, campaign_metas, flags_by_group
 
     metas = campaign_metas(data)
     fl = flags_by_group(per_run, metas)
-    from mpitempo.analysis.derived import group_derived, pure_op
-    from mpitempo.analysis.flags import regime_changes
-
-    from mpitempo.analysis.adaptive import campaign_spec
 
     # a campaign that added mpiruns adaptively states its intervals at 1 - 0.05 / looks (analysis.adaptive):
     # the derived quantities' intervals (MB/s, ...) are order statistics of the same run medians
@@ -157,7 +154,6 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
         r["regimes"] = None if reg is None else reg.get(key, [])
         if r["regimes"]:
             r["flags"] = by_severity(r["flags"] + ["regime_change"])
-    from mpitempo.analysis.adaptive import annotate
 
     annotate(rows, per_run, metas, {label: root for label, root in zip(data.labels, data.roots) if root.is_dir()})
     return rows

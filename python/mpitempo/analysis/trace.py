@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpitempo.analysis.trace_sites import trace_file_present as _present
 from mpitempo.errors import MtError
 from mpitempo.stats import trace as st
 
@@ -110,27 +111,11 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 MAX_RANKS = 1 << 24
 
 
-def _present(p: Path, root: Path, want: str = "file") -> bool:
-    """Whether a file (or directory) of a trace directory is there; a trace directory may come from
-    someone else: a symbolic link, a FIFO (reading it blocks) or a device in its place is refused."""
-    from mpitempo.io.safefs import check_not_link
-
-    st = check_not_link(p, root, want="any", verb="read")
-    if st is None:
-        return False
-    import stat
-
-    if (want == "dir") != stat.S_ISDIR(st.st_mode):
-        raise MtError(f"'{p}' is {'not ' if want == 'dir' else ''}a directory: not a trace directory's "
-                      f"{'directory' if want == 'dir' else 'file'}")
-    return True
-
-
 def file_name(v, meta_p: Path, key: str) -> str:
     """A file name that trace.json records (events, not_recorded.file): a plain name inside the trace
     directory, never a path elsewhere ('/etc/passwd', '../x')."""
     if not isinstance(v, str) or not v or "/" in v or "\\" in v or v in (".", "..") or "\0" in v:
-        from mpitempo.present.safe_text import safe
+        from mpitempo.safe_text import safe
 
         raise MtError(f"'{meta_p}' names {key} file '{safe(v)}': expected a file name inside the trace directory")
     return v
@@ -139,7 +124,7 @@ def file_name(v, meta_p: Path, key: str) -> str:
 def check_meta(meta: dict, meta_p: Path) -> None:
     """The keys of trace.json that are read, of the types the tracer writes (one line naming the key)."""
     def bad(key, want):
-        from mpitempo.present.safe_text import safe
+        from mpitempo.safe_text import safe
 
         raise MtError(f"'{meta_p}' is damaged: '{key}' is {safe(repr(meta.get(key)))[:80]}, expected {want}")
 
@@ -311,7 +296,7 @@ def _not_recorded(d: Path, meta: dict) -> dict | None:
         t = v.get("total") if isinstance(v, dict) else None
         if not isinstance(v, dict) or isinstance(t, bool) or not isinstance(t, (int, type(None))) or (t or 0) < 0 \
                 or not isinstance(v.get("why"), (str, type(None))):
-            from mpitempo.present.safe_text import safe
+            from mpitempo.safe_text import safe
 
             raise MtError(f"'{p}' is damaged: the entry of '{safe(k)}' is not an object with 'why' (a string) and "
                           "'total' (an integer >= 0)")

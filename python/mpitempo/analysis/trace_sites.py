@@ -47,14 +47,29 @@ def _elf_type(path: str) -> int | None:
     return int.from_bytes(head[16:18], "little" if head[5] == 1 else "big")
 
 
+def trace_file_present(p: Path, root: Path, want: str = "file") -> bool:
+    """Whether a file (or directory) of a trace directory is there; a trace directory may come from
+    someone else: a symbolic link, a FIFO (reading it blocks) or a device in its place is refused."""
+    from mpitempo.io.safefs import check_not_link
+
+    st = check_not_link(p, root, want="any", verb="read")
+    if st is None:
+        return False
+    import stat
+
+    if (want == "dir") != stat.S_ISDIR(st.st_mode):
+        raise MtError(f"'{p}' is {'not ' if want == 'dir' else ''}a directory: not a trace directory's "
+                      f"{'directory' if want == 'dir' else 'file'}")
+    return True
+
+
 def read_sites(d: Path) -> dict[tuple[int, int], dict] | None:
     """{(rank, address): row} of DIR/sites.tsv, None when the trace has none (older tracers,
     partial traces)."""
-    from mpitempo.analysis.trace import _present
     from mpitempo.io.safeload import read_bytes
 
     p = Path(d) / SITES_FILE
-    if not _present(p, Path(d)):   # a link or a FIFO in its place is refused
+    if not trace_file_present(p, Path(d)):   # a link or a FIFO in its place is refused
         return None
     lines = read_bytes(p, MAX_SITES_BYTES).decode(errors="replace").splitlines()
     if not lines or lines[0].split("\t") != HEADER:

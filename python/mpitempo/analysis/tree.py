@@ -8,6 +8,10 @@ import numpy as np
 
 from mpitempo.io.tree import load_run
 from mpitempo.stats import tree as st
+from mpitempo.analysis.simulated import record
+from mpitempo.errors import MtError
+from mpitempo.io import safefs
+from mpitempo.stats.compare import compare_samples, mann_whitney
 
 
 def matrices(run: dict, skip: int = 0) -> dict:
@@ -34,14 +38,11 @@ def matrices(run: dict, skip: int = 0) -> dict:
 
 
 def sim_record(meta: dict) -> dict | None:
-    from mpitempo.present.simulated import record
-
     return record(meta)
 
 
 def analyse_run(d: Path, skip: int = 0, root: Path | None = None) -> dict:
     """One run directory (its files checked by io.tree.load_run; root: the directory the user named)."""
-    from mpitempo.errors import MtError
 
     run = load_run(Path(d), root)
     m = run["meta"]
@@ -81,8 +82,6 @@ def campaign_order(root: Path) -> list[str]:
     """The configurations of a campaign in the order they were given (campaign.toml), read without
     following a link; [] for a single run directory or a campaign without a readable file."""
     import tomllib
-
-    from mpitempo.io import safefs
 
     p = root / "campaign.toml"
     if not p.is_file() or p.is_symlink():
@@ -155,7 +154,6 @@ def most_changed_path(comparison: list[dict]) -> dict | None:
 def compare_configs(runs: list[dict], a_name: str, b_name: str) -> list[dict]:
     """Per path: median over mpiruns of the per-run mean path time without arrival waits, A vs B,
     with a Mann-Whitney p-value over the mpiruns when both have at least 2."""
-    from mpitempo.stats.compare import mann_whitney
 
     A = [r for r in runs if r["config"] == a_name]
     B = [r for r in runs if r["config"] == b_name]
@@ -174,7 +172,6 @@ def compare_configs(runs: list[dict], a_name: str, b_name: str) -> list[dict]:
 def tuning(runs: list[dict], baselines=("mpi", "binomial")) -> dict:
     """The fastest configuration by the median over mpiruns of the per-run median allreduce time
     (max exit - min enter per call), compared with each baseline (Mann-Whitney over run medians)."""
-    from mpitempo.stats.compare import compare_samples
 
     by: dict[str, list[float]] = {}
     spec: dict[str, str] = {}

@@ -20,6 +20,7 @@ from mpitempo.analysis.store import CampaignData
 from mpitempo.io.tuning_files import Rule
 from mpitempo.stats.compare import ALPHA, holm
 from mpitempo.stats.gain import gain_ci
+from mpitempo.stats.outliers import Filter
 
 DEFAULT = "default"
 
@@ -49,7 +50,6 @@ def decide(data: CampaignData, min_gain_pct: float = 5.0, alpha: float = ALPHA, 
     identical (or single), a test over mpiruns has nothing to test (no dispersion), and the algorithm is
     eligible when it is faster by more than min_gain_pct (p is None). Groups whose runs differ fall back
     to the test."""
-    from mpitempo.stats.outliers import Filter
 
     filt = Filter()
     # oversubscribed process counts are tuned for function only: cmd_tune marks every such row

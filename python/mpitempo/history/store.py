@@ -44,7 +44,7 @@ DDL = (
     "median_s DOUBLE PRECISION, n BIGINT, flags VARCHAR, "
     "PRIMARY KEY (digest, config, op, msize, nprocs, run_id))",
 )
-LOCK_WAIT_S = 120.0     # DuckDB: how long an ingest waits for another process to release the file (a reader: a quarter)
+from mpitempo.analysis.store import LOCK_WAIT_S  # noqa: E402  (one value for both stores)
 _PG_URL = re.compile(r"^postgres(ql)?://")
 
 

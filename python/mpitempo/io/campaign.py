@@ -408,7 +408,7 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                                   platform_oversubscribe=bool(c.get("platform_oversubscribe",
                                                                     d["platform_oversubscribe"]))))
     if not any(c.platform for c in configs):   # simulation-only settings of a campaign that simulates nothing
-        from mpitempo.options import check_platform_flags
+        from mpitempo.io.platform import check_platform_flags
 
         check_platform_flags(None, platform_ppn=overrides.get("platform_ppn"),
                              platform_oversubscribe=overrides.get("platform_oversubscribe") or None)
@@ -441,8 +441,7 @@ def build_campaign(file_spec: dict | None, overrides: dict | None = None, kind: 
                    [params, *({**params, **cfg.params} for cfg in configs)]):
             raise MtError(f"max_mpiruns {max_mpiruns} adds mpiruns until the precision is reached: it needs a "
                           "precision (e.g. --precision 1%), not 'off' (or a fixed --nrep without --precision)")
-        from mpitempo.analysis.adaptive import looks_level, run_looks
-        from mpitempo.stats.describe import runs_needed
+        from mpitempo.stats.describe import looks_level, run_looks, runs_needed
         looks = run_looks(mpiruns, max_mpiruns)
         need = runs_needed(looks_level(len(looks)))
         if max_mpiruns > mpiruns and max_mpiruns < need:

@@ -4,7 +4,7 @@ The core records in meta.json, for every data file of a complete run, its size i
 bytes, its number of lines and its CRC-32 (``files`` key, docs/file-formats.md).
 A file truncated at a line boundary, emptied to its header, edited or swapped for
 another run's no longer matches; readers call `verify_run` and refuse such a run
-(`check_runs`), and `run --resume` treats it as not complete and runs it again
+(`io.rundir.check_runs`), and `run --resume` treats it as not complete and runs it again
 (the mismatching files are kept aside as an incomplete attempt).
 """
 from __future__ import annotations
@@ -122,17 +122,6 @@ def verify_run(rundir: Path, meta: dict, data_files) -> str | None:
         if want_crc != crc:
             return f"{name} has CRC-32 {crc}, meta.json records {want_crc} (edited or corrupted)"
     return None
-
-
-def check_runs(root: Path, run_dirs, kind) -> None:
-    """Refuse (MtError) the first complete run of a campaign whose data is not what meta.json says."""
-    from mpitempo.io.rundir import load_meta
-
-    for d in run_dirs:
-        problem = verify_run(d, load_meta(d / "meta.json"), kind.data_files)
-        if problem:
-            raise MtError(f"run '{d.name}' of '{root}' is damaged: {problem}; refusing to use it "
-                          f"(rerun it with: mpitempo run --resume {root})")
 
 
 _NUMERIC = {"BIGINT": int, "INTEGER": int, "DOUBLE": float}

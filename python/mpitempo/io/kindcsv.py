@@ -33,7 +33,7 @@ _RX = {"int": _INT, "num": _NUM, "word": _WORD}
 
 
 def _safe(v) -> str:
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     s = safe(v)
     return s if len(s) <= 60 else s[:60] + "..."

@@ -52,7 +52,7 @@ def _check_document(doc: dict, path) -> None:
     """A JSON document of the core (ticks inline), of the shape the analysis reads: kind pingpong,
     meta.json's keys (_check_analysis_meta), and per result integer lists of ticks with npp >= 1."""
     from mpitempo.io.kindcsv import _meta_num, _nprocs
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     def bad(key, v, want):
         shown = "missing" if v is None else safe(repr(v))[:60]
@@ -120,7 +120,7 @@ def _check_analysis_meta(meta: dict, mp: Path) -> None:
     types: a meta.json from someone else with another shape is one line, not a traceback."""
     import math
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     def bad(key, v, want):
         shown = "missing" if v is None else safe(repr(v))[:60]

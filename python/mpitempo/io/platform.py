@@ -251,3 +251,12 @@ def simgrid_version(smpirun: str | None = None) -> str:
         return ""
     m = re.search(r"SimGrid version ([0-9][0-9.]*\S*)", r.stdout + r.stderr)
     return m.group(1) if m else ""
+
+
+def check_platform_flags(platform, **flags) -> None:
+    """--platform-ppn, --platform-oversubscribe (and other simulation-only flags, given as name=value) need
+    --platform: refuse them without it instead of ignoring them."""
+    if platform is None:
+        for name, v in flags.items():
+            if v is not None:
+                raise MtError(f"--{name.replace('_', '-')} needs --platform FILE.xml (a simulated platform)")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mpitempo.errors import MtError
+from mpitempo.io.integrity import verify_run
 
 FORMAT_VERSION = 1   # of meta.json; keys are only added within a version
 
@@ -146,8 +147,6 @@ def find_runs(root: Path, kind=None, verify: bool = True) -> tuple[list[Path], l
         else:
             incomplete.append(d.name)
     if verify:
-        from mpitempo.io.integrity import check_runs
-
         check_owner(Path(root), complete)
         check_runs(Path(root), complete, kind)
     return complete, failed, incomplete
@@ -217,6 +216,15 @@ def check_owner(root: Path, run_dirs) -> None:
             text = (f"run '{Path(d).name}' of '{root}' does not belong to this campaign: its launch.json records "
                     f"{why}; refusing to merge it (move it back to its campaign)")
             raise MtError("".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text))
+
+
+def check_runs(root: Path, run_dirs, kind) -> None:
+    """Refuse (MtError) the first complete run of a campaign whose data is not what meta.json says."""
+    for d in run_dirs:
+        problem = verify_run(d, load_meta(d / "meta.json"), kind.data_files)
+        if problem:
+            raise MtError(f"run '{d.name}' of '{root}' is damaged: {problem}; refusing to use it "
+                          f"(rerun it with: mpitempo run --resume {root})")
 
 
 def campaign_name(root: Path) -> str:

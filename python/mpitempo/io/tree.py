@@ -259,7 +259,7 @@ _NUM = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 
 
 def _safe(v) -> str:
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     s = safe(v)
     return s if len(s) <= 60 else s[:60] + "..."

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from mpitempo.errors import MtError
 from mpitempo.kinds.base import Kind, sql_list
+from mpitempo.build import list_registry
+from mpitempo.io import opnames
 
 CSV_COLUMNS = {
     "op": "VARCHAR", "msize": "BIGINT", "nprocs": "INTEGER", "scheme": "VARCHAR", "exp": "INTEGER",
@@ -28,8 +30,6 @@ class BenchKind(Kind):
         return super().normalise(key, value, where, label)
 
     def check(self, campaign, build, configs=None) -> None:
-        from mpitempo.build import list_registry
-
         check_against_registry(campaign, list_registry(build), configs)
 
     def meas_sql(self, files):
@@ -59,8 +59,6 @@ def unknown_op(ops: dict, name: str, where: str = "", aliases: bool = False) -> 
     """One line for an op the core does not have: the close matches among the ops (and, where OSU and
     IMB names are accepted, those names: mpitempo run), and where every op is listed."""
     import difflib
-
-    from mpitempo.io import opnames
 
     bench = opnames.lookup(name)
     if bench is not None:   # here only where such names are not accepted (imbalance, tune, barrier)

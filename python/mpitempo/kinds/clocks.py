@@ -75,7 +75,7 @@ def check_rows(doc, path: Path, nprocs) -> None:
     list of objects with rank 0..nprocs-1 (each once) and a finite drift_ppm (but rank 0); each (algorithm, wait_s)
     once (a second one was counted as another mpirun in the medians). One line naming the file, the
     object, the key and the value."""
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     def bad(i, key, v, want):
         shown = "missing" if v is None else safe(repr(v))[:60]

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 from mpitempo.errors import MtError
 from mpitempo.kinds.base import Kind, sql_list, sql_str
+from mpitempo.io.kindcsv import load_timings
+from mpitempo.io.sizes import parse_sizes, refuse_duplicates
 
 
 def parse_sizes0(spec, label: str = "msizes") -> list[int]:
     """Sizes with 0 allowed (latency is defined on 0-byte messages): "0",
     "0-4M" (0, 1, 2, 4, ... 4M) and everything parse_sizes accepts; a size listed twice is refused."""
-    from mpitempo.io.sizes import parse_sizes, refuse_duplicates
 
     items = spec if isinstance(spec, list) else str(spec).split(",")
     out: list[int] = []
@@ -80,7 +81,6 @@ class PingpongKind(Kind):
     def check_run_files(self, rundir, root) -> None:
         """timings.csv and meta.json through the strict reader (io/kindcsv.py): the measurement query
         reads timings.csv by column position and takes s_per_tick from meta.json."""
-        from mpitempo.io.kindcsv import load_timings
 
         load_timings(rundir, root)
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from mpitempo.errors import MtError
 from mpitempo.kinds.base import Kind, sql_list, sql_str
+from mpitempo.build import core_error_line, direct_argv
+from mpitempo.io.tree import load_run
 
 
 @dataclass(frozen=True)
 class TreeKind(Kind):
     def check(self, campaign, build, configs=None) -> None:
         """The core's own checks of every configuration at every job size (--check-args, no MPI)."""
-        from mpitempo.build import core_error_line, direct_argv
 
         exe = direct_argv(build, build.binary(self.executable))   # an SMPI core runs under smpirun
         for cfg in configs if configs is not None else campaign.configs:
@@ -36,7 +37,6 @@ class TreeKind(Kind):
     def check_run_files(self, rundir, root) -> None:
         """events.csv and links.csv through the strict reader of `tree --from` (io/tree.py): the
         measurement query reads events.csv by column position and trusts its values."""
-        from mpitempo.io.tree import load_run
 
         load_run(rundir, root)
 

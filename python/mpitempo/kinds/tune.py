@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpitempo.kinds.bench import BenchKind
+from mpitempo.io.rundir import find_runs
 
 DEFAULTS = {"scheme": "roundtime", "sync": "hca3", "time_slice": "200ms", "nrep": "300", "allow_few_valid": True,
             "ops": "allreduce", "msizes": "8,1K,64K"}
@@ -26,7 +27,6 @@ KIND = TuneKind(name="tune", app="bench", executable="mpitempo-bench", data_file
 
 def failed_configs(outdir: Path) -> dict[str, str]:
     """configuration -> why its mpiruns failed, for configurations without a single complete run."""
-    from mpitempo.io.rundir import find_runs
 
     complete, failed, _ = find_runs(outdir, KIND)
     ok = {re.sub(r"(-np\d+)?-\d+$", "", d.name) for d in complete}

@@ -6,8 +6,9 @@ from __future__ import annotations
 from rich.markup import escape
 
 from mpitempo.analysis.flags import flag_cell
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import console, print_fitted, us
+from mpitempo.stats import logp as model
 
 
 def print_study(doc: dict) -> None:
@@ -101,8 +102,6 @@ def plot_runtime(doc: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mpitempo.stats import logp as model
-
     lp = doc["logp"]
     m = model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])
     rows = doc["results"]
@@ -147,8 +146,6 @@ def plot_arity(doc: dict, path: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from mpitempo.stats import logp as model
 
     lp = doc["logp"]
     m = model.LogP(L=lp["L_s"], o_s=lp["o_s_s"], o_r=lp["o_r_s"], g=lp["g_s"])

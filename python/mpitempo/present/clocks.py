@@ -19,7 +19,7 @@ def clocks_table(summary: list[dict], title: str) -> None:
 def clocks_html(summary: list[dict], plot_png: bytes | None, title: str) -> str:
     import base64
 
-    from mpitempo.present.report import esc   # control characters escaped too (HTML does not allow them)
+    from mpitempo.present.html import esc   # control characters escaped too (HTML does not allow them)
 
     rows = "".join(
         f"<tr><td>{esc(s['algorithm'])}</td><td class=n>{s['wait_s']:g}</td><td class=n>{s['mpiruns']}</td>"

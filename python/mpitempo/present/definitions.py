@@ -14,6 +14,11 @@ OSU and IMB", has the same table for people.
 """
 from __future__ import annotations
 
+from mpitempo.present.peer_names import imb_target, osu_target
+from mpitempo.errors import MtError
+from mpitempo.io.safefs import check_not_link
+from mpitempo.io.safeload import load_toml_text
+
 # ops whose MPI type is the reduction type of --datatype (MT_OP_REDUCTION in src/core/op)
 _REDUCING = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "acc", "get_acc"}
 MOVE_TYPES = {"byte": "MPI_BYTE", "char": "MPI_CHAR", "int": "MPI_INT", "long": "MPI_LONG", "int64": "MPI_INT64_T",
@@ -100,15 +105,11 @@ def factors_of(meta: dict, toml: dict | None = None) -> dict:
 # --- which benchmark of each suite an op is, and its timing loop ---------------------------------
 
 def osu_name(op: str, nprocs: int | None = None) -> str | None:
-    from mpitempo.present.osu import osu_target
-
     t = osu_target(op)
     return None if t is None else t[2]
 
 
 def imb_name(op: str, nprocs: int | None = None) -> str | None:
-    from mpitempo.present.osu import imb_target
-
     t = imb_target(op, nprocs)
     return None if t is None else t[1]
 
@@ -377,10 +378,6 @@ def campaign_toml(data, camp: str) -> dict:
     """The campaign file of a campaign label (for ``like``), read as every campaign file is (not
     through a link, not a FIFO, bounded: io.safeload); {} when absent or unreadable."""
     import tomllib
-
-    from mpitempo.errors import MtError
-    from mpitempo.io.safefs import check_not_link
-    from mpitempo.io.safeload import load_toml_text
 
     for label, root in zip(getattr(data, "labels", []) or [], getattr(data, "roots", []) or []):
         if label == camp:

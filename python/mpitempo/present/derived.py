@@ -3,6 +3,7 @@ bandwidth ops, overlap of the overlap ops; printed below the times by `summary` 
 from __future__ import annotations
 
 from mpitempo.io.sizes import format_size, size_cell
+from mpitempo.present.tables import print_fitted
 
 
 def num(v, digits: int = 4) -> str:
@@ -35,7 +36,6 @@ def _lead(many: bool) -> list[tuple[str, str]]:
 def print_derived(rows: list[dict], con, many: bool = False) -> None:
     """The bandwidth table (rows with bandwidth_MBps) and the overlap table (rows with overlap_pct)."""
     from mpitempo.analysis.flags import flag_cell
-    from mpitempo.present.tables import print_fitted
 
     bw = [r for r in rows if r.get("bandwidth_MBps")]
     if bw:
@@ -93,7 +93,6 @@ def print_derived(rows: list[dict], con, many: bool = False) -> None:
 def print_compare_bandwidth(c, con) -> None:
     """Both sides' MB/s and the change for the bandwidth rows of a comparison (the test is on the times)."""
     from mpitempo.analysis.comparison import BANDWIDTH_NOTE
-    from mpitempo.present.tables import print_fitted
 
     rows = [r for r in c.rows if r.get("bandwidth_a_MBps") is not None]
     if not rows:

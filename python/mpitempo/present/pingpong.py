@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import math
 
+from mpitempo.present.definitions import definition_notes
+from mpitempo.present.simulated import line
+from mpitempo.present.tables import width, wrap_line
+
 
 def fe(x: float, digits: int = 4) -> str:
     """Fortran E format: 0.1463E+00."""
@@ -64,7 +68,6 @@ def header(a: dict) -> list[str]:
     npp = "estimated per message size (section 3.3)" if p.get("npp") is None else str(p["npp"])
     if p.get("npp_sweep"):
         npp = "sweep " + ",".join(str(x) for x in p["npp_sweep"])
-    from mpitempo.present.simulated import line
 
     sim = [line(a["simulated"]), ""] if a.get("simulated") else []
     return sim + ["PROGRAM PARAMETERS", "",
@@ -179,16 +182,16 @@ def bidir_lines(a: dict) -> list[str]:
 
 
 def _fit(lines: list[str]) -> str:
-    """The text with every line of more than 100 columns wrapped (prose; the tables are narrower)."""
-    from mpitempo.present.tables import WIDTH, wrap_line
+    """The text with every line wider than the console wrapped (prose; the tables are narrower)."""
 
+    w = width()
     out = []
     for ln in lines:
-        if len(ln) <= WIDTH:
+        if len(ln) <= w:
             out.append(ln)
             continue
         lead = len(ln) - len(ln.lstrip(" "))
-        out.append(wrap_line(ln, WIDTH, lead + 2))
+        out.append(wrap_line(ln, w, lead + 2))
     return "\n".join(out) + "\n"
 
 
@@ -197,9 +200,6 @@ def summary_text(a: dict, sweep_tables: list[dict], verbose: bool = False) -> st
     loop-averaged comparison and the bidirectional exchanges, then the program parameters; with
     ``verbose`` also the Appendix C block of every message size (timing results, statistics,
     rates, filtered results) at the end."""
-    from mpitempo.present.simulated import line
-
-    from mpitempo.present.definitions import definition_notes
 
     lines = [line(a["simulated"])] if a.get("simulated") else []
     lines += rate_curve_lines(a)[1:]

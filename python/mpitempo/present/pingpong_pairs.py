@@ -6,16 +6,16 @@ from pathlib import Path
 import click
 
 from mpitempo.errors import MtError
+from mpitempo.analysis.pingpong_pairs import config_name, matrix, parse_pairs
+from mpitempo.io.campaign import build_campaign
+from mpitempo.runner.execute import check_campaign, run_campaign
 
 
 def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, timeout_s: float, outdir,
               quiet: bool, as_json: bool, cut_coef: float, plot_path: str | None,
               platform_args: dict | None = None) -> dict:
     from mpitempo.analysis import pingpong as analysis
-    from mpitempo.analysis.pingpong_pairs import config_name, matrix, parse_pairs
     from mpitempo.io import pingpong as data
-    from mpitempo.io.campaign import build_campaign
-    from mpitempo.runner.execute import check_campaign, run_campaign
 
     chosen = parse_pairs(pairs, np)
     if plot_path:
@@ -36,7 +36,7 @@ def run_pairs(pairs: str, np: int, params: dict, launcher, mpicc, mpiruns: int, 
             hosts = hosts or [str(r.get("host", "")) for r in sorted(run.meta.get("ranks", []),
                                                                        key=lambda r: r.get("rank", 0))]
             over = bool((run.meta.get("launch") or {}).get("launcher", {}).get("oversubscribed"))
-        from mpitempo.present.simulated import of_dirs
+        from mpitempo.analysis.simulated import of_dirs
 
         sim = of_dirs(complete)
         res = {**({"simulated": sim} if sim else {}), "nprocs": np, "pairs": [f"{a}-{b}" for a, b in chosen], "mpiruns": mpiruns, "hosts": hosts,

@@ -5,6 +5,9 @@ from pathlib import Path
 
 from mpitempo.io.sizes import format_size, size_cell
 from mpitempo.present.tables import console, print_fitted, print_json, us
+from mpitempo.errors import MtError
+from mpitempo.io.paths import write_output
+from mpitempo.present.html import esc, img as _img, table as _table
 
 # the numbers a scheme prints besides value_s, in table order
 _EXTRA = (("mean_s", "mean"), ("median_s", "median"), ("t_avg_s", "t_avg"), ("std_s", "std"), ("min_s", "min"),
@@ -136,11 +139,8 @@ def figure(rows: list[dict]):
 
 
 def write_plot(rows: list[dict], out: str) -> None:
-    from mpitempo.errors import MtError
-
     if not rows:
         raise MtError("nothing to plot: no rows")
-    from mpitempo.io.paths import write_output
     from mpitempo.present.plots import png
 
     write_output(out, png(figure(rows)), "--plot")
@@ -149,10 +149,8 @@ def write_plot(rows: list[dict], out: str) -> None:
 def report_section(roots, filt) -> str:
     """The report's section on processing schemes (empty when no run has per-rank data)."""
     from mpitempo.analysis.processing import process_campaigns
-    from mpitempo.errors import MtError
     from mpitempo.io.perrank import FILE_NAME
     from mpitempo.present.plots import png
-    from mpitempo.present.report import _img, _table, esc
 
     if not any(any(Path(r).glob(f"runs/*/{FILE_NAME}")) for r in roots):
         return ""

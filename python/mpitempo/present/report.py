@@ -1,8 +1,6 @@
 """The static HTML report: one self-contained file (PNG plots embedded as data URIs)."""
 from __future__ import annotations
 
-import base64
-import html
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +19,13 @@ from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
 from mpitempo.present.headlines import op_headlines
+from mpitempo.present.html import esc, img as _img, table as _table
+from mpitempo.io.paths import write_output
+from mpitempo.present.definitions import summary_notes
+from mpitempo.present.processing import report_section
+from mpitempo.present.studies import timebins_section
+from mpitempo.present.tables import us as fmt
+from mpitempo.present.tree import report_section as tree_section
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1400px;color:#222;padding:0 1.5em}
@@ -43,30 +48,8 @@ def _flag_html(flags) -> str:
                     f"title='{esc(FLAG_SEVERITY.get(f, ''))}'>{esc(flag_cell([f]))}</span>" for f in fl)
 
 
-def esc(x) -> str:
-    """HTML-escaped, control characters shown escaped (present.safe_text; HTML does not allow them)."""
-    from mpitempo.present.safe_text import safe_block
-
-    return html.escape(safe_block("" if x is None else str(x)))
-
-
 def us(x) -> str:
-    from mpitempo.present.tables import us as fmt
-
     return fmt(x)
-
-
-def _table(headers: list[str], rows: list[list], numeric_from: int = 1) -> str:
-    out = ["<div class='scroll'><table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td class=\"{'n' if i >= numeric_from else ''}\">{c}</td>"
-                                    for i, c in enumerate(r)) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def factors_html(data) -> str:
@@ -85,8 +68,6 @@ def factors_html(data) -> str:
 
 
 def build_report(data, filt: Filter | None = None, title: str | None = None, seed: int = 1) -> str:
-    from mpitempo.present.definitions import summary_notes
-
     filt = filt or Filter()
     per_run = per_run_table(data.con, filt)
     counts = counts_from_per_run(per_run, filt)
@@ -234,9 +215,6 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
     parts.append(_table(["msize [B]", "max relative difference"],
                         [[esc(format_size(m) if m else 0), "-" if d is None else f"{100 * d:.2f}%"]
                          for m, d in maxdiff.items()]))
-    from mpitempo.present.processing import report_section
-    from mpitempo.present.studies import timebins_section
-    from mpitempo.present.tree import report_section as tree_section   # kinds with their own pictures
     parts.append(timebins_section(data, filt))
     parts.append(report_section(data.roots, filt))
     parts += [tree_section(root) for root in data.roots]
@@ -321,6 +299,5 @@ def write_report(data, out: str | Path, filt: Filter | None = None, title: str |
     if out.exists() and out.is_dir():
         out = out / "report.html"
     doc = build_report(data, filt, title)
-    from mpitempo.io.paths import write_output
 
     return write_output(out, doc, "the report")

@@ -6,6 +6,7 @@ import numpy as np
 
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.timebins import bin_size_for, mean_median_gap, time_bins
+from mpitempo.present.html import esc, img as _img, table as _table
 
 MIN_MEASUREMENTS = 200     # a run shorter than this gives no useful bins
 
@@ -62,7 +63,6 @@ def timebins_rows(data, bins: int = 20, tukey_k: float = 1.5):
 
 def timebins_section(data, filt) -> str:
     from mpitempo.present.plots import png
-    from mpitempo.present.report import _img, _table, esc
 
     got = timebins_rows(data, tukey_k=filt.k if filt.kind == "tukey" else None)
     if not got:

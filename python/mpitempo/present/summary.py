@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import size_cell
-from rich.markup import escape
 
-from mpitempo.present.safe_text import safe
-from mpitempo.present.tables import compact, console, fit, plain_table, print_json, table, us
+from mpitempo.safe_text import safe
+from mpitempo.present.tables import compact, console, fit, left_out_line, plain_table, print_json, print_table, us
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
+from mpitempo import kinds
+from mpitempo.analysis import factors
+from mpitempo.analysis.clocks import summarise
+from mpitempo.analysis.flags import campaign_metas, flag_cell, flag_notes, simulation_of
+from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table, summary_rows
+from mpitempo.io.rundir import find_runs
+from mpitempo.kinds.clocks import load_rows
+from mpitempo.present.clocks import clocks_table
 
 
 def _ci_cell(r) -> str:
@@ -54,8 +61,6 @@ def _summary_columns(many: bool) -> list[tuple]:
 
 
 def _flags(r) -> str:
-    from mpitempo.analysis.flags import flag_cell
-
     return flag_cell(r.get("flags"))
 
 
@@ -77,21 +82,15 @@ def _per_run_columns(many: bool) -> list[tuple]:
 
 def _any_simulated(data) -> bool:
     """Did any run of the opened campaigns run on a simulated platform (analysis.flags.simulation_of)?"""
-    from mpitempo.analysis.flags import campaign_metas, simulation_of
 
     return any(simulation_of(m) for runs in campaign_metas(data).values() for m in runs.values())
 
 
 def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_run: bool = False,
                   roots=None, fmt: str = "table") -> list[dict]:
-    from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
     from mpitempo.analysis.store import open_campaigns
-    from mpitempo.analysis.summary import summary_rows
-    from mpitempo.analysis.flags import flag_cell, flag_notes
     filt = filt or Filter()
     from pathlib import Path
-
-    from mpitempo import kinds
 
     if Path(root).is_dir() and (Path(root) / "runs").is_dir() and not kinds.of_campaign(root).has_measurements:
         return _summary_without_measurements(Path(root), as_json)
@@ -121,42 +120,33 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
              + f" (times in µs) of {src}")
     header, cells, const = compact([(h.replace(" [µs]", ""), j) for h, j in heads],
                                    [[c[2](r) for c in cols] for r in rows], keep=("op", "msize", "median"))
+    left_out: list[str] = []
     if fmt != "markdown":
         header, cells, left_out = fit(header, cells, ("mean", "outliers", "Q1", "Q3", "std", "spread", "RSE", "min",
                                                       "max", "warm-up", "CI ±"), width=con.width)
-        if left_out:
-            const.append(f"not shown to fit {con.width} columns: {', '.join(left_out)} (see --csv or --json)")
     if fmt == "markdown":
         print(f"**{title}**\n" + (f"\nsame in every row: {', '.join(const)}\n" if const else "") + "\n"
               + plain_table(header, cells, "markdown"))
         return rows
-    same = [c for c in const if not c.startswith("not shown")]
-    if same:
-        con.print("same in every row: " + ", ".join(same))
-    for c in const:
-        if c.startswith("not shown"):
-            con.print(c)
-    t = table(title, header)
-    for i, col in enumerate(t.columns):   # names are not shortened: the numbers give way first
-        col.min_width = max([len(r[i]) for r in cells] + [len(header[i][0]) if header[i][1] == "left" else 1])
-        col.no_wrap = True
-    for row in cells:
-        t.add_row(*[escape(safe(v)) for v in row])
+    if const:
+        con.print("same in every row: " + ", ".join(const))
     if per_run:
-        t.caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
+        caption = f"after the {filt.describe()}; CV = std / mean, RSE = standard error / mean"
     else:
-        t.caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
-                     f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
-                     "flags: see the warnings below and docs/methods.md")
-    t.caption_justify = "left"
-    con.print(t)
+        caption = ("runs = mpiruns; median, CI (distribution-free, of the median), mean, min, max are taken "
+                   f"over the per-run medians after the {filt.describe()}; spread = (max - min) / median; "
+                   "flags: see the warnings below and docs/methods.md")
+    # names are not shortened: the numbers give way first (left out, named under the table)
+    print_table(con, title, header, [[safe(v) for v in row] for row in cells], caption=caption)
+    if left_out:
+        con.print(left_out_line(left_out, con.width, "--csv or --json"), markup=False)
     if not per_run:
         from mpitempo.present.derived import print_derived
 
         print_derived(rows, con, many)
         from mpitempo.present.definitions import summary_notes   # where a number differs from OSU's / IMB's
         for n in summary_notes(data, rows):
-            con.print(escape(safe(n)))
+            con.print(safe(n))
     notes = [outlier_line(counts["outliers"], counts["measurements"],
                           *((counts["mild"], counts["severe"]) if filt.kind == "tukey" else ()))
              + f" ({filt.describe()})"]
@@ -174,7 +164,6 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
         bad = [r for r in rows if r["invalid"]]
         if bad:
             notes.append(f"{sum(r['invalid'] for r in bad)} invalid measurements were excluded")
-    from mpitempo.analysis import factors
     for cfg, keys in factors.within_group_differences(factors.load(root)).items():
         shown = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
         notes.append(f"warning: the runs of config '{cfg}' differ in {shown}; they are summarised together "
@@ -190,16 +179,12 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
 
 def _summary_without_measurements(root, as_json: bool) -> list[dict]:
     """Campaigns whose kind has no measurement table (clocks, trace): the kind's own summary."""
-    from mpitempo import kinds
 
     if kinds.of_campaign(root).name == "trace":   # each run and the wait states over the mpiruns
-        from mpitempo.tracer import show_campaign
+        from mpitempo.present.trace import show_campaign
 
         show_campaign(root, None, None, as_json)
         return []
-    from mpitempo.analysis.clocks import summarise
-    from mpitempo.io.rundir import find_runs
-    from mpitempo.kinds.clocks import load_rows
 
     complete, failed, incomplete = find_runs(root)
     if not complete:
@@ -208,7 +193,6 @@ def _summary_without_measurements(root, as_json: bool) -> list[dict]:
     if as_json:
         print_json(rows)
         return rows
-    from mpitempo.present.clocks import clocks_table
 
     clocks_table(rows, f"mpitempo summary of {root}: clock sync, {len(complete)} mpirun(s)")
     if failed or incomplete:

@@ -1,7 +1,7 @@
 """The terminal summary of `mpitempo trace DIR`."""
 from __future__ import annotations
 
-from mpitempo.present.safe_text import safe
+from mpitempo.safe_text import safe
 from mpitempo.present.tables import console
 
 
@@ -131,3 +131,16 @@ def print_campaign(r: dict) -> None:
         c.print(f"  FAILED run {f['run_id']} ({f['status']}): {f.get('reason') or 'see its failed.json'}")
     if r["incomplete"]:
         c.print(f"  incomplete (never finished): {', '.join(r['incomplete'])}")
+
+
+def show_campaign(d, call, rng, as_json) -> None:
+    """The across-run summary of a trace campaign (`mpitempo trace show`, `mpitempo summary`)."""
+    from mpitempo.analysis.trace_campaign import summarise_campaign   # numpy: not for --help
+
+    res = summarise_campaign(d, call, rng)
+    if as_json:
+        from mpitempo.present.tables import print_json
+
+        print_json(res)
+        return
+    print_campaign(res)

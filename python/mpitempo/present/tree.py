@@ -4,6 +4,12 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from mpitempo import kinds
+from mpitempo.io.rundir import find_runs
+from mpitempo.io.safefs import safe_write_text
+from mpitempo.present.tables import width, wrap_line
+from mpitempo.safe_text import safe, safe as s
+
 US = 1e6
 
 
@@ -21,8 +27,7 @@ def _path_table(paths: list[dict]) -> list[str]:
 
 def text(runs: list[dict], res: dict) -> str:
     """The text output; the strings a run directory stores (configuration names, tree specs, host
-    names, the workload) are shown escaped (present.safe_text): a run may come from someone else."""
-    from mpitempo.present.safe_text import safe as s
+    names, the workload) are shown escaped (safe_text): a run may come from someone else."""
 
     a = next((r for r in runs if not r["mpi"]), runs[0])
     lines = [f"allreduce tree '{s(res['config'])}' ({s(res['tree'])}), {res['nprocs']} ranks, {res['mpiruns']} "
@@ -103,17 +108,15 @@ def text(runs: list[dict], res: dict) -> str:
             note = "" if v["p_value"] is not None and v["min_p"] <= 0.05 else f" (need more mpiruns: min p {v['min_p']:.3g})"
             lines.append(f"  vs {s(v['baseline'])}: {_us(v['baseline_s'])} -> {_us(v['fastest_s'])} µs "
                          f"({v['delta_pct']:+.1f}%, {p}){note}")
-    from mpitempo.present.tables import WIDTH, wrap_line
 
-    # prose lines wrap at 100 columns (continuations indented); the tables above are narrower
-    return "\n".join(wrap_line(ln, WIDTH, len(ln) - len(ln.lstrip(" ")) + 4) if len(ln) > WIDTH else ln
+    # prose lines wrap at the console's width (continuations indented); the tables above are narrower
+    w = width()
+    return "\n".join(wrap_line(ln, w, len(ln) - len(ln.lstrip(" ")) + 4) if len(ln) > w else ln
                      for ln in lines) + "\n"
 
 
 def _img(png: bytes, alt: str) -> str:
     from html import escape
-
-    from mpitempo.present.safe_text import safe
 
     alt = escape(safe(alt), quote=True)      # a configuration name may hold quotes and control characters
     return f"<img alt='{alt}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
@@ -173,7 +176,6 @@ def html(runs: list[dict], res: dict) -> str:
 
 def write_html(runs: list[dict], res: dict, out: Path) -> Path:
     doc = html(runs, res)
-    from mpitempo.io.safefs import safe_write_text
 
     safe_write_text(out, doc, out.parent)   # never through a link planted in the output directory
     return out
@@ -181,13 +183,11 @@ def write_html(runs: list[dict], res: dict, out: Path) -> Path:
 
 def report_section(root) -> str:
     """The tree section of `mpitempo report` for a campaign of kind tree ("" for other kinds)."""
-    from mpitempo import kinds
 
     root = Path(root)
     if not (root / "runs").is_dir() or kinds.of_campaign(root).name != "tree":
         return ""
     from mpitempo.analysis import tree as analysis
-    from mpitempo.io.rundir import find_runs
 
     complete, _, _ = find_runs(root)
     runs = analysis.in_config_order([analysis.analyse_run(d, 0, root) for d in complete],

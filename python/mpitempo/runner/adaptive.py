@@ -12,6 +12,7 @@ from pathlib import Path
 from mpitempo.analysis.adaptive import RECORD, looks_level, rel_half_width, run_looks
 from mpitempo.io import safefs
 from mpitempo.io.params import percent_value
+from mpitempo.runner.plan import PlannedRun
 
 
 def wide_configs(c, outdir: Path, level: float) -> dict[str, list[str]]:
@@ -52,8 +53,6 @@ def more_rounds(c, outdir: Path, planned: list, run_round, progress, deadline: f
     (time.monotonic()) is reached; run_round(runs) runs them (False: completed, else interrupted).
     Returns what stopped it: precision, cap, budget or interrupted. round_cost(n_runs) estimates the
     seconds of n more mpiruns."""
-    from mpitempo.runner.execute import PlannedRun
-
     looks = run_looks(c.mpiruns, c.max_mpiruns)
     level = looks_level(len(looks))
     rec = {"looks": looks, "level": level, "alpha": 1 - 0.95, "rounds": [], "stopped": None, "budget_stopped": []}

@@ -20,7 +20,6 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mpitempo.build import Build, ensure_build
@@ -30,30 +29,10 @@ from mpitempo.io import params as ptable
 from mpitempo.io import safefs
 from mpitempo.runner import watchdog
 from mpitempo.runner.launch import make_launch
+from mpitempo.runner.plan import PlannedRun, plan  # noqa: F401 (PlannedRun: the runner's unit)
 from mpitempo.runner.progress import Progress
 from mpitempo.runner.reason import disk_full, failure_reason, with_disk_full, with_known_bug
-
-
-@dataclass
-class PlannedRun:
-    run_id: str
-    config: str
-    np: int
-    run_index: int
-
-
-def plan(c: Campaign) -> list[PlannedRun]:
-    """Interleave configurations and process counts across mpiruns (run 1 of A,
-    run 1 of B, ...), or shuffle the whole list with the campaign seed."""
-    runs = []
-    for i in range(c.mpiruns):
-        for np in c.np:
-            for cfg in c.configs:
-                suffix = f"-np{np}" if len(c.np) > 1 else ""
-                runs.append(PlannedRun(f"{cfg.name}{suffix}-{i:03d}", cfg.name, np, i))
-    if c.order == "random":
-        random.Random(c.seed if c.seed is not None else 0).shuffle(runs)
-    return runs
+from mpitempo.runner.resume import campaign_toml_text
 
 
 def run_complete(d: Path, kind=None) -> bool:
@@ -158,17 +137,6 @@ def check_resume_dir(outdir: Path) -> None:
     safefs.campaign_entries_check(outdir, RUNNER_FILES)
 
 
-def campaign_toml_text(outdir: Path) -> str:
-    """The text of DIR/campaign.toml, read without following a link."""
-    path = outdir / "campaign.toml"
-    try:
-        return safefs.safe_read_text(path, outdir, limit=16 << 20)
-    except FileNotFoundError:
-        raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)") from None
-    except OSError as e:
-        raise MtError(f"cannot read '{path}': {e.strerror}") from None
-
-
 def read_campaign_toml(outdir: Path, kind: str | None = None) -> dict:
     """DIR/campaign.toml as a dict, read without following a link, every key known and of its
     TOML type (io.toml_schema)."""
@@ -266,28 +234,6 @@ def _create(c: Campaign, outdir: Path, present: tuple[str, ...], stack: contextl
         why = (disk_full(outdir) if getattr(e, "errno", None) == errno.ENOSPC else
                e.strerror if isinstance(e, OSError) else str(e))
         raise MtError(f"cannot write the campaign directory '{outdir}': {why}") from None
-
-
-def _normalised_campaign(text: str, kind: str, path: Path) -> Campaign:
-    """The campaign a campaign.toml describes (every key, canonical values): differences are then
-    ones of values, never of layout."""
-    import tomllib
-
-    from mpitempo.io.campaign import build_campaign
-    from mpitempo.io.toml_schema import check_campaign as check_toml_types
-
-    try:
-        spec = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise MtError(f"cannot resume: '{path}' is not valid TOML: {e}") from None
-    try:
-        check_toml_types(spec, f"campaign file '{path}'", kind)
-    except MtError as e:
-        raise MtError(f"cannot resume: {e}") from None
-    try:
-        return build_campaign(spec, kind=None if "kind" in spec else kind)
-    except MtError as e:
-        raise MtError(f"cannot resume: '{path}': {e}") from None
 
 
 def _done(kind, d: Path) -> bool:

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 from mpitempo.build import Build
 from mpitempo.errors import MtError
+from mpitempo.runner.variants import SMPI_CFG_ENV
 
-# Environment for oversubscribed MPICH (ENVIRONMENT.md): ranks yield instead of busy-polling.
+# Environment for oversubscribed MPICH (docs/design.md, "Machines that share or oversubscribe cores"):
+# ranks yield instead of busy-polling.
 MPICH_THROTTLE = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
@@ -99,9 +101,8 @@ SMPI_LOG = ("--log=root.thres:warning", "--log=smpi_config.thres:error")
 SMPI_TEMPLATE = ("{mpiexec} -platform {platform} -hostfile {hostfile} -np {np} "
                  + " ".join(SMPI_CFG + SMPI_LOG) + " {cmd}")
 # A configuration's own SMPI settings (e.g. the collective algorithms of a tune or imbalance variant:
-# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in this variable of
+# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in SMPI_CFG_ENV of
 # the configuration's environment, passed to smpirun as --cfg=KEY:VALUE before the program.
-SMPI_CFG_ENV = "MPITEMPO_SMPI_CFG"
 _SMPI_CFG_ITEM = re.compile(r"^smpi/[a-z0-9_-]+:[A-Za-z0-9_.+-]+$")
 
 
@@ -157,7 +158,7 @@ def _said(notes: list[str], text: str) -> None:
     """A note of the launch (recorded in launch.json), also printed on stderr once per process."""
     import sys
 
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     notes.append(text)
     if text not in _SAID:

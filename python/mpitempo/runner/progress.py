@@ -6,7 +6,7 @@ import time
 
 from rich.markup import escape
 
-from mpitempo.present.safe_text import SafeConsole, safe
+from mpitempo.safe_text import SafeConsole, safe
 
 
 class Progress:
@@ -90,7 +90,7 @@ class Progress:
             self._bar.update(self._task, total=self.total)
         if why and not self.quiet:
             (self._bar.console.print if self._bar else lambda t: print(t, file=sys.stderr, flush=True))(
-                escape(safe(f"mpitempo: {why}")) if self._bar else f"mpitempo: {why}")
+                safe(f"mpitempo: {why}") if self._bar else f"mpitempo: {why}")
 
     def close(self) -> None:
         if self._bar:

@@ -276,11 +276,42 @@ def _args_difference(ran: list[str], now: list[str]) -> str:
     return "the core's arguments"
 
 
+def campaign_toml_text(outdir: Path) -> str:
+    """The text of DIR/campaign.toml, read without following a link."""
+    path = outdir / "campaign.toml"
+    try:
+        return safefs.safe_read_text(path, outdir, limit=16 << 20)
+    except FileNotFoundError:
+        raise MtError(f"cannot resume '{outdir}': it has no campaign.toml (not a campaign directory)") from None
+    except OSError as e:
+        raise MtError(f"cannot read '{path}': {e.strerror}") from None
+
+
+def _normalised_campaign(text: str, kind: str, path: Path) -> Campaign:
+    """The campaign a campaign.toml describes (every key, canonical values): differences are then
+    ones of values, never of layout."""
+    import tomllib
+
+    from mpitempo.io.campaign import build_campaign
+    from mpitempo.io.toml_schema import check_campaign as check_toml_types
+
+    try:
+        spec = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise MtError(f"cannot resume: '{path}' is not valid TOML: {e}") from None
+    try:
+        check_toml_types(spec, f"campaign file '{path}'", kind)
+    except MtError as e:
+        raise MtError(f"cannot resume: {e}") from None
+    try:
+        return build_campaign(spec, kind=None if "kind" in spec else kind)
+    except MtError as e:
+        raise MtError(f"cannot resume: '{path}': {e}") from None
+
+
 def check_spec(outdir: Path, c: Campaign, given: str) -> None:
     """Refuse a resume whose specification differs from the directory's campaign.toml or from the
     campaign's record of what was run, naming the first differing key."""
-    from mpitempo.runner.execute import _normalised_campaign, campaign_toml_text
-
     spec_path = outdir / "campaign.toml"
     have = campaign_toml_text(outdir)
     stored = _normalised_campaign(have, c.kind, spec_path)
@@ -377,7 +408,7 @@ def stored_commands(c: Campaign, outdir: Path, typed: frozenset = frozenset()) -
 def _launch_text(c: Campaign, cfg, outdir: Path, mpiexec: str, trusted_build: bool) -> str:
     """The first mpirun of configuration cfg as it will be executed (its exact argv when the core can
     be found without running a stored compiler; else the template with the core's path left open)."""
-    from mpitempo.runner.execute import plan
+    from mpitempo.runner.plan import plan
 
     first = next((r for r in plan(c) if r.config == cfg.name), None)
     np = first.np if first else c.np[0]

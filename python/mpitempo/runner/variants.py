@@ -103,7 +103,7 @@ def selection_env(flavour: str, environ=None) -> dict[str, str]:
 
 def selection_env_note(flavour: str, environ=None) -> str | None:
     """A note for results that compare against the library's default, when the environment changes it."""
-    from mpitempo.present.safe_text import safe
+    from mpitempo.safe_text import safe
 
     sel = selection_env(flavour, environ)
     if not sel:
@@ -267,11 +267,14 @@ SMPI_OP_KEYS = {"barrier": "barrier", "bcast": "bcast", "reduce": "reduce", "all
                 "gather": "gather", "scatter": "scatter"}
 
 
+# the environment variable of the smpirun --cfg= items a configuration sets (runner/launch.py turns it into
+# smpirun arguments)
+SMPI_CFG_ENV = "MPITEMPO_SMPI_CFG"
+
+
 def smpi_env(selector: str, op: str | None = None, name: str | None = None) -> dict[str, str]:
     """The configuration environment that runs SMPI with a selector, and with one op's algorithm forced
     (runner/launch.py turns MPITEMPO_SMPI_CFG into smpirun --cfg= arguments)."""
-    from mpitempo.runner.launch import SMPI_CFG_ENV
-
     if selector not in SMPI_SELECTORS:
         raise MtError(f"invalid SMPI selector '{selector}' (allowed: {', '.join(SMPI_SELECTORS)})")
     items = [f"smpi/coll-selector:{selector}"]

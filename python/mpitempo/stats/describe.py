@@ -140,6 +140,28 @@ def runs_needed(level: float = 0.95) -> int:
     return n
 
 
+# The looks of an adaptive campaign (analysis.adaptive, runner.adaptive): mpiruns are added until
+# the interval of the median is narrow enough, each look's interval at a Bonferroni-corrected level.
+ALPHA = 0.05
+RUN_GROWTH = 1.5
+
+
+def run_looks(first: int, cap: int) -> list[int]:
+    """The numbers of mpiruns at which a campaign looks: first, then x RUN_GROWTH (at least +1), the cap last."""
+    first = max(1, int(first))
+    cap = max(first, int(cap))
+    looks, n = [first], first
+    while n < cap:
+        n = min(cap, max(n + 1, math.ceil(n * RUN_GROWTH)))
+        looks.append(n)
+    return looks
+
+
+def looks_level(k: int) -> float:
+    """The level of each of k looks' intervals: 1 - ALPHA / k (Bonferroni)."""
+    return 1.0 - ALPHA / max(1, k)
+
+
 def median_ci(x, level: float = 0.95) -> dict:
     """{level, lo_s, hi_s, coverage, need_runs}: lo/hi None and need_runs set when n is too small."""
     x = np.sort(np.asarray(x, dtype=float))

@@ -18,6 +18,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from mpitempo.stats.compare import mann_whitney
+from mpitempo.stats.describe import runs_needed as ci_min_runs
+
 EXACT_MAX_CELLS = 2500      # m x n up to which the U distribution is counted exactly
 NOISE_PCT = 1.0             # without --equivalence: a significant shift smaller than this is not a finding
 
@@ -77,7 +80,6 @@ def hodges_lehmann(a, b, level: float = 0.95) -> dict:
 
 def tost(a, b, margin_rel: float, alpha: float = 0.05) -> dict:
     """{p_value, equivalent, margin_s}: two one-sided Mann-Whitney tests of |shift| < margin_rel x median(A)."""
-    from mpitempo.stats.compare import mann_whitney
 
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -120,8 +122,6 @@ def runs_needed(medians, rel: float = 0.05, level: float = 0.95) -> int | None:
     of the run medians, with the asymptotic standard error of a median, sqrt(pi/2) x sd / sqrt(n)
     (normal data), and at least the runs the distribution-free CI needs. None with < 3 runs."""
     from statistics import NormalDist      # not scipy.stats: `summary` would import it for this one quantile
-
-    from mpitempo.stats.describe import runs_needed as ci_min_runs
 
     x = np.asarray(medians, dtype=float)
     if x.size < 3:

@@ -57,6 +57,10 @@ void mt_free_list(char **items, int n);
 /* qsort comparison of doubles, ascending */
 int mt_cmp_double(const void *a, const void *b);
 
+/* Median of v[0..n-1], sorting v in place (the mean of the two middle values for an even n; NaN
+ * for n <= 0). src/core/clock has its own (mt_median in clock/sync_learn.c, returning 0 for n <= 0). */
+double mt_median_inplace(double *v, int n);
+
 /* Median of the values v[i] with valid[i] != 0 (NaN when there is none). */
 double mt_median_valid(const double *v, const int *valid, int n);
 

@@ -300,6 +300,13 @@ int mt_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double mt_median_inplace(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof(double), mt_cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double mt_median_valid(const double *v, const int *valid, int n)
 {
     double *c = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
@@ -307,11 +314,7 @@ double mt_median_valid(const double *v, const int *valid, int n)
     int m = 0;
     for (int i = 0; i < n; i++)
         if (valid[i]) c[m++] = v[i];
-    double med = NAN;
-    if (m > 0) {
-        qsort(c, (size_t)m, sizeof(double), mt_cmp_double);
-        med = (m % 2) ? c[m / 2] : 0.5 * (c[m / 2 - 1] + c[m / 2]);
-    }
+    double med = mt_median_inplace(c, m);
     free(c);
     return med;
 }

@@ -233,16 +233,6 @@ static inline int overlap_call(mt_op_args_t *a, post_fn post, wait_fn wait)
 }
 
 /* ---- setup: the compute target and the iteration count (outside the timed region) ---- */
-static int cmp_double(const void *x, const void *y)
-{
-    double u = *(const double *)x, v = *(const double *)y;
-    return (u > v) - (u < v);
-}
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 static double time_spin(const mt_timer_inst_t *t, int64_t n)
 {
     int64_t t0 = t->t->now();
@@ -269,13 +259,13 @@ static int64_t calibrate(const mt_timer_inst_t *t, double target_s)
         }
     }
     double rr[3] = {r[0], r[1], r[2]};
-    double rate = median(rr, 3);
+    double rate = mt_median_inplace(rr, 3);
     int64_t iters = (int64_t)llround(target_s * rate);
     if (iters < 1) iters = 1;
     if (target_s < 1e-2) {
         double m[9];
         for (int k = 0; k < 9; k++) m[k] = time_spin(t, iters);
-        double med = median(m, 9);
+        double med = mt_median_inplace(m, 9);
         if (med > 0) iters = (int64_t)llround((double)iters * target_s / med);
         if (iters < 1) iters = 1;
     }
@@ -314,7 +304,7 @@ static int overlap_setup(mt_op_args_t *a, int (*pure)(mt_op_args_t *), char *err
                                a->op->name, rc);
             if (i >= WARM) s[i - WARM] = mt_ticks_to_s(a->timer, t1 - t0);
         }
-        double mine = median(s, MEAS), all = 0;
+        double mine = mt_median_inplace(s, MEAS), all = 0;
         if (MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, a->comm) != MPI_SUCCESS)
             return mt_fail(err, MT_EMPI, "%s: MPI_Allreduce of the pure time failed", a->op->name);
         st->pure_s = all;
@@ -349,7 +339,7 @@ static void overlap_info(mt_op_args_t *a, mt_op_info_t *out)
     long long calls[2] = {v ? st->n : 0, st->unrecorded}, tot[2] = {0, 0};
     if (v) {
         for (int i = 0; i < st->n; i++) v[i] = mt_ticks_to_s(a->timer, st->comp[i]);
-        med = median(v, st->n);
+        med = mt_median_inplace(v, st->n);
         lo = v[0];
         hi = v[st->n - 1];
         free(v);
@@ -371,7 +361,7 @@ static void overlap_info(mt_op_args_t *a, mt_op_info_t *out)
         double *u = malloc(sizeof(double) * (size_t)st->n);
         if (u) {
             for (int i = 0; i < st->n; i++) u[i] = mt_ticks_to_s(a->timer, st->test[i]);
-            tmed = median(u, st->n);
+            tmed = mt_median_inplace(u, st->n);
             free(u);
         }
     }

@@ -27,20 +27,13 @@ int64_t mt_pp_npp_from(double res_npp, double res_timing_s, double median_ppt_s)
     return mt_pp_nint(x);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double mt_pp_median(const double *v, int64_t n)
 {
     if (n <= 0) return NAN;
     double *c = malloc(sizeof(double) * (size_t)n);
     if (!c) return NAN;
     memcpy(c, v, sizeof(double) * (size_t)n);
-    qsort(c, (size_t)n, sizeof(double), cmp_double);
-    double m = (n % 2) ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    double m = mt_median_inplace(c, (int)n);
     free(c);
     return m;
 }

@@ -1,5 +1,6 @@
 /* mpitempo: core-to-core latency probe (see corelat.h). */
 #include "run/corelat.h"
+#include "base/mt_common.h"
 #include "base/mt_mpi.h"
 
 #include <stdatomic.h>
@@ -12,12 +13,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* wait until *f == want; 0 on success, -1 when the partner gave up or it took too long */
@@ -82,7 +77,7 @@ void mt_corelat_probe(MPI_Comm comm, int skip, mt_corelat_t *out)
                 }
             }
             if (nrank == 0 && rtt && ok && n > 0) {
-                qsort(rtt, (size_t)n, sizeof(double), cmp_double);
+                qsort(rtt, (size_t)n, sizeof(double), mt_cmp_double);
                 out->done = 1;
                 out->rtt_min_s = rtt[0];
                 out->rtt_median_s = rtt[n / 2];

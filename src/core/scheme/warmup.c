@@ -12,18 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void mt_steady_init(mt_steady_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -59,7 +47,7 @@ int mt_steady_detect(const double *t, int n, int *capped)
     double w[MT_WARMUP_WINDOW];
     for (int i = 0; i + MT_WARMUP_WINDOW <= n && !s.done; i += MT_WARMUP_WINDOW) {
         memcpy(w, t + i, sizeof w);
-        mt_steady_feed(&s, median_of(w, MT_WARMUP_WINDOW));
+        mt_steady_feed(&s, mt_median_inplace(w, MT_WARMUP_WINDOW));
     }
     if (capped) *capped = s.capped;
     return s.done ? s.calls : -1;
@@ -81,7 +69,7 @@ void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
                 mt_check_mpi(op->call(a), op->mpi_name);
                 w[i] = mt_ticks_to_s(&ctx->timer, now() - t0);
             }
-            double mine = median_of(w, MT_WARMUP_WINDOW), worst = 0;
+            double mine = mt_median_inplace(w, MT_WARMUP_WINDOW), worst = 0;
             mt_check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, ctx->comm), "MPI_Allreduce");
             mt_steady_feed(&s, worst);
         }

@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
 from mpitempo.io.sizes import format_size  # noqa: E402
+from mpitempo.safe_text import safe_block  # noqa: E402
 from mpitempo.stats.diagnostics import clt_means, mpirun_factor, normalized  # noqa: E402
 
 US = 1e6
@@ -19,12 +20,9 @@ US = 1e6
 def plain_text(fig) -> None:
     """Show the texts of fig (titles, legends, labels: they hold configuration names and other
     strings from campaign files) as they are: never parsed as mathtext (a name holding '$\\x$' made
-    rendering fail) and with control characters escaped (present.safe_text). Tick labels keep
+    rendering fail) and with control characters escaped (safe_text). Tick labels keep
     matplotlib's own formatting (10^k on log axes). Call it before tight_layout and saving."""
     from matplotlib.text import Text
-
-    from mpitempo.present.safe_text import safe_block
-
     from matplotlib.ticker import FixedFormatter, FuncFormatter
 
     ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpitempo.present.plots import plain_text
+
 
 def boxplot(names: list[str], skews: list[np.ndarray], title: str):
     import matplotlib
@@ -18,7 +20,6 @@ def boxplot(names: list[str], skews: list[np.ndarray], title: str):
     ax.set_ylabel("exit skew [µs] (last exit - first exit)")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    from mpitempo.present.plots import plain_text
 
     plain_text(fig)   # variant names (tick labels) and the title: text, never mathtext
     fig.tight_layout()

@@ -57,7 +57,7 @@ def gantt(ev: dict, instances: list[list[int]], call: str, title: str, path: str
         if hatched:
             from matplotlib.patches import Patch
 
-            from mpitempo.present.safe_text import safe
+            from mpitempo.safe_text import safe
 
             handles = [Patch(facecolor="white", edgecolor="black", hatch="////", label="wait state")]
             for site, wt in sorted(site_wait.items(), key=lambda kv: -kv[1])[:4]:

@@ -2,6 +2,8 @@
 the chosen algorithm of each size marked."""
 from __future__ import annotations
 
+from mpitempo.present.plots import plain_text
+
 
 def algorithm_plot(op: str, nprocs: int, candidates: list[dict], rows: list[dict], title: str):
     import matplotlib
@@ -45,6 +47,5 @@ def algorithm_plot(op: str, nprocs: int, candidates: list[dict], rows: list[dict
 
 def _plain(fig) -> None:
     """Algorithm and op names (from the campaign's files) shown as text: never mathtext."""
-    from mpitempo.present.plots import plain_text
 
     plain_text(fig)
