@@ -87,7 +87,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
     from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table
     from mpitempo.analysis.store import open_campaigns
     from mpitempo.analysis.summary import summary_rows
-    from mpitempo.analysis.flags import flag_cell, flag_notes
+    from mpitempo.analysis.flags import flag_cell, flag_notes, sync_notes
     filt = filt or Filter()
     from pathlib import Path
 
@@ -170,6 +170,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
         notes += flag_notes(rows)
+        notes += sync_notes(rows)
         notes += stop_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:

@@ -63,8 +63,30 @@ static void wait_until(const mt_clock_t *g, double target, int busy)
     }
 }
 
+double mt_check_gap_for(double run_s, int nprocs)
+{
+    double gap = 0.01 * run_s / ((double)(nprocs > 1 ? nprocs - 1 : 1) * (MT_CHECK_TRIES - 1));
+    return gap < MT_CHECK_GAP_MIN_S ? MT_CHECK_GAP_MIN_S : gap > MT_CHECK_GAP_S ? MT_CHECK_GAP_S : gap;
+}
+
+int mt_check_tries_for(double run_s, int nprocs, double try_s, double gap_s)
+{
+    double budget = 0.01 * run_s > MT_CHECK_BUDGET_MIN_S ? 0.01 * run_s : MT_CHECK_BUDGET_MIN_S;
+    double per = (double)(nprocs > 1 ? nprocs - 1 : 1) * (try_s + gap_s);
+    double t = per > 0 ? floor((budget + (double)(nprocs > 1 ? nprocs - 1 : 1) * gap_s) / per) : MT_CHECK_TRIES;
+    return t < 1 ? 1 : t > MT_CHECK_TRIES ? MT_CHECK_TRIES : (int)t;
+}
+
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
                  int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err)
+{
+    return mt_check_run_ex(comm, g, oalg, npp, wait_s, nwait, sample_n, seed, lazy, MT_CHECK_TRIES, MT_CHECK_GAP_S,
+                           out, err);
+}
+
+int mt_check_run_ex(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
+                    int nwait, int sample_n, uint64_t seed, int lazy, int tries, double gap_s, mt_check_t *out,
+                    char *err)
 {
     memset(out, 0, sizeof *out);
     mt_pp_t pp;
@@ -113,8 +135,8 @@ int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg
                  * measurement is slow and its offset biased by ~1.5 us,
                  * which would be blamed on the clock model */
                 double best = INFINITY;
-                for (int t = 0; t < MT_CHECK_TRIES; t++) {
-                    if (t > 0 && r == 0) wait_until(g, mt_clock_now(g) + MT_CHECK_GAP_S, busy);
+                for (int t = 0; t < tries; t++) {
+                    if (t > 0 && r == 0) wait_until(g, mt_clock_now(g) + gap_s, busy);
                     oalg->measure(&pp, g, 0, c, npp, &o);
                     if (r == c && o.rtt_min < best) {
                         best = o.rtt_min;
