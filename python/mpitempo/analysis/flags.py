@@ -175,7 +175,25 @@ def sync_group(rs: list[dict], facts: dict) -> dict | None:
             "threshold_of": sorted(ofs)[0] if len(ofs) == 1 else "mixed",
             "horizon_s": worst("sync_horizon_s"), "end_check_s": worst("sync_check_s"),
             "end_check_fraction": worst("sync_check_fraction"), "drift_bound_ppm": worst("sync_drift_bound_ppm"),
-            "inaccurate_runs": [i for i, f in fs if sync_off(f)]}
+            "inaccurate_runs": [i for i, f in fs if sync_off(f)], "reasons": _sync_reasons([f for _, f in fs])}
+
+
+def _sync_reasons(fs: list[dict]) -> list[str]:
+    """Why the runs' clocks are below their stated accuracy, each reason once."""
+    out = []
+    for f in fs:
+        thr = f.get("sync_threshold_s") or SYNC_ACCURACY_S
+        if f.get("sync_end_s") is not None and f["sync_end_s"] > thr:
+            out.append(f"a rank {f['sync_end_s'] * 1e6:.3g} µs off at the end (more than "
+                       f"{thr * 1e6:.3g} µs: {str(f.get('sync_threshold_of')).replace('_', ' ')})")
+        elif f.get("sync_max_s") is not None and f["sync_max_s"] > min(thr, SYNC_ACCURACY_S):
+            out.append(f"a rank {f['sync_max_s'] * 1e6:.3g} µs off (more than {min(thr, SYNC_ACCURACY_S) * 1e6:.3g} µs)")
+        if f.get("sync_preempted"):
+            out.append(f"Mean-RTT-Offset saw preempted round trips on {f['sync_preempted']} rank(s)")
+        elif f.get("sync_below"):
+            out.append(f"{f['sync_below']} rank(s) below their stated accuracy (the drift not known well enough "
+                       "for the horizon, or inherited from the reference)")
+    return list(dict.fromkeys(out))
 
 
 def simulation_of(meta: dict) -> dict | None:
@@ -494,9 +512,8 @@ def flag_notes(rows: list[dict]) -> list[str]:
         if "sync_inaccurate" in r.get("flags", []):
             add("sync_inaccurate", f"warning: {name(r)}: clock sync below its stated accuracy in run(s) "
                 f"{', '.join(str(i) for i in (r.get('sync') or {}).get('inaccurate_runs', [])) or '?'}: "
-                + sync_text(r.get("sync")) + " (a rank off by more than the threshold after the sync, between "
-                "experiments or at the end, Mean-RTT-Offset preempted, or a drift not known well enough for the "
-                "horizon; docs/clocks.md)")
+                + "; ".join((r.get("sync") or {}).get("reasons") or ["the core flagged it (clock.sync_inaccurate)"])
+                + "; " + sync_text(r.get("sync")) + " (docs/clocks.md)")
     return [t for _, t in sorted(out, key=lambda x: x[0])]   # stable: rows keep their order
 
 

@@ -116,7 +116,8 @@ typedef struct mt_sync_stats {
 /* the drift bound (s/s) for a horizon: MT_SYNC_ACCURACY_S / max(horizon, MT_HORIZON_MIN_S) */
 double mt_drift_bound(double horizon_s);
 /* after the sync, once the horizon (sync -> last measurement, s) is known: slope_unresolved when the
- * rank's own drift_unc x horizon exceeds MT_SYNC_ACCURACY_S, ref_below when the inherited one does */
+ * rank's own drift_unc x horizon exceeds MT_SYNC_ACCURACY_S, ref_below when the inherited one does
+ * (when only their sum does, the larger part) */
 void mt_sync_at_horizon(mt_sync_stats_t *st, double horizon_s);
 /* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT
  * measurements were preempted, its slope was dropped unresolved, or it inherited either from its

@@ -256,11 +256,16 @@ int mt_slope_unresolved(int kept, double slope, double ci_half, double horizon_s
 void mt_sync_at_horizon(mt_sync_stats_t *st, double horizon_s)
 {
     /* the clock may drift from the reference by up to drift_unc + drift_unc_ref per second: past the
-     * stated accuracy within the horizon, the rank is below it; the own model's uncertainty is
-     * blamed when it is the larger part, else the inherited one */
+     * stated accuracy within the horizon, the rank is below it: slope_unresolved for its own model's
+     * part, ref_below for the inherited part, each beyond the bound; beyond it only together, the
+     * larger part is blamed */
     double b = mt_drift_bound(horizon_s), own = st->drift_unc, ref = st->drift_unc_ref;
-    if (own > b || (own + ref > b && own >= ref)) st->slope_unresolved = 1;
-    else if (own + ref > b) st->ref_below = 1;
+    if (own > b) st->slope_unresolved = 1;
+    if (ref > b) st->ref_below = 1;
+    if (own <= b && ref <= b && own + ref > b) { /* together only: the larger part is blamed */
+        if (own >= ref) st->slope_unresolved = 1;
+        else st->ref_below = 1;
+    }
 }
 
 int mt_sync_below_accuracy(const mt_sync_stats_t *st)
