@@ -169,10 +169,10 @@ def sync_group(rs: list[dict], facts: dict) -> dict | None:
         v = [f[k] for _, f in fs if f.get(k) is not None]
         return max(v) if v else None
 
-    ofs = {f.get("sync_threshold_of") for _, f in fs}
+    tight = min((f for _, f in fs), key=lambda f: f.get("sync_threshold_s") or SYNC_ACCURACY_S)
     return {"accuracy_s": worst("sync_accuracy_s"), "end_max_abs_offset_s": worst("sync_end_s"),
-            "threshold_s": min(f.get("sync_threshold_s") or SYNC_ACCURACY_S for _, f in fs),
-            "threshold_of": sorted(ofs)[0] if len(ofs) == 1 else "mixed",
+            "threshold_s": tight.get("sync_threshold_s") or SYNC_ACCURACY_S,   # the tightest run's, and what it is
+            "threshold_of": tight.get("sync_threshold_of") or "stated_accuracy",
             "horizon_s": worst("sync_horizon_s"), "end_check_s": worst("sync_check_s"),
             "end_check_fraction": worst("sync_check_fraction"), "drift_bound_ppm": worst("sync_drift_bound_ppm"),
             "inaccurate_runs": [i for i, f in fs if sync_off(f)], "reasons": _sync_reasons([f for _, f in fs])}
