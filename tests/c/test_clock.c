@@ -151,6 +151,10 @@ int main(void)
         CHECK(mt_check_tries_for(0.01, 2, 10e-3, 0.5e-3) == 1);   /* loaded: 10 ms a try: one */
         CHECK(mt_check_tries_for(100, 2, 10e-3, 5e-3) == 5);      /* 1 s of budget */
         CHECK(mt_check_tries_for(0.01, 9, 1e-3, 0.5e-3) == 1);    /* 8 ranks at 1.5 ms: 12 ms > 5 ms: one */
+        /* and its ping-pongs, when even one try exceeds the budget: 1 s run, 30 ms a try -> 33; at least 20 */
+        CHECK(mt_check_pp_for(1.0, 2, 0.3e-3, 100) == 100);
+        CHECK(mt_check_pp_for(1.0, 2, 30e-3, 100) == 33);
+        CHECK(mt_check_pp_for(1.0, 2, 300e-3, 100) == MT_CHECK_PP_MIN);
         /* the flag of a rank's clock: its own Mean-RTT measurements, its slope, or its reference's */
         mt_sync_stats_t sb = {0};
         CHECK(!mt_sync_below_accuracy(&sb));

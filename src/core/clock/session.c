@@ -86,13 +86,14 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err)
 /* one check of every rank on the global clock, its tries spread so that it costs about 1% of basis_s
  * (at least MT_CHECK_GAP_MIN_S apart); *dur: its wall time, max over ranks (rank 0) */
 static int sized_check(mt_gclock_t *g, double basis_s, mt_check_t *chk, double *dur, double *gap, int *tries,
-                       char *err)
+                       int *pp, char *err)
 {
     double w0 = 0, t0 = base_now(g);
     mt_check_mpi(MPI_Bcast(&basis_s, 1, MPI_DOUBLE, 0, g->comm), "MPI_Bcast");
     *gap = mt_check_gap_for(basis_s, g->size);
     *tries = mt_check_tries_for(basis_s, g->size, g->try_s, *gap);
-    int rc = mt_check_run_ex(g->comm, &g->res.clock, &mt_offset_skampi, CHECK_PP, &w0, 1, 0, 1, g->lazy,
+    *pp = mt_check_pp_for(basis_s, g->size, g->try_s, CHECK_PP);
+    int rc = mt_check_run_ex(g->comm, &g->res.clock, &mt_offset_skampi, *pp, &w0, 1, 0, 1, g->lazy,
                              *tries, *gap, chk, err);
     double d = base_now(g) - t0;
     mt_check_mpi(MPI_Reduce(&d, dur, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm), "MPI_Reduce");
@@ -127,8 +128,8 @@ int mt_gclock_check_if_due(mt_gclock_t *g, char *err)
     if (!due) return MT_OK;
     mt_check_t chk;
     double dur = 0, gap = 0, mx = 0, md = 0;
-    int tries = 0;
-    int rc = sized_check(g, now - g->t_lastcheck, &chk, &dur, &gap, &tries, err);
+    int tries = 0, pp = 0;
+    int rc = sized_check(g, now - g->t_lastcheck, &chk, &dur, &gap, &tries, &pp, err);
     if (rc != MT_OK) return rc;
     const char *of;
     int resync = 0;
@@ -183,7 +184,7 @@ int mt_gclock_finish(mt_gclock_t *g, char *err)
     g->horizon_s = now - g->t_synced;
     g->run_s = now - g->t_first;
     mt_check_mpi(MPI_Bcast(&g->horizon_s, 1, MPI_DOUBLE, 0, g->comm), "MPI_Bcast");
-    int rc = sized_check(g, g->run_s, &g->chk1, &g->end_check_s, &gap, &g->end_tries, err);
+    int rc = sized_check(g, g->run_s, &g->chk1, &g->end_check_s, &gap, &g->end_tries, &g->end_pp, err);
     if (rc != MT_OK) return rc;
     g->end_gap_s = gap;
     if (g->rank == 0 && !(g->slopes = calloc((size_t)g->size, sizeof(int))))
@@ -253,7 +254,7 @@ void mt_gclock_write_meta(const mt_gclock_t *g, mt_json_t *j, int defaulted, dou
             mt_json_knum(j, "cost_fraction", g->run_s > 0 ? g->end_check_s / g->run_s : 0);
             mt_json_knum(j, "gap_s", g->end_gap_s);
             mt_json_kint(j, "tries", g->end_tries);
-            mt_json_kint(j, "pp", CHECK_PP);
+            mt_json_kint(j, "pp", g->end_pp);
             mt_json_knum(j, "threshold_s", thr);
             mt_json_kstr(j, "threshold_of", of);
             mt_json_kint(j, "inaccurate_ranks", g->inaccurate_end_ranks);

@@ -35,6 +35,7 @@ typedef struct mt_gclock {
     double end_check_s;      /* rank 0: wall time of the end check, max over ranks */
     double end_gap_s;        /* the gap between the check's tries (sized to the run) */
     int end_tries;           /* tries per rank of the end check (sized to the run) */
+    int end_pp;              /* ping-pongs per try of the end check (sized to the run) */
     double try_s;            /* one try of one rank (CHECK_PP ping-pongs), measured by the check after the sync */
     double scheme_gap_s;     /* the smallest window (or Round-Time slack) of the run's scheme; 0: none */
     const char *scheme_gap_of; /* "window" or "slack" */

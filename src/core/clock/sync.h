@@ -269,6 +269,10 @@ double mt_check_gap_for(double run_s, int nprocs);
  * (measured) plus gap_s: within max(1% of run_s, MT_CHECK_BUDGET_MIN_S) */
 #define MT_CHECK_BUDGET_MIN_S 5e-3
 int mt_check_tries_for(double run_s, int nprocs, double try_s, double gap_s);
+/* the ping-pongs per try (MT_CHECK_PP_MIN .. pp) when even one try of pp ping-pongs per rank (try_s)
+ * exceeds that budget (a loaded machine: round trips of 100 us and more) */
+#define MT_CHECK_PP_MIN 20
+int mt_check_pp_for(double run_s, int nprocs, double try_s, int pp);
 void mt_check_free(mt_check_t *c);
 /* max and median |offset| over the sample for wait index w (rank 0) */
 void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs);

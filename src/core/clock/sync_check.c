@@ -77,6 +77,15 @@ int mt_check_tries_for(double run_s, int nprocs, double try_s, double gap_s)
     return t < 1 ? 1 : t > MT_CHECK_TRIES ? MT_CHECK_TRIES : (int)t;
 }
 
+int mt_check_pp_for(double run_s, int nprocs, double try_s, int pp)
+{
+    double budget = 0.01 * run_s > MT_CHECK_BUDGET_MIN_S ? 0.01 * run_s : MT_CHECK_BUDGET_MIN_S;
+    double per = (double)(nprocs > 1 ? nprocs - 1 : 1) * try_s;
+    if (!(per > budget)) return pp;
+    int n = (int)floor(pp * budget / per);
+    return n < MT_CHECK_PP_MIN ? (pp < MT_CHECK_PP_MIN ? pp : MT_CHECK_PP_MIN) : n;
+}
+
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
                  int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err)
 {
