@@ -140,3 +140,27 @@ def test_bench_end_check_flags_a_lost_drift(build, busy, tmp_path, factor):
             assert clk["drift_unc_ppm_per_rank"][1] > 10 and clk["sync_inaccurate"], clk
         else:
             assert clk["refits_per_rank"][0] == 0 and 0 <= clk["refits_per_rank"][1] <= 2
+
+
+def test_long_run_checks_at_intervals_and_resyncs(build, tmp_path):
+    """A run longer than MT_CHECK_EVERY_S (10 s) checks its clocks between experiments; a rank off by more
+    than the threshold (slope=zero leaves a 3 ppm drift unmodelled: 30 us after 10 s) makes everyone
+    re-synchronise, recorded in clock.checks; the end check and the drift bound then use the horizon from
+    the re-sync. Fails without the checks: no clock.checks, and the end error is 40 us instead of ~6."""
+    sizes = ",".join(str(8 << i) for i in range(12))
+    cmd = [build.binary(), "--sync", "hca3:slope=zero", "--scheme", "roundtime", "--ops", "allreduce", "--msizes",
+           sizes, "--nrep", "100000", "--quiet", "--outdir", str(tmp_path), "--sim-drifts", "0,3"]
+    launch = make_launch(build, 2, cmd)
+    r = subprocess.run(launch.argv, capture_output=True, text=True, env=dict(os.environ, **launch.env), timeout=600)
+    assert r.returncode == 0, r.stderr
+    clk = json.loads((tmp_path / "meta.json").read_text())["clock"]
+    qe = clk["quality_end"]
+    if qe["run_s"] < 10.5:
+        pytest.skip(f"the run took {qe['run_s']:.1f} s, less than the check interval of 10 s")
+    assert clk["check_every_s"] == 10 and clk["checks_total"] >= 1
+    first = clk["checks"][0]
+    assert first["at_s"] >= 10 and first["max_abs_offset_s"] > 2e-6 and first["resynced"], clk["checks"]
+    assert clk["resyncs_on_check"] >= 1 and clk["resyncs"] >= clk["resyncs_on_check"]
+    assert "re-synchronised" in r.stderr
+    assert qe["horizon_s"] < qe["run_s"] - 5 and clk["accuracy_s"] >= first["max_abs_offset_s"]
+    assert clk["sync_inaccurate"]       # a rank was 30 us off at the check: the run says so

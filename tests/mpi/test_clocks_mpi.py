@@ -79,7 +79,8 @@ def test_adaptive_window_keeps_accuracy_under_sim_drift(build, alg):
                 # one window: the stopping rule's interval is the final fit's; at most 2 x fitpts - 1 points
                 if p1["fit_stop"] == "ci":
                     assert 0 < p1["fit_ci_ppm"] <= 0.1 + 1e-12, p1
-                assert 6 <= p1["fit_points"] <= 2 * 40 - 1, p1
+                # (plus fitpts per refit window: the drift not known well enough for the planned horizon)
+                assert 6 <= p1["fit_points"] <= 2 * 40 - 1 + 40 * p1["refits"], p1
             if adaptive and p1["slope"] == "kept" and p1["slope_windows"] == 1:
                 # kept in one window only when the interval was reached and the slope is >= 10 x ci
                 assert p1["fit_stop"] == "ci" and abs(p1["fit_slope_ppm"]) >= 1.0, p1
