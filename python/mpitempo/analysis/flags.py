@@ -116,7 +116,7 @@ def run_facts(meta: dict) -> dict:
             "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0),
             **_sync_end_facts(clock, sync),
             # ranks below the sync's stated accuracy for any reason: those, or (any offset algorithm)
-            # the drift not known to within 2 ppm, or the error inherited from the reference (docs/clocks.md)
+            # the drift not known well enough for the horizon (2 us / horizon), or the error inherited from the reference (docs/clocks.md)
             "sync_below": int(clock.get("below_accuracy_ranks") or 0)}
 
 

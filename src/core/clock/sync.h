@@ -84,10 +84,9 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
-    int slope_unresolved; /* the drift is not known to within MT_UNRESOLVED_PPM: a kept slope whose
-                           * interval z * SE (final fit) is wider, or an offset-only model (slope=auto
-                           * dropped the slope, or slope=zero) with |slope| + z * SE beyond it: the
-                           * clock drifts away from the reference by up to that much, unseen */
+    int slope_unresolved; /* set by mt_sync_at_horizon: drift_unc x horizon > MT_SYNC_ACCURACY_S: the
+                           * clock may drift away from the reference past the stated accuracy before
+                           * the run's last measurement, unseen */
     int ref_below;       /* the clock this rank's model was learned against (its reference's, and
                           * theirs up the tree or hierarchy) was below its stated accuracy: its error
                           * is in this rank's clock too */
