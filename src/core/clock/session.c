@@ -94,7 +94,7 @@ static int sized_check(mt_gclock_t *g, double basis_s, mt_check_t *chk, double *
     *tries = mt_check_tries_for(basis_s, g->size, g->try_s, *gap);
     *pp = mt_check_pp_for(basis_s, g->size, g->try_s, CHECK_PP);
     int rc = mt_check_run_ex(g->comm, &g->res.clock, &mt_offset_skampi, *pp, &w0, 1, 0, 1, g->lazy,
-                             *tries, *gap, chk, err);
+                             *tries, *gap, mt_check_budget_for(basis_s), chk, err);
     double d = base_now(g) - t0;
     mt_check_mpi(MPI_Reduce(&d, dur, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm), "MPI_Reduce");
     return mt_agree(g->comm, rc, err);

@@ -256,10 +256,14 @@ typedef struct mt_check {
  * many ranks. Collective over comm. */
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
                  int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err);
-/* the same with tries measurements per rank gap_s apart (mt_check_run: MT_CHECK_TRIES, MT_CHECK_GAP_S) */
+/* the same with tries measurements per rank gap_s apart (mt_check_run: MT_CHECK_TRIES, MT_CHECK_GAP_S); with
+ * budget_s > 0 rank 0 ends a rank's tries (after the first) when the next would take the rank past its share
+ * budget_s / ranks checked (one message per further try tells the client) */
 int mt_check_run_ex(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
-                    int nwait, int sample_n, uint64_t seed, int lazy, int tries, double gap_s, mt_check_t *out,
-                    char *err);
+                    int nwait, int sample_n, uint64_t seed, int lazy, int tries, double gap_s, double budget_s,
+                    mt_check_t *out, char *err);
+/* the budget of a check sized to a run of run_s: max(1% of it, MT_CHECK_BUDGET_MIN_S) */
+double mt_check_budget_for(double run_s);
 /* the gap between the tries of an end-of-run check on nprocs ranks that may cost about 1% of run_s:
  * within [MT_CHECK_GAP_MIN_S, MT_CHECK_GAP_S] */
 #define MT_CHECK_GAP_MIN_S 0.5e-3
