@@ -605,6 +605,8 @@ static int run(mt_run_t *r, char *err)
     for (int k = 0; k < b->nexp && rc == MT_OK; k++) {
         const mt_exp_t *e = &b->exps[order[k]];
         if (k > 0 && (rc = mt_gclock_resync_if_old(&gc, mt_p_num(p, MTP_resync_age), err)) != MT_OK) break;
+        /* a long run checks its clocks between experiments and re-syncs when a rank is off (session.h) */
+        if (k > 0 && (rc = mt_gclock_check_if_due(&gc, err)) != MT_OK) break;
         mt_op_args_t a = {.comm = ctx->comm, .rank = ctx->rank, .size = ctx->size, .root = (int)mt_p_int(p, MTP_root),
                           .dtype = b->dtype, .redop = b->redop->op, .timer = &ctx->timer, .delay_s = my_delay,
                           .opts = &b->opts};
@@ -618,6 +620,9 @@ static int run(mt_run_t *r, char *err)
         rc = measure_exp(r, e, &a, &m, &xs, err);
         double wall = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - w0);
         rc = mt_agree(ctx->comm, rc, err);
+        /* the clock error the scheme tolerates: its window (Round-Time: its slack) */
+        if (rc == MT_OK && ctx->gclock && m.info.window_s > 0)
+            mt_gclock_scheme_gap(&gc, m.info.window_s, strcmp(b->scheme.s->name, "window") == 0 ? "window" : "slack");
         mt_op_info_t info = {0};
         if (rc == MT_OK && e->op->info) e->op->info(&a, &info); /* collective: every rank */
         if (rc == MT_OK && ctx->rank == 0) {

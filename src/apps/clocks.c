@@ -135,7 +135,7 @@ static void list(mt_json_t *j)
 /* per-rank facts gathered to rank 0 after each sync */
 enum { F_DRIFT, F_TRUE_DRIFT, F_SLOPE_STATE, F_FIT_SLOPE, F_FIT_SE, F_FIT_WINDOW, F_LREF, F_LCLIENT, F_MSGS,
        F_OFFSETS, F_DEPTH, F_DURATION, F_PREEMPTED, F_SPREAD, F_MEASURED, F_SPREAD_SUM, F_WINDOWS,
-       F_FIT_POINTS, F_FIT_CI, F_FIT_STOP, F_UNRESOLVED, F_REF_BELOW, NF };
+       F_FIT_POINTS, F_FIT_CI, F_FIT_STOP, F_UNRESOLVED, F_REF_BELOW, F_UNC, F_REFITS, NF };
 
 static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0, double *f)
 {
@@ -162,6 +162,8 @@ static void facts_of(const mt_sync_result_t *res, const mt_sim_t *sim, double d0
     f[F_SPREAD_SUM] = res->st.spread_sum_s;
     f[F_UNRESOLVED] = res->st.slope_unresolved;
     f[F_REF_BELOW] = res->st.ref_below;
+    f[F_UNC] = res->st.drift_unc + res->st.drift_unc_ref;
+    f[F_REFITS] = res->st.refits;
 }
 
 static int below_accuracy(const double *fr)
@@ -199,11 +201,16 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
                         "this sync is below its stated accuracy (oversubscribed or loaded ranks; offset=skampi uses minima)\n",
                 mt_prog(), c->specs[s], preempted, 100 * MT_MEANRTT_MAX_PREEMPTED, 2 * MT_MEANRTT_TOL_S * 1e6,
                 spread * 1e6);
+    /* the horizon: the sync -> the last check (the largest wait time) */
+    double horizon = c->nwait > 0 ? c->waits[c->nwait - 1] : 0;
     if (unresolved || inherited)
         fprintf(stderr, "%s: warning: %s: the clocks of %d rank(s) are below their stated accuracy: the drift not "
-                        "known to within %.3g ppm (slope_unresolved) on %d, the error of the clock they were "
-                        "synchronised to inherited on %d\n",
-                mt_prog(), c->specs[s], below, MT_UNRESOLVED_PPM, unresolved, inherited);
+                        "known to within %.3g ppm (%.3g us over the horizon of %.3g s; slope_unresolved) on %d, the "
+                        "error of the clock they were synchronised to inherited on %d\n",
+                mt_prog(), c->specs[s], below, mt_drift_bound(horizon) * 1e6, MT_SYNC_ACCURACY_S * 1e6,
+                horizon > MT_HORIZON_MIN_S ? horizon : MT_HORIZON_MIN_S, unresolved, inherited);
+    double end_mx = 0, end_md = 0;
+    if (c->nwait > 0) mt_check_summary(chk, c->nwait - 1, &end_mx, &end_md);
     for (int w = 0; w < c->nwait; w++) {
         double mx, md;
         mt_check_summary(chk, w, &mx, &md);
@@ -225,6 +232,11 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
         mt_json_kint(j, "rtt_preempted_ranks", preempted);
         mt_json_knum(j, "rtt_spread_max_s", spread);
         mt_json_kint(j, "below_accuracy_ranks", below);
+        /* the horizon-based drift bound and the error measured at the end (the last wait time) */
+        mt_json_knum(j, "horizon_s", horizon);
+        mt_json_knum(j, "drift_bound_ppm", mt_drift_bound(horizon) * 1e6);
+        mt_json_knum(j, "end_max_abs_offset_s", end_mx);
+        mt_json_kbool(j, "sync_inaccurate", below > 0 || end_mx > MT_SYNC_ACCURACY_S);
         mt_json_key(j, "per_rank");
         mt_json_arr_begin(j);
         for (int q = 0; q < size; q++) {
@@ -264,6 +276,8 @@ static void write_spec(mt_run_t *r, mt_json_t *j, int s, const mt_check_t *chk, 
             mt_json_kbool(j, "slope_unresolved", fr[F_UNRESOLVED] != 0);
             mt_json_kbool(j, "ref_below_accuracy", fr[F_REF_BELOW] != 0);
             mt_json_kbool(j, "below_accuracy", clock_below_accuracy(fr));
+            mt_json_knum(j, "drift_unc_ppm", fr[F_UNC] * 1e6);
+            mt_json_kint(j, "refits", (int64_t)fr[F_REFITS]);
             mt_json_knum(j, "rtt_spread_mean_s", fr[F_MEASURED] > 0 ? fr[F_SPREAD_SUM] / fr[F_MEASURED] : 0.0);
             mt_json_knum(j, "rtt_spread_max_s", fr[F_SPREAD]);
             mt_json_obj_end(j);
@@ -326,6 +340,8 @@ static int run(mt_run_t *r, char *err)
                           (uint64_t)mt_p_int(p, MTP_seed), ctx->lazy, &chk, err);
         if ((rc = mt_agree(ctx->comm, rc, err)) != MT_OK) break;
         double f[NF];
+        /* the drift bound follows from the horizon this run used: the largest wait time */
+        mt_sync_at_horizon(&res.st, c->nwait > 0 ? c->waits[c->nwait - 1] : 0);
         facts_of(&res, &gc.sim, d0, f);
         mt_check_mpi(MPI_Gather(f, NF, MPI_DOUBLE, facts, NF, MPI_DOUBLE, 0, ctx->comm), "MPI_Gather");
         if (ctx->rank == 0) write_spec(r, &j, s, &chk, facts, &gc);

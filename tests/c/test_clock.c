@@ -104,20 +104,57 @@ int main(void)
             mt_fit_decide(&pa, x, y, NULL, 40, &lm, &st);
             if (st.slope_state == MT_SLOPE_DROPPED) {
                 drop18++;
-                unres18 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6);
+                unres18 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6, 1.0);
             }
             for (int i = 0; i < 40; i++) y[i] = 1e-3 + 30e-9 * gauss();
             mt_fit_decide(&pa, x, y, NULL, 40, &lm, &st);
             CHECK(st.slope_state == MT_SLOPE_DROPPED);
-            unres0 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6);
+            unres0 += mt_slope_unresolved(0, st.fit_slope, st.fit_ci_ppm * 1e-6, 1.0);
         }
         CHECK(drop18 >= 10);          /* the failure: a real drift dropped (most of the 50 here) */
         CHECK(unres18 == drop18);     /* ... every time flagged */
         CHECK(unres0 == 0);           /* no false alarm without a drift */
         /* a kept slope is resolved when its interval is narrow: 45 +- 11.6 ppm kept on 5 oversubscribed
          * ranks (true drift 37.5 ppm: 7.7 us off 1 s later) is not */
-        CHECK(!mt_slope_unresolved(1, 30e-6, 1.4e-6) && mt_slope_unresolved(1, 45e-6, 11.6e-6));
-        CHECK(mt_slope_unresolved(0, 0.5e-6, 1.6e-6) && !mt_slope_unresolved(0, 0.5e-6, 1.4e-6));
+        CHECK(!mt_slope_unresolved(1, 30e-6, 1.4e-6, 1.0) && mt_slope_unresolved(1, 45e-6, 11.6e-6, 1.0));
+        CHECK(mt_slope_unresolved(0, 0.5e-6, 1.6e-6, 1.0) && !mt_slope_unresolved(0, 0.5e-6, 1.4e-6, 1.0));
+        /* the bound follows from the horizon (the sync -> the last measurement): 2 us / horizon. A
+         * 0.5 ppm drift dropped with an interval of +-0.3 ppm is within 2 us after 1 s but not after
+         * 10 s (0.2 ppm); horizons below MT_HORIZON_MIN_S count as that */
+        CHECK(!mt_slope_unresolved(0, 0.5e-6, 0.3e-6, 1.0) && mt_slope_unresolved(0, 0.5e-6, 0.3e-6, 10.0));
+        CHECK(!mt_slope_unresolved(0, 0.5e-6, 0.3e-6, 0.01));
+        CHECK_CLOSE(mt_drift_bound(10.0), 0.2e-6, 1e-12);
+        CHECK_CLOSE(mt_drift_bound(0.1), 2e-6, 1e-12);
+        CHECK_CLOSE(mt_drift_unc(0, -0.5e-6, 0.3e-6), 0.8e-6, 1e-15);
+        CHECK_CLOSE(mt_drift_unc(1, -0.5e-6, 0.3e-6), 0.3e-6, 1e-15);
+        {
+            /* at the horizon: the own model blamed when it is the larger part, else the reference */
+            mt_sync_stats_t sh = {0};
+            sh.drift_unc = 0.15e-6;
+            sh.drift_unc_ref = 0.1e-6;
+            mt_sync_at_horizon(&sh, 5.0); /* bound 0.4 ppm: 0.25 within */
+            CHECK(!sh.slope_unresolved && !sh.ref_below && !mt_sync_below_accuracy(&sh));
+            mt_sync_at_horizon(&sh, 10.0); /* bound 0.2 ppm: 0.25 beyond, the own part larger */
+            CHECK(sh.slope_unresolved && !sh.ref_below);
+            mt_sync_stats_t si = {0};
+            si.drift_unc = 0.05e-6;
+            si.drift_unc_ref = 0.3e-6;
+            mt_sync_at_horizon(&si, 10.0);
+            CHECK(!si.slope_unresolved && si.ref_below && mt_sync_below_accuracy(&si));
+        }
+        /* the end check's gap: about 1% of the run, within [0.5, 5] ms */
+        CHECK_CLOSE(mt_check_gap_for(0.1, 2), MT_CHECK_GAP_MIN_S, 1e-12);
+        CHECK_CLOSE(mt_check_gap_for(10.0, 2), MT_CHECK_GAP_S, 1e-12);
+        CHECK_CLOSE(mt_check_gap_for(1.2, 2), 3e-3, 1e-12);
+        /* its tries: within max(1% of the run, 5 ms); 1..5 */
+        CHECK(mt_check_tries_for(0.01, 2, 0.3e-3, 0.5e-3) == 5);  /* quiet: 5 x 0.3 + 4 x 0.5 = 3.5 ms */
+        CHECK(mt_check_tries_for(0.01, 2, 10e-3, 0.5e-3) == 1);   /* loaded: 10 ms a try: one */
+        CHECK(mt_check_tries_for(100, 2, 10e-3, 5e-3) == 5);      /* 1 s of budget */
+        CHECK(mt_check_tries_for(0.01, 9, 1e-3, 0.5e-3) == 1);    /* 8 ranks at 1.5 ms: 12 ms > 5 ms: one */
+        /* and its ping-pongs, when even one try exceeds the budget: 1 s run, 30 ms a try -> 33; at least 20 */
+        CHECK(mt_check_pp_for(1.0, 2, 0.3e-3, 100) == 100);
+        CHECK(mt_check_pp_for(1.0, 2, 30e-3, 100) == 33);
+        CHECK(mt_check_pp_for(1.0, 2, 300e-3, 100) == MT_CHECK_PP_MIN);
         /* the flag of a rank's clock: its own Mean-RTT measurements, its slope, or its reference's */
         mt_sync_stats_t sb = {0};
         CHECK(!mt_sync_below_accuracy(&sb));

@@ -19,5 +19,8 @@ def summarise(rows: list[dict]) -> list[dict]:
             "worst_max_abs_offset_s": max(r["max_abs_offset_s"] for r in rs),
             "median_abs_offset_s": statistics.median(r["median_abs_offset_s"] for r in rs),
             "max_abs_drift_ppm": max(drifts) if drifts else 0.0,
+            # mpiruns whose clock was below its stated accuracy: the core's verdict (sync_inaccurate: off
+            # by more than 2 us at the last check, or a rank below its stated accuracy at the horizon)
+            "flagged_runs": sum(bool(r.get("sync_inaccurate")) or bool(r.get("below_accuracy_ranks")) for r in rs),
         })
     return out

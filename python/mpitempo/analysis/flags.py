@@ -12,10 +12,14 @@ Per (campaign, config, op, msize, nprocs) group, from the runs' meta.json and th
   probe (slower on more distant cores, faster on nearer ones), is placement: ``core_latency``;
 * ``multimodal``: the run medians fall into separate levels (stats.modes); ``modes`` lists them; not
   raised when the levels are exactly the core-latency strata (then ``core_latency`` says it);
-* ``sync_inaccurate``: a clock-synchronised run whose measured offset (meta.json clock.quality or
-  quality_end, max over ranks) exceeded SYNC_ACCURACY_S, or whose Mean-RTT-Offset saw preempted
-  round trips (clock.rtt_preempted_ranks > 0), or whose sync left a rank's clock below its stated accuracy
-  otherwise (clock.below_accuracy_ranks > 0: the drift not known to within 2 ppm, or inherited from its reference);
+* ``sync_inaccurate``: a clock-synchronised run whose measured offset right after the sync (meta.json
+  clock.quality) exceeded SYNC_ACCURACY_S, or whose offset at the end (clock.quality_end, measured after
+  the last measurement) exceeded its threshold (quality_end.threshold_s: the stated accuracy, or the
+  scheme's window or slack when smaller), or whose Mean-RTT-Offset saw preempted round trips
+  (clock.rtt_preempted_ranks > 0), or whose sync left a rank's clock below its stated accuracy otherwise
+  (clock.below_accuracy_ranks > 0: the drift not known well enough for the run's horizon, 2 µs / horizon,
+  or inherited from its reference), or that the core flagged itself (clock.sync_inaccurate); the group's
+  ``sync`` holds the measured accuracy, the end error, threshold, horizon and the end check's cost;
 * ``regime_change``: inside a run, the level of the measurements (in the order taken) changed
   (stats.changepoints); ``regimes`` lists the runs with their levels;
 * ``core_latency``: the core-to-core latency probes of the runs (meta.json core_latency) fall into
@@ -116,9 +120,86 @@ def run_facts(meta: dict) -> dict:
             "min_cpu_share": sc.get("min_cpu_share"), "sync_max_s": sync,
             "synced": bool(clock.get("sync")) and clock.get("sync") not in ("none", "off"),
             "sync_preempted": int(clock.get("rtt_preempted_ranks") or 0),
+            **_sync_end_facts(clock, sync),
             # ranks below the sync's stated accuracy for any reason: those, or (any offset algorithm)
-            # the drift not known to within 2 ppm, or the error inherited from the reference (docs/clocks.md)
+            # the drift not known well enough for the horizon (2 us / horizon), or the error inherited from the reference (docs/clocks.md)
             "sync_below": int(clock.get("below_accuracy_ranks") or 0)}
+
+
+def _num_or_none(v):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _sync_end_facts(clock: dict, sync_max: float | None) -> dict:
+    """The end-of-run clock check of one run (meta.json clock.quality_end, docs/clocks.md "Verified at the
+    end"): the error measured after the last measurement, the threshold it is held to (the stated
+    accuracy, or the scheme's window or slack when smaller) and which, the horizon (sync -> last
+    measurement), the check's cost, and the core's own verdict (clock.sync_inaccurate). Runs written
+    before the check existed have only max_abs_offset_s there: the threshold is then SYNC_ACCURACY_S."""
+    qe = clock.get("quality_end") if isinstance(clock.get("quality_end"), dict) else {}
+    per_rank = qe.get("offset_per_rank_s") if isinstance(qe.get("offset_per_rank_s"), list) else None
+    thr = _num_or_none(qe.get("threshold_s"))
+    acc = _num_or_none(clock.get("accuracy_s"))
+    return {"sync_end_s": _num_or_none(qe.get("max_abs_offset_s")),
+            "sync_end_per_rank_s": [_num_or_none(v) for v in per_rank] if per_rank is not None else None,
+            "sync_threshold_s": thr if thr is not None else SYNC_ACCURACY_S,
+            "sync_threshold_of": qe.get("threshold_of") if isinstance(qe.get("threshold_of"), str) else "stated_accuracy",
+            "sync_horizon_s": _num_or_none(qe.get("horizon_s")),
+            "sync_check_s": _num_or_none(qe.get("duration_s")),
+            "sync_check_fraction": _num_or_none(qe.get("cost_fraction")),
+            "sync_accuracy_s": acc if acc is not None else sync_max,
+            "sync_drift_bound_ppm": _num_or_none(clock.get("drift_bound_ppm")),
+            "sync_flagged": clock.get("sync_inaccurate") is True}
+
+
+def sync_off(f: dict) -> bool:
+    """Is a synchronised run's clock below its stated accuracy: an offset measured after the sync or at
+    the end beyond the threshold (the stated accuracy, or the scheme's gap when smaller), Mean-RTT-Offset
+    preempted, a rank below its stated accuracy (at the run's horizon), or the core's own verdict?"""
+    if not f.get("synced"):
+        return False
+    thr = f.get("sync_threshold_s") or SYNC_ACCURACY_S
+    return bool((f.get("sync_max_s") is not None and f["sync_max_s"] > min(thr, SYNC_ACCURACY_S))
+                or (f.get("sync_end_s") is not None and f["sync_end_s"] > thr)
+                or f.get("sync_preempted") or f.get("sync_below") or f.get("sync_flagged"))
+
+
+def sync_group(rs: list[dict], facts: dict) -> dict | None:
+    """The clock facts of a group's synchronised runs (summary --json "sync"): the measured accuracy
+    (worst run), the end error, threshold and horizon, the end check's cost, and the runs off."""
+    fs = [(r.get("run_index"), facts[r["run_id"]]) for r in rs if facts[r["run_id"]].get("synced")]
+    if not fs:
+        return None
+
+    def worst(k):
+        v = [f[k] for _, f in fs if f.get(k) is not None]
+        return max(v) if v else None
+
+    tight = min((f for _, f in fs), key=lambda f: f.get("sync_threshold_s") or SYNC_ACCURACY_S)
+    return {"accuracy_s": worst("sync_accuracy_s"), "end_max_abs_offset_s": worst("sync_end_s"),
+            "threshold_s": tight.get("sync_threshold_s") or SYNC_ACCURACY_S,   # the tightest run's, and what it is
+            "threshold_of": tight.get("sync_threshold_of") or "stated_accuracy",
+            "horizon_s": worst("sync_horizon_s"), "end_check_s": worst("sync_check_s"),
+            "end_check_fraction": worst("sync_check_fraction"), "drift_bound_ppm": worst("sync_drift_bound_ppm"),
+            "inaccurate_runs": [i for i, f in fs if sync_off(f)], "reasons": _sync_reasons([f for _, f in fs])}
+
+
+def _sync_reasons(fs: list[dict]) -> list[str]:
+    """Why the runs' clocks are below their stated accuracy, each reason once."""
+    out = []
+    for f in fs:
+        thr = f.get("sync_threshold_s") or SYNC_ACCURACY_S
+        if f.get("sync_end_s") is not None and f["sync_end_s"] > thr:
+            out.append(f"a rank {f['sync_end_s'] * 1e6:.3g} µs off at the end (more than "
+                       f"{thr * 1e6:.3g} µs: {str(f.get('sync_threshold_of')).replace('_', ' ')})")
+        elif f.get("sync_max_s") is not None and f["sync_max_s"] > min(thr, SYNC_ACCURACY_S):
+            out.append(f"a rank {f['sync_max_s'] * 1e6:.3g} µs off (more than {min(thr, SYNC_ACCURACY_S) * 1e6:.3g} µs)")
+        if f.get("sync_preempted"):
+            out.append(f"Mean-RTT-Offset saw preempted round trips on {f['sync_preempted']} rank(s)")
+        elif f.get("sync_below"):
+            out.append(f"{f['sync_below']} rank(s) below their stated accuracy (the drift not known well enough "
+                       "for the horizon, or inherited from the reference)")
+    return list(dict.fromkeys(out))
 
 
 def simulation_of(meta: dict) -> dict | None:
@@ -197,8 +278,8 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
                                                    for i in range(len(meds))])
         if not (cs and _levels_are_strata(ms, cs, rs)):
             flags.append("multimodal")   # else the levels are the placement strata: core_latency says it
-    if any(f["synced"] and ((f["sync_max_s"] is not None and f["sync_max_s"] > SYNC_ACCURACY_S)
-                            or f["sync_preempted"] or f.get("sync_below")) for f in facts.values()):
+    sync = sync_group(rs, facts)
+    if sync and sync["inaccurate_runs"]:
         flags.append("sync_inaccurate")
     if cs:
         flags.append("core_latency")
@@ -209,7 +290,7 @@ def group_flags(rows: list[dict], metas: dict) -> dict:
     warm = group_warmup(rows, metas)
     if warm and warm["capped_runs"]:
         flags.append("warmup_capped")
-    return {"warmup": warm, "flags": by_severity(flags), "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
+    return {"warmup": warm, "sync": sync, "flags": by_severity(flags), "modes": mode_list, "runs_needed_5pct": runs_needed(meds, 0.05),
             "outlier_runs": outl, "runs": len(meds), "mode_factor": factor, "core_strata": cs,
             "core_rtt": {r["run_id"]: c for r, c in zip(rs, core)}, "compute_off_runs": off, "zero_time_runs": zero}
 
@@ -427,9 +508,44 @@ def flag_notes(rows: list[dict]) -> list[str]:
                          f"{', '.join(str(i) for i in w.get('capped_runs', []))}: the first measurements may still be "
                          "warming up (docs/methods.md#warm-up)")
         if "sync_inaccurate" in r.get("flags", []):
-            add("sync_inaccurate", f"warning: {name(r)}: clock sync was off by more than {SYNC_ACCURACY_S * 1e6:g} µs, or its "
-                         "Mean-RTT-Offset saw preempted round trips (below its stated accuracy)")
+            add("sync_inaccurate", f"warning: {name(r)}: clock sync below its stated accuracy in run(s) "
+                f"{', '.join(str(i) for i in (r.get('sync') or {}).get('inaccurate_runs', [])) or '?'}: "
+                + "; ".join((r.get("sync") or {}).get("reasons") or ["the core flagged it (clock.sync_inaccurate)"])
+                + "; " + sync_text(r.get("sync")) + " (docs/clocks.md)")
     return [t for _, t in sorted(out, key=lambda x: x[0])]   # stable: rows keep their order
+
+
+def sync_text(sy: dict | None) -> str:
+    """'measured accuracy 0.12 µs; at the end 0.08 µs, 12 s after the sync (threshold 2 µs: stated accuracy;
+    end check 4.1 ms, 0.03% of the run)'"""
+    if not sy:
+        return "no clock facts"
+
+    def us(v):
+        return "?" if v is None else f"{v * 1e6:.3g} µs"
+    t = f"measured accuracy {us(sy.get('accuracy_s'))}"
+    if sy.get("end_max_abs_offset_s") is not None:
+        t += f"; at the end {us(sy['end_max_abs_offset_s'])}"
+        if sy.get("horizon_s") is not None:
+            t += f", {sy['horizon_s']:.3g} s after the sync"
+    t += f" (threshold {us(sy.get('threshold_s'))}: {str(sy.get('threshold_of', '')).replace('_', ' ')}"
+    if sy.get("end_check_s") is not None:
+        t += f"; end check {sy['end_check_s'] * 1e3:.2g} ms"
+        if sy.get("end_check_fraction") is not None:
+            t += f", {100 * sy['end_check_fraction']:.2g}% of the run"
+    return t + ")"
+
+
+def sync_notes(rows: list[dict]) -> list[str]:
+    """The accuracy measured (not a model's) of the groups with a global clock, the error at the end, the
+    threshold and the end check's cost (summary, report): one line per config and distinct text (the
+    groups of one config share their runs, so usually one line per config)."""
+    seen: dict[tuple, int] = {}
+    for r in rows:
+        if r.get("sync"):
+            k = (r.get("campaign", ""), r["config"], sync_text(r["sync"]))
+            seen[k] = seen.get(k, 0) + 1
+    return [f"clock of {cfg} ({n} group{'s' if n > 1 else ''}): {t}" for (_, cfg, t), n in seen.items()]
 
 
 def core_strata_text(cs: list[dict]) -> str:

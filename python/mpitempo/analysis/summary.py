@@ -143,7 +143,8 @@ def summary_rows(data, filt: Filter, level: float = 0.95, per_run: list[dict] | 
         for k in ("median_ci", "run_medians", "run_means", "pooled"):
             r[k] = g.get(k)
         f = fl.get(key, {})
-        for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs", "mode_factor", "core_strata", "zero_time_runs"):
+        for k in ("flags", "modes", "runs_needed_5pct", "outlier_runs", "mode_factor", "core_strata", "zero_time_runs",
+                  "sync"):
             r[k] = f.get(k, [] if k in ("flags", "outlier_runs", "zero_time_runs") else None)
         r["flags"] = list(r["flags"])
         r.update(derived.get(key, {}))      # bandwidth_MBps, msg_rate_per_s, overlap_pct, compute

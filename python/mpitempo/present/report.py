@@ -15,7 +15,7 @@ from mpitempo.stats.diagnostics import mpirun_factor
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.stats.outliers import Filter, outlier_line
 from mpitempo.analysis.summary import counts_from_per_run, per_run_table
-from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_notes
+from mpitempo.analysis.flags import FLAG_SEVERITY, by_severity, flag_cell, flag_notes, sync_notes
 from mpitempo.analysis.warmup import warmup_cell
 from mpitempo.analysis.adaptive import stop_notes
 from mpitempo.present.headlines import op_headlines
@@ -107,6 +107,7 @@ def build_report(data, filt: Filter | None = None, title: str | None = None, see
                  "the row (docs/methods.md, Adaptive repetitions).</p>"
                  + "".join(f"<p class='note'>{esc(n)}</p>" for n in stop_notes(rows))
                  + "".join(f"<p class='warn'>{esc(n)}</p>" for n in flag_notes(rows))
+                 + "".join(f"<p class='note'>{esc(n)}</p>" for n in sync_notes(rows))
                  + "".join(f"<p class='note'>{esc(n)}</p>" for n in summary_notes(data, rows)))
 
     # comparison: configs within the data, or campaigns when several were given

@@ -13,7 +13,7 @@ from mpitempo.analysis.adaptive import stop_notes
 from mpitempo import kinds
 from mpitempo.analysis import factors
 from mpitempo.analysis.clocks import summarise
-from mpitempo.analysis.flags import campaign_metas, flag_cell, flag_notes, simulation_of
+from mpitempo.analysis.flags import campaign_metas, flag_cell, flag_notes, simulation_of, sync_notes
 from mpitempo.analysis.summary import counts_from_per_run, group_table, per_run_table, summary_rows
 from mpitempo.io.rundir import find_runs
 from mpitempo.kinds.clocks import load_rows
@@ -160,6 +160,7 @@ def print_summary(root, as_json: bool = False, filt: Filter | None = None, per_r
             notes.append(f"{sum(r['runs_without_valid'] for r in empty)} run(s) have no valid measurement "
                          "in some group and are left out of it")
         notes += flag_notes(rows)
+        notes += sync_notes(rows)
         notes += stop_notes(rows)
         bad = [r for r in rows if r["invalid"]]
         if bad:

@@ -28,6 +28,26 @@ typedef struct mt_gclock {
     int *slopes;             /* rank 0: slope decision of every rank (after mt_gclock_finish) */
     double *fits;            /* rank 0: fit points, slope interval reached (ppm), how the window ended, per rank */
     int synced, finished;
+    /* the end-of-run check (docs/clocks.md, "Verified at the end") */
+    double t_first;          /* base-clock time right after the first sync (the run's measurements start) */
+    double horizon_s;        /* rank 0: last sync -> last measurement, base-clock seconds */
+    double run_s;            /* rank 0: first sync -> last measurement */
+    double end_check_s;      /* rank 0: wall time of the end check, max over ranks */
+    double end_gap_s;        /* the gap between the check's tries (sized to the run) */
+    int end_tries;           /* tries per rank of the end check (sized to the run) */
+    int end_pp;              /* ping-pongs per try of the end check (sized to the run) */
+    double try_s;            /* one try of one rank (CHECK_PP ping-pongs), measured by the check after the sync */
+    double scheme_gap_s;     /* the smallest window (or Round-Time slack) of the run's scheme; 0: none */
+    const char *scheme_gap_of; /* "window" or "slack" */
+    double *endinfo;         /* rank 0: per rank: drift_unc + drift_unc_ref (s/s), own, slope_unresolved,
+                              * ref_below, below_accuracy (at the horizon), refits */
+    int below_end_ranks;     /* rank 0: ranks below their stated accuracy at the horizon */
+    int inaccurate_end_ranks; /* rank 0: ranks whose end offset exceeds the threshold */
+    /* checks between experiments (long runs) */
+    double t_lastcheck;      /* rank 0: base-clock time of the last check (or sync) */
+    int nchecks, ncheck_resyncs;
+    double checks[64][3];    /* rank 0: first 64 checks: time since the first sync, max |offset|, resynced */
+    double checks_max_s;     /* rank 0: the largest max |offset| of any check between experiments */
 } mt_gclock_t;
 
 /* Simulation settings (arguments, else MPITEMPO_SIM_*), then the base clock on
@@ -40,6 +60,14 @@ int mt_gclock_sync(mt_gclock_t *g, const mt_sync_spec_t *spec, char *err);
 const mt_clock_t *mt_gclock_clock(const mt_gclock_t *g);
 /* Between timed regions: re-synchronise when the model is older than max_age_s (0: never). */
 int mt_gclock_resync_if_old(mt_gclock_t *g, double max_age_s, char *err);
+/* Between experiments of a long run: when the last check (or sync) is MT_CHECK_EVERY_S old, check the
+ * clocks (sized to ~1% of that time) and re-synchronise when a rank is off by more than the threshold
+ * (the stated accuracy, or the scheme's gap when smaller). Collective. */
+int mt_gclock_check_if_due(mt_gclock_t *g, char *err);
+#define MT_CHECK_EVERY_S 10.0
+/* The scheme tolerates a clock error up to gap_s (its window, or Round-Time's slack; of = "window" or
+ * "slack"); the smallest over the run counts. Any rank may call it; rank 0's value is used. */
+void mt_gclock_scheme_gap(mt_gclock_t *g, double gap_s, const char *of);
 /* After the measurements: the accuracy check at the end and the slope decisions. */
 int mt_gclock_finish(mt_gclock_t *g, char *err);
 /* meta.json's "clock" section body (keys into an open object, rank 0). */

@@ -84,29 +84,49 @@ typedef struct mt_sync_stats {
     int fit_points;      /* fit points in the final fit (after the RTT filter and the outlier refit) */
     double fit_ci_ppm;   /* half-width z * SE(slope) of the slope's interval reached by the final fit (ppm) */
     int fit_stop;        /* MT_STOP_FIXED / CI / MAX: how the first fit window ended */
-    int slope_unresolved; /* the drift is not known to within MT_UNRESOLVED_PPM: a kept slope whose
-                           * interval z * SE (final fit) is wider, or an offset-only model (slope=auto
-                           * dropped the slope, or slope=zero) with |slope| + z * SE beyond it: the
-                           * clock drifts away from the reference by up to that much, unseen */
+    int slope_unresolved; /* set by mt_sync_at_horizon: drift_unc x horizon > MT_SYNC_ACCURACY_S: the
+                           * clock may drift away from the reference past the stated accuracy before
+                           * the run's last measurement, unseen */
     int ref_below;       /* the clock this rank's model was learned against (its reference's, and
                           * theirs up the tree or hierarchy) was below its stated accuracy: its error
                           * is in this rank's clock too */
     int prior_below;     /* hierarchy: the clock this level starts from (the levels before) was below its
                           * stated accuracy; passed on to the clients of this level, not reported */
+    double drift_unc;    /* how far this rank's own models may still drift from their references (s/s):
+                          * a kept slope z * SE of its final fit, an offset-only model |slope| + z * SE
+                          * (summed over the models this rank learned as a client) */
+    double drift_unc_ref; /* the same of the clock this rank's models were learned against (its reference's,
+                           * and theirs up the tree or hierarchy): inherited, summed */
+    int refits;          /* slope=auto: extra fit windows measured because the drift was not known well
+                          * enough for MT_HORIZON_PLAN_S (capped at MT_REFIT_MAX per model) */
 } mt_sync_stats_t;
 
-/* a model whose drift is not known to within this (ppm) is below its stated accuracy
- * (mt_sync_stats_t.slope_unresolved): 2 ppm take a clock past the 2 us that summary flags
- * (sync_inaccurate) within one second. Bound pairs on this machine: z * SE up to 1.4 ppm with the
- * fixed window (load 2), so 1 ppm would flag good syncs */
-#define MT_UNRESOLVED_PPM 2.0
+/* the accuracy a synchronised clock states: a rank further off than this at the end of a run (or a
+ * rank whose drift uncertainty times the horizon exceeds it) is flagged (summary: sync_inaccurate;
+ * python/mpitempo/analysis/flags.py SYNC_ACCURACY_S is the same number) */
+#define MT_SYNC_ACCURACY_S 2e-6
+/* the horizon (s) a sync plans for: slope=auto measures more fit windows (MT_REFIT_MAX at most)
+ * while drift_unc x MT_HORIZON_PLAN_S > MT_SYNC_ACCURACY_S (0.4 ppm); the flag itself uses the
+ * horizon a run really had (mt_sync_at_horizon) */
+#define MT_HORIZON_PLAN_S 5.0
+#define MT_REFIT_MAX 2
+/* horizons shorter than this count as this long in the drift bound (the checks themselves take ms) */
+#define MT_HORIZON_MIN_S 1.0
+/* the drift bound (s/s) for a horizon: MT_SYNC_ACCURACY_S / max(horizon, MT_HORIZON_MIN_S) */
+double mt_drift_bound(double horizon_s);
+/* after the sync, once the horizon (sync -> last measurement, s) is known: slope_unresolved when the
+ * rank's own drift_unc x horizon exceeds MT_SYNC_ACCURACY_S, ref_below when the inherited one does
+ * (when only their sum does, the larger part) */
+void mt_sync_at_horizon(mt_sync_stats_t *st, double horizon_s);
 /* 1 when the clock this rank got from the sync is below its stated accuracy: its own Mean-RTT
  * measurements were preempted, its slope was dropped unresolved, or it inherited either from its
  * reference (docs/clocks.md, "The flag") */
 int mt_sync_below_accuracy(const mt_sync_stats_t *st);
-/* pure part of slope_unresolved: kept = 1 for a linear model with that slope, 0 for an offset-only
- * model after a fit with that slope; ci_half = z * SE of the fit (both s/s) */
-int mt_slope_unresolved(int kept, double slope, double ci_half);
+/* the drift uncertainty of one model (s/s): kept = 1 for a linear model with that slope (ci_half),
+ * 0 for an offset-only model after a fit with that slope (|slope| + ci_half); ci_half = z * SE */
+double mt_drift_unc(int kept, double slope, double ci_half);
+/* pure part of slope_unresolved: mt_drift_unc(...) x max(horizon_s, MT_HORIZON_MIN_S) > MT_SYNC_ACCURACY_S */
+int mt_slope_unresolved(int kept, double slope, double ci_half, double horizon_s);
 
 /* One sync call on one communicator. */
 typedef struct mt_sync_env {
@@ -236,6 +256,26 @@ typedef struct mt_check {
  * many ranks. Collective over comm. */
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
                  int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err);
+/* the same with tries measurements per rank gap_s apart (mt_check_run: MT_CHECK_TRIES, MT_CHECK_GAP_S); with
+ * budget_s > 0 rank 0 ends a rank's tries (after the first) when the next would take the rank past its share
+ * budget_s / ranks checked (one message per further try tells the client) */
+int mt_check_run_ex(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
+                    int nwait, int sample_n, uint64_t seed, int lazy, int tries, double gap_s, double budget_s,
+                    mt_check_t *out, char *err);
+/* the budget of a check sized to a run of run_s: max(1% of it, MT_CHECK_BUDGET_MIN_S) */
+double mt_check_budget_for(double run_s);
+/* the gap between the tries of an end-of-run check on nprocs ranks that may cost about 1% of run_s:
+ * within [MT_CHECK_GAP_MIN_S, MT_CHECK_GAP_S] */
+#define MT_CHECK_GAP_MIN_S 0.5e-3
+double mt_check_gap_for(double run_s, int nprocs);
+/* the tries per rank (1 .. MT_CHECK_TRIES) such a check may take when one try of one rank costs try_s
+ * (measured) plus gap_s: within max(1% of run_s, MT_CHECK_BUDGET_MIN_S) */
+#define MT_CHECK_BUDGET_MIN_S 5e-3
+int mt_check_tries_for(double run_s, int nprocs, double try_s, double gap_s);
+/* the ping-pongs per try (MT_CHECK_PP_MIN .. pp) when even one try of pp ping-pongs per rank (try_s)
+ * exceeds that budget (a loaded machine: round trips of 100 us and more) */
+#define MT_CHECK_PP_MIN 20
+int mt_check_pp_for(double run_s, int nprocs, double try_s, int pp);
 void mt_check_free(mt_check_t *c);
 /* max and median |offset| over the sample for wait index w (rank 0) */
 void mt_check_summary(const mt_check_t *c, int w, double *max_abs, double *median_abs);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#define MT_CHECK_TAG_GO 741
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -63,8 +65,44 @@ static void wait_until(const mt_clock_t *g, double target, int busy)
     }
 }
 
+double mt_check_gap_for(double run_s, int nprocs)
+{
+    double gap = 0.01 * run_s / ((double)(nprocs > 1 ? nprocs - 1 : 1) * (MT_CHECK_TRIES - 1));
+    return gap < MT_CHECK_GAP_MIN_S ? MT_CHECK_GAP_MIN_S : gap > MT_CHECK_GAP_S ? MT_CHECK_GAP_S : gap;
+}
+
+int mt_check_tries_for(double run_s, int nprocs, double try_s, double gap_s)
+{
+    double budget = 0.01 * run_s > MT_CHECK_BUDGET_MIN_S ? 0.01 * run_s : MT_CHECK_BUDGET_MIN_S;
+    double per = (double)(nprocs > 1 ? nprocs - 1 : 1) * (try_s + gap_s);
+    double t = per > 0 ? floor((budget + (double)(nprocs > 1 ? nprocs - 1 : 1) * gap_s) / per) : MT_CHECK_TRIES;
+    return t < 1 ? 1 : t > MT_CHECK_TRIES ? MT_CHECK_TRIES : (int)t;
+}
+
+double mt_check_budget_for(double run_s)
+{
+    return 0.01 * run_s > MT_CHECK_BUDGET_MIN_S ? 0.01 * run_s : MT_CHECK_BUDGET_MIN_S;
+}
+
+int mt_check_pp_for(double run_s, int nprocs, double try_s, int pp)
+{
+    double budget = 0.01 * run_s > MT_CHECK_BUDGET_MIN_S ? 0.01 * run_s : MT_CHECK_BUDGET_MIN_S;
+    double per = (double)(nprocs > 1 ? nprocs - 1 : 1) * try_s;
+    if (!(per > budget)) return pp;
+    int n = (int)floor(pp * budget / per);
+    return n < MT_CHECK_PP_MIN ? (pp < MT_CHECK_PP_MIN ? pp : MT_CHECK_PP_MIN) : n;
+}
+
 int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
                  int nwait, int sample_n, uint64_t seed, int lazy, mt_check_t *out, char *err)
+{
+    return mt_check_run_ex(comm, g, oalg, npp, wait_s, nwait, sample_n, seed, lazy, MT_CHECK_TRIES, MT_CHECK_GAP_S, 0,
+                           out, err);
+}
+
+int mt_check_run_ex(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg, int npp, const double *wait_s,
+                    int nwait, int sample_n, uint64_t seed, int lazy, int tries, double gap_s, double budget_s,
+                    mt_check_t *out, char *err)
 {
     memset(out, 0, sizeof *out);
     mt_pp_t pp;
@@ -112,9 +150,22 @@ int mt_check_run(MPI_Comm comm, const mt_clock_t *g, const mt_offset_alg_t *oalg
                  * a core (a loaded machine) every ping-pong of one
                  * measurement is slow and its offset biased by ~1.5 us,
                  * which would be blamed on the clock model */
-                double best = INFINITY;
-                for (int t = 0; t < MT_CHECK_TRIES; t++) {
-                    if (t > 0 && r == 0) wait_until(g, mt_clock_now(g) + MT_CHECK_GAP_S, busy);
+                double best = INFINITY, t_rank = r == 0 ? mt_clock_now(g) : 0;
+                for (int t = 0; t < tries; t++) {
+                    if (t > 0 && budget_s > 0) {
+                        /* a budget: rank 0 stops this rank's tries when the next one would pass its
+                         * share of it (the tries took longer than estimated: the load changed) */
+                        double go = 1;
+                        if (r == 0) {
+                            double spent = mt_clock_now(g) - t_rank;
+                            go = spent + spent / t + gap_s <= budget_s / ns;
+                            mt_pp_send(&pp, &go, 1, c, MT_CHECK_TAG_GO);
+                        } else {
+                            mt_pp_recv_lazy(&pp, &go, 1, 0, MT_CHECK_TAG_GO);
+                        }
+                        if (go == 0) break;
+                    }
+                    if (t > 0 && r == 0) wait_until(g, mt_clock_now(g) + gap_s, busy);
                     oalg->measure(&pp, g, 0, c, npp, &o);
                     if (r == c && o.rtt_min < best) {
                         best = o.rtt_min;

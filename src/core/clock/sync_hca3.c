@@ -15,16 +15,18 @@
 static void as_ref(mt_sync_env_t *e, const mt_clock_t *my, int client, mt_model_t *lm)
 {
     mt_learn_clock_model(e, my, e->pp.rank, client, lm);
-    double below = mt_sync_below_accuracy(e->st);
-    mt_pp_send(&e->pp, &below, 1, client, TAG_REF_BELOW);
+    /* and how far its clock may drift from the root's (its own model's and its inherited uncertainty) */
+    double below[2] = {mt_sync_below_accuracy(e->st), e->st->drift_unc + e->st->drift_unc_ref};
+    mt_pp_send(&e->pp, below, 2, client, TAG_REF_BELOW);
 }
 
 static void as_client(mt_sync_env_t *e, const mt_clock_t *my, int ref, mt_model_t *lm)
 {
     mt_learn_clock_model(e, my, ref, e->pp.rank, lm);
-    double below = 0;
-    mt_pp_recv_lazy(&e->pp, &below, 1, ref, TAG_REF_BELOW);
-    if (below != 0) e->st->ref_below = 1;
+    double below[2] = {0, 0};
+    mt_pp_recv_lazy(&e->pp, below, 2, ref, TAG_REF_BELOW);
+    if (below[0] != 0) e->st->ref_below = 1;
+    e->st->drift_unc_ref = below[1];
 }
 
 static int hca3_sync(mt_sync_env_t *e, const mt_clock_t *in, mt_clock_t *out, char *err)

@@ -110,6 +110,7 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
     if (b->spread_max_s > a->spread_max_s) a->spread_max_s = b->spread_max_s;
     a->slope_unresolved |= b->slope_unresolved;
     a->ref_below |= b->ref_below;
+    a->refits += b->refits;
     if (b->slope_state != MT_SLOPE_NONE) {
         a->slope_state = b->slope_state;
         a->fit_slope = b->fit_slope;
@@ -120,6 +121,22 @@ static void add_stats(mt_sync_stats_t *a, const mt_sync_stats_t *b)
         a->fit_points = b->fit_points;
         a->fit_ci_ppm = b->fit_ci_ppm;
         a->fit_stop = b->fit_stop;
+    }
+}
+
+/* after one level synchronised the ranks of comm (its rank 0 the reference, holding the clock of the
+ * levels before): every other rank's clock is now learned against (or copied from) the reference's,
+ * so its drift uncertainty is that of its model at this level plus the reference's whole one; the
+ * models of earlier levels are superseded (the new model fits the whole difference) */
+static void level_unc(MPI_Comm comm, mt_sync_stats_t *res, const mt_sync_stats_t *lvl)
+{
+    int crank;
+    mt_check_mpi(MPI_Comm_rank(comm, &crank), "MPI_Comm_rank");
+    double t0 = res->drift_unc + res->drift_unc_ref;
+    mt_check_mpi(MPI_Bcast(&t0, 1, MPI_DOUBLE, 0, comm), "MPI_Bcast");
+    if (crank != 0) {
+        res->drift_unc = lvl->drift_unc;
+        res->drift_unc_ref = lvl->drift_unc_ref + t0;
     }
 }
 
@@ -159,6 +176,7 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
         stats_init(&st);
         rc = mt_sync_one(spec->alg[0], &spec->params[0], comm, in, lazy, &res->clock, &st, err);
         add_stats(&res->st, &st);
+        level_unc(comm, &res->st, &st);
         res->nlevels_run = 1;
     } else {
         MPI_Comm cur = comm;
@@ -179,10 +197,12 @@ int mt_sync_run(const mt_sync_spec_t *spec, MPI_Comm comm, const mt_clock_t *in,
                 mt_check_mpi(MPI_Comm_split(cur, srank == 0 ? 0 : MPI_UNDEFINED, crank, &lead), "MPI_Comm_split");
                 if (lead != MPI_COMM_NULL) {
                     rc = mt_sync_one(spec->alg[l], &spec->params[l], lead, &clk, lazy, &clk, &st, err);
+                    level_unc(lead, &res->st, &st);
                     mt_check_mpi(MPI_Comm_free(&lead), "MPI_Comm_free");
                 }
             } else {
                 rc = mt_sync_one(spec->alg[l], &spec->params[l], cur, &clk, lazy, &clk, &st, err);
+                level_unc(cur, &res->st, &st);
             }
             add_stats(&res->st, &st);
             res->nlevels_run++;

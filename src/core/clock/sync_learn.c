@@ -37,6 +37,14 @@
 /* the adaptive window fits after every point up to this many, then after 25% more each time */
 #define ADAPT_EVERY_UNTIL 64
 #define TAG_MORE 712
+#define TAG_REFIT 713
+
+/* may a model measure more windows when its drift is not known well enough for MT_HORIZON_PLAN_S?
+ * slope=auto with spread fit points only (slope=fit/zero and fit=paper are what the user asked for) */
+static int refit_allowed(const mt_sync_params_t *p)
+{
+    return p->slope == MT_SLOPE_AUTO && p->fit != MT_FIT_PAPER && p->window_s > 0 && p->fitpts >= 2;
+}
 
 void mt_sync_measure(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int client, mt_offset_res_t *o)
 {
@@ -230,9 +238,34 @@ static int fit_decide_x(const mt_sync_params_t *p, const double *x, const double
     return cls;
 }
 
-int mt_slope_unresolved(int kept, double slope, double ci_half)
+double mt_drift_unc(int kept, double slope, double ci_half)
 {
-    return (kept ? ci_half : fabs(slope) + ci_half) > MT_UNRESOLVED_PPM * 1e-6;
+    return kept ? ci_half : fabs(slope) + ci_half;
+}
+
+double mt_drift_bound(double horizon_s)
+{
+    return MT_SYNC_ACCURACY_S / (horizon_s > MT_HORIZON_MIN_S ? horizon_s : MT_HORIZON_MIN_S);
+}
+
+int mt_slope_unresolved(int kept, double slope, double ci_half, double horizon_s)
+{
+    return mt_drift_unc(kept, slope, ci_half) > mt_drift_bound(horizon_s);
+}
+
+void mt_sync_at_horizon(mt_sync_stats_t *st, double horizon_s)
+{
+    /* the clock may drift from the reference by up to drift_unc + drift_unc_ref per second: past the
+     * stated accuracy within the horizon, the rank is below it: slope_unresolved for its own model's
+     * part, ref_below for the inherited part, each beyond the bound; beyond it only together, the
+     * larger part is blamed */
+    double b = mt_drift_bound(horizon_s), own = st->drift_unc, ref = st->drift_unc_ref;
+    if (own > b) st->slope_unresolved = 1;
+    if (ref > b) st->ref_below = 1;
+    if (own <= b && ref <= b && own + ref > b) { /* together only: the larger part is blamed */
+        if (own >= ref) st->slope_unresolved = 1;
+        else st->ref_below = 1;
+    }
 }
 
 int mt_sync_below_accuracy(const mt_sync_stats_t *st)
@@ -351,11 +384,18 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                 if (again == 0) break;
                 for (int i = 0; i < n; i++) mt_sync_measure(e, clk, ref, client, &o);
             }
+        if (refit_allowed(p)) /* more windows while the drift is not known well enough (client decides) */
+            for (int w = 0; w < MT_REFIT_MAX; w++) {
+                double more = 0;
+                mt_pp_recv_lazy(&e->pp, &more, 1, client, TAG_REFIT);
+                if (more == 0) break;
+                for (int i = 0; i < n; i++) mt_sync_measure(e, clk, ref, client, &o);
+            }
         if (p->recompute) mt_sync_measure(e, clk, ref, client, &o);
     } else if (e->pp.rank == client) {
         e->st->learn_client++;
         /* the first window, two more + the recompute point */
-        size_t cap = (size_t)adaptive_max(p) + 2 * (size_t)n + 1;
+        size_t cap = (size_t)adaptive_max(p) + (2 + MT_REFIT_MAX) * (size_t)n + 1;
         double *x = malloc(sizeof(double) * 3 * cap);
         if (!x) mt_check_mpi(MPI_ERR_NO_MEM, "fit-point buffer");
         double *y = x + cap, *rtt = y + cap;
@@ -494,8 +534,27 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
                 e->st->slope_windows = 1;
             }
         }
+        if (refit_allowed(p)) {
+            /* the drift is not known well enough for the planned horizon (drift_unc x
+             * MT_HORIZON_PLAN_S beyond the stated accuracy; on a loaded machine a 0.5 ppm drift is
+             * often not significant in one or two 0.25 s windows and would be dropped): one more
+             * window, and the decision again over every window measured (the span, and with it the
+             * slope's precision, grows), at most MT_REFIT_MAX times */
+            for (;;) {
+                double us = isnan(unres_slope) ? e->st->fit_slope : unres_slope;
+                double unc = mt_drift_unc(lm->kind == MT_MODEL_LINEAR, us, e->st->fit_ci_ppm * 1e-6);
+                double more = unc * MT_HORIZON_PLAN_S > MT_SYNC_ACCURACY_S && e->st->refits < MT_REFIT_MAX;
+                if (e->st->refits < MT_REFIT_MAX) mt_pp_send(&e->pp, &more, 1, ref, TAG_REFIT);
+                if (more == 0) break;
+                measure_window(e, clk, ref, client, n, x + ntot, y + ntot, rtt + ntot);
+                ntot += n;
+                e->st->refits++;
+                fit_decide_x(p, x, y, rtt, ntot, lm, e->st, NULL, NULL);
+                unres_slope = NAN;
+            }
+        }
         {
-            /* is the drift known to within MT_UNRESOLVED_PPM? A kept slope (slope=auto kept it, or
+            /* how well is the drift known? A kept slope (slope=auto kept it, or
              * slope=fit, which always keeps it): its interval z x SE (the last fit: one window, or
              * both) must be within it; an offset-only model (slope=auto dropped the slope, or
              * slope=zero): |slope| + z x SE of the last fit (the first window, or all windows
@@ -503,8 +562,8 @@ void mt_learn_clock_model(mt_sync_env_t *e, const mt_clock_t *clk, int ref, int 
              * dropped, or kept 3-8 ppm off, under preemption; fit=paper's back-to-back fit points
              * keep slopes of +-4-41 ppm on two bound ranks) and says so (docs/clocks.md, "The flag") */
             if (isnan(unres_slope)) unres_slope = e->st->fit_slope;
-            e->st->slope_unresolved |=
-                mt_slope_unresolved(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
+            /* the verdict needs the horizon (sync -> last measurement): mt_sync_at_horizon */
+            e->st->drift_unc = mt_drift_unc(lm->kind == MT_MODEL_LINEAR, unres_slope, e->st->fit_ci_ppm * 1e-6);
         }
         if (p->recompute) {
             /* COMPUTE_AND_SET_INTERCEPT (Alg. 2): a fresh offset sets the
