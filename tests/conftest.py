@@ -362,5 +362,34 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 # Tests of files other areas own: what their assertions need from the machine.
+# exclusive_cpu: an accuracy or timing bound that holds on ranks that have their CPUs (2 bound ranks);
+# load_sensitive: oversubscribed ranks or a bound generous enough to run beside other tests, whose
+# flags or bounds still depend on preemption. truth: the slow truth studies (`make test-truth`).
+M = "tests/mpi/"
 _MARKS_BY_ID = [
+    (M + "test_clocks_mpi.py::test_sim_drift_recovered_2_ranks", "exclusive_cpu"),
+    (M + "test_clocks_mpi.py::test_adaptive_window_keeps_accuracy_under_sim_drift", "exclusive_cpu"),
+    (M + "test_clocks_mpi.py::test_offset_only_baseline_fails_with_drift", "exclusive_cpu"),
+    (M + "test_clocks_mpi.py::", "load_sensitive"),
+    (M + "test_clocks_meanrtt.py::test_two_bound_ranks_are_not_flagged", "exclusive_cpu"),
+    (M + "test_clocks_meanrtt.py::test_skampi_has_no_rtt_spread", "exclusive_cpu"),
+    (M + "test_clocks_meanrtt.py::", "load_sensitive"),
+    (M + "test_busy_process.py::", "exclusive_cpu"),
+    (M + "test_core_mpi.py::test_delay_op_is_measured_as_the_max_delay", "exclusive_cpu"),
+    (M + "test_schemes_clock.py::", "exclusive_cpu"),
+    (M + "test_delay_step_knob.py::", "exclusive_cpu"),
+    (M + "test_trace_mpi.py::", "exclusive_cpu"),
+    (M + "test_barrier_mpi.py::test_logp_files", "load_sensitive"),
+    (M + "test_clocklib_mpi.py::", "load_sensitive"),
+    (M + "test_clocks_hier_netns.py::", "exclusive_cpu"),
+    (M + "test_clocks_os_drift.py::", "exclusive_cpu"),
+    (M + "test_tree_netns.py::", "exclusive_cpu"),
+    (M + "test_tune_netns.py::", "exclusive_cpu"),
+    (M + "test_clocks_hier_netns.py::", "truth"),
+    (M + "test_clocks_os_drift.py::", "truth"),
+    (M + "test_tree_netns.py::", "truth"),
+    (M + "test_tune_netns.py::", "truth"),
+    (M + "test_smpi.py::", "truth"),
+    (M + "test_smpi_tune_tree.py::", "truth"),
+    (M + "test_tune_cliffs_smpi.py::", "truth"),
 ]
