@@ -58,8 +58,10 @@ test-c: setup
 # drift) are `make test-truth`, which CI runs after `make test`.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_PAR   = $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfile)
+# PYTEST_ARGS: more pytest arguments (test paths narrow the run: PYTEST_ARGS=tests/mpi/test_clocks_mpi.py)
+PYTEST_ARGS ?=
 test-py: build
-	$(BIN)/python -m pytest -q $(PYTEST_PAR) -m "not truth" -rs
+	$(BIN)/python -m pytest -q $(PYTEST_PAR) -m "not truth" -rs $(PYTEST_ARGS)
 
 test-truth: build
 	$(BIN)/python -m pytest -q $(PYTEST_PAR) -m truth -rs
