@@ -90,3 +90,45 @@ def test_retry_and_skip_under_load(tmp_path, loaded):
         # idle: a failure is a failure, never retried
         assert "5 failed, 2 passed" in out, out
         assert count == {"excl-1": 1, "excl-2": 1, "excl-9": 1, "sens-1": 1, "sens-2": 1, "sens-9": 1, "plain": 1}
+
+
+EXCL = '''
+import json, os, time, pytest
+
+def _span(name, secs):
+    t0 = time.time()
+    time.sleep(secs)
+    open(f"span-{name}", "w").write(json.dumps([t0, time.time()]))
+
+@pytest.mark.exclusive_cpu
+def test_excl():
+    _span("excl", 1.5)
+'''
+PLAIN = '''
+import json, os, time, pytest
+from test_a import _span
+
+@pytest.mark.parametrize("i", range(8))
+def test_plain(i):
+    _span(f"plain{i}", 0.4)
+'''
+
+
+def test_exclusive_test_runs_alone_under_xdist(tmp_path):
+    # two workers: while the exclusive_cpu test runs, no other test does (the other worker waits
+    # between its tests); the plain tests do run beside each other otherwise
+    pytest.importorskip("xdist")
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_a.py").write_text(EXCL)
+    (tmp_path / "test_b.py").write_text(PLAIN)
+    env = dict(os.environ, MPITEMPO_TEST_CPU_LOCK_WAIT="0", PYTHONPATH=str(tmp_path))
+    env.pop("MPITEMPO_SUITE_LOCK", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "load",
+                        "test_a.py", "test_b.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "9 passed" in r.stdout, r.stdout + r.stderr
+    import json
+    spans = {f.name[5:]: json.loads(f.read_text()) for f in tmp_path.glob("span-*")}
+    e0, e1 = spans.pop("excl")
+    assert len(spans) == 8
+    overlap = [k for k, (a, b) in spans.items() if a < e1 and b > e0]
+    assert not overlap, (e0, e1, spans)
