@@ -402,3 +402,21 @@ _MARKS_BY_ID = [
     (M + "test_smpi_tune_tree.py::", "truth"),
     (M + "test_tune_cliffs_smpi.py::", "truth"),
 ]
+
+
+_retried = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        for name, text in report.sections:
+            if name == "load":
+                _retried.append((report.nodeid, report.outcome, text))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The tests retried under the exclusive lock after a failure under load, with the load measured."""
+    if _retried:
+        terminalreporter.section("retried under load")
+        for nodeid, outcome, text in _retried:
+            terminalreporter.write_line(f"{outcome.upper()} {nodeid}: {text}")
