@@ -57,7 +57,9 @@ test-c: setup
 # one process. The slow truth studies (marker truth: simulated platforms, fake hosts, OS-level
 # drift) are `make test-truth`, which CI runs after `make test`.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-PYTEST_PAR   = $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfile)
+# a short base for the workers' temp paths (/tmp/mtpPID/popen-gwN): the default is longer than a serial
+# run's, and test paths appear in wrapped output and in AF_UNIX socket names (108 bytes)
+PYTEST_PAR   = $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist loadfile --basetemp=/tmp/mtp$$$$)
 # PYTEST_ARGS: more pytest arguments (test paths narrow the run: PYTEST_ARGS=tests/mpi/test_clocks_mpi.py)
 PYTEST_ARGS ?=
 test-py: build

@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# pytest-xdist's workers run with COLUMNS=80 (their terminal width): tables and notes would be made
+# for 80 columns there but for 100 (a pipe) in a serial run; the width tests set COLUMNS themselves
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("MPITEMPO_CACHE", str(ROOT / ".mpitempo-cache"))
 

@@ -113,7 +113,22 @@ def glob_escape(path) -> str:
     bracket class of their own ('[[]', '[*]', '[?]'), which matches exactly that character."""
     import re
 
-    return re.sub(r"([\[*?])", r"[\1]", str(path))
+    text = str(path)
+    if not re.search(r"[\[*?]", text):
+        return text
+    if "\\" in text:
+        # DuckDB's glob never matches a name with a backslash, and reads the literal path when its
+        # pattern matches nothing: the literal path is right unless the pattern matches another file
+        import glob
+
+        others = [m for m in glob.glob(text) if m != text]
+        if others:
+            from mpitempo.errors import MtError
+
+            raise MtError(f"cannot read '{text}' unambiguously: as a DuckDB pattern it also names '{others[0]}' "
+                          "(rename the directory: a backslash with [, * or ? in one path)")
+        return text
+    return re.sub(r"([\[*?])", r"[\1]", text)
 
 
 def sql_path(path) -> str:
