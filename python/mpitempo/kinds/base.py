@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpitempo.errors import MtError
 from mpitempo.io import params as ptable
 
 
@@ -123,8 +124,6 @@ def glob_escape(path) -> str:
 
         others = [m for m in glob.glob(text) if m != text]
         if others:
-            from mpitempo.errors import MtError
-
             raise MtError(f"cannot read '{text}' unambiguously: as a DuckDB pattern it also names '{others[0]}' "
                           "(rename the directory: a backslash with [, * or ? in one path)")
         return text
