@@ -156,6 +156,9 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
         raise MtError("--verify measures a written configuration: it takes no --algorithms, --predict or --dry-run")
     if yes and not verify:
         raise MtError("--yes applies to --verify only (it accepts the variables of a received tuning.env)")
+    if verify and platform:   # a combination that cannot work: refused before the file is read
+        raise MtError("--verify is not available with --platform: SMPI takes its algorithms as smpirun "
+                      "arguments (smpi-coll-selection.txt), not as the environment a tuning.env sets")
     if verify:   # a tuning.env is data from elsewhere: only the allow-listed tuning variables without --yes
         from mpitempo.io.tuning_files import read_settings
         from mpitempo.runner.resume import check_received_env
