@@ -45,7 +45,12 @@ def test_every_exported_mpi_function_is_wrapped(build, libs, tmp_path):
     src.write_text("#include <mpi.h>\n")
     macros = subprocess.run([build.mpicc, "-E", "-dM", str(src)], capture_output=True, text=True, check=True).stdout
     as_macro = set(re.findall(r"^#define (MPI_\w+)\(", macros, re.M))
-    missing = sorted(lib - mine - as_macro)
+    # a function the library exports but its mpi.h does not declare (Open MPI keeps the MPI-1 functions
+    # MPI-3 removed, e.g. MPI_Address, without declarations) cannot be called by a program built with
+    # this header: the tracer, generated from the header, need not wrap it
+    decls = subprocess.run([build.mpicc, "-E", str(src)], capture_output=True, text=True, check=True).stdout
+    declared = set(re.findall(r"\b(MPI_\w+)\s*\(", decls))
+    missing = sorted((lib & declared) - mine - as_macro)
     assert not missing, f"{len(missing)} MPI functions of {libmpi} pass the tracer unseen: {missing}"
     assert len(lib & mine) > 300   # the premise: the library's table was read
 
