@@ -29,10 +29,13 @@ def _write_perrank(path, start, end, exps, reps, valid, calls):
             f.write(struct.pack("<4I", exps[i], reps[i], valid[i], 0) + struct.pack(f"<{2 * p}d", *start[i], *end[i]))
 
 
-def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce",), shape=None, timed=None):
+def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce",), shape=None, timed=None,
+               inner=None):
     """One mpirun: every rank has its own latency level (rank r: 1 + 0.15 r, or shape[op][r]),
     right-skewed noise, a few large outliers and some invalid measurements; runtime_s = max over
-    ranks of the local runtime of one call, as the barrier and loop schemes define it."""
+    ranks of the local runtime of one call, as the barrier and loop schemes define it. inner: msize ->
+    calls per measurement decided by the run (--inner-min-time; meta.json experiments[].inner), the
+    header keeping `calls`."""
     d = root / "runs" / f"{cfg}-{run:03d}"
     d.mkdir(parents=True)
     exps = [(op, m) for op in ops for m in SIZES]
@@ -49,9 +52,10 @@ def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce
             if rng.random() < 0.04:
                 level *= rng.uniform(5, 20)
             start = t + rng.uniform(0, 2e-7, NPROCS)
-            end = start + level * calls
+            c = (inner or {}).get(msize, calls)
+            end = start + level * c
             valid = int(rng.random() > 0.03)
-            lmax = float(((end - start) / calls).max())
+            lmax = float(((end - start) / c).max())
             lines.append(f"{op},{msize},{NPROCS},barrier,{exp},{rep},{lmax!r},{valid},{lmax!r}")
             S.append(start), E.append(end), X.append(exp), R.append(rep), V.append(valid)
             t = float(end.max()) + 1e-6
@@ -64,7 +68,8 @@ def _write_run(root, cfg, run, rng, slow, calls=1, perrank=True, ops=("allreduce
         "operation_params": {"datatype": "byte", "bw_window": 64, "bw_rbuf": "window", "rma_sync": "lock",
                              "rma_win": "allocate"},
         "experiments": [{"exp": e, "op": exps[k][0], "msize": exps[k][1], **op_info(*exps[k], NPROCS),
-                         **({"timed_ranks": (timed or {})[exps[k][0]]} if exps[k][0] in (timed or {}) else {})}
+                         **({"timed_ranks": (timed or {})[exps[k][0]]} if exps[k][0] in (timed or {}) else {}),
+                         **({"inner": inner[exps[k][1]]} if exps[k][1] in (inner or {}) else {})}
                         for e, k in enumerate(order)]}))
 
 
@@ -336,3 +341,34 @@ def test_statistics_over_the_timed_ranks_only(tmp_path):
     rows = rank_rows(open_campaign(root), Filter())
     for (camp, cfg, op, msize, n), r in rows.items():
         assert r["avg_s"] == pytest.approx(r["origin_s"]) if op == "put" else r["min_s"] > 0.5 * r["max_s"]
+
+
+def test_calls_decided_per_experiment(tmp_path):
+    """The loop scheme with --inner-min-time decides the calls per measurement per experiment
+    (meta.json experiments[].inner: 1 for a call of >= the time, fewer than --inner in between);
+    perrank.bin's header keeps --inner. Every per-rank statistic divides a span by the experiment's
+    own count: with the header's, `export --osu` of osu_bw read 10x OSU's bandwidth at 4 MiB."""
+    from mpitempo.analysis.osu_ranks import rank_rows
+    from mpitempo.analysis.processing import process_campaigns
+    from mpitempo.analysis.store import open_campaign
+    from mpitempo.stats.outliers import Filter
+
+    decided = {8: 10, 1024: 3, 65536: 1}
+    for name, inner in (("fixed", None), ("decided", decided)):
+        root = tmp_path / name
+        (root / "runs").mkdir(parents=True)
+        (root / "campaign.toml").write_text(f'name = "{name}"\n')
+        rng = np.random.default_rng(11)          # the same per-call times in both campaigns
+        for run in range(3):
+            _write_run(root, "m", run, rng, 1.0, calls=10, inner=inner)
+    fixed = {k[2:]: v for k, v in rank_rows(open_campaign(tmp_path / "fixed"), Filter()).items()}
+    got = {k[2:]: v for k, v in rank_rows(open_campaign(tmp_path / "decided"), Filter()).items()}
+    assert set(got) == set(fixed) and len(got) == len(SIZES)
+    for key, r in got.items():
+        for stat in ("avg_s", "min_s", "max_s", "origin_s"):
+            assert r[stat] == pytest.approx(fixed[key][stat], rel=1e-9), (key, stat)
+    rows, _ = process_campaigns([tmp_path / "decided"], ["ps3_osu"])
+    rows_fixed, _ = process_campaigns([tmp_path / "fixed"], ["ps3_osu"])
+    assert len(rows) == len(SIZES)
+    for a, b in zip(sorted(rows, key=lambda r: r["msize"]), sorted(rows_fixed, key=lambda r: r["msize"])):
+        assert a["msize"] == b["msize"] and a["value_s"] == pytest.approx(b["value_s"], rel=1e-9), (a, b)

@@ -36,7 +36,7 @@ import numpy as np
 
 from mpitempo.analysis.filtering import filtered_view
 from mpitempo.errors import MtError
-from mpitempo.io.perrank import FILE_NAME, read_perrank
+from mpitempo.io.perrank import FILE_NAME, experiment_calls, read_perrank
 from mpitempo.stats import processing as ps
 from mpitempo.stats.outliers import Filter
 from mpitempo.analysis.timed import timed_rows
@@ -114,7 +114,7 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
                           "measurements.csv")
         start, end = pr.start[order], pr.end[order]
         msize = flags["msize"][a:b]
-        timed = _timed_ranks(path.parent / "meta.json")
+        timed, calls_by_exp = _timed_ranks(path.parent / "meta.json")
         for e in np.unique(exp):
             sel = (exp == e) & keep
             n = int(sel.sum())
@@ -123,8 +123,9 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
             op = str(ops[exp == e][0])
             if groups is not None and (camp, cfg, op, nprocs) not in groups:
                 continue
+            calls = pr.calls_of(int(e), calls_by_exp)
             out[(camp, cfg, op, int(msize[exp == e][0]), nprocs)].append(
-                rank_statistics(start[sel].T, end[sel].T, pr.calls, run_id, n * pr.calls, timed.get(int(e))))
+                rank_statistics(start[sel].T, end[sel].T, calls, run_id, n * calls, timed.get(int(e))))
     return out
 
 
@@ -149,14 +150,16 @@ def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: in
             "rank_avg_s": [float(x) for x in avg], "calls_per_rank": calls_per_rank}
 
 
-def _timed_ranks(meta_path: Path) -> dict[int, object]:
-    """exp -> the ranks whose times are the op's (analysis.timed.timed_rows; absent: every rank) of a
-    run's meta.json ({} when the run does not record them). A malformed timed_ranks is refused there."""
+def _timed_ranks(meta_path: Path) -> tuple[dict[int, object], dict[int, int]]:
+    """(exp -> the ranks whose times are the op's (analysis.timed.timed_rows; absent: every rank),
+    exp -> calls per measurement where the run decided them (io.perrank.experiment_calls)) of a run's
+    meta.json ({} when the run does not record them). A malformed timed_ranks is refused there; an
+    unreadable meta.json is refused by the reader that listed the run, before this."""
 
     try:
         meta = load_meta(meta_path)
     except (MtError, OSError, TypeError, ValueError):
-        return {}
+        return {}, {}
     nprocs = meta.get("nprocs")
     out = {}
     for e in meta.get("experiments") or []:
@@ -164,7 +167,7 @@ def _timed_ranks(meta_path: Path) -> dict[int, object]:
             rows = timed_rows(e, nprocs, str(meta_path))
             if rows is not None:
                 out[e["exp"]] = rows
-    return out
+    return out, experiment_calls(meta)
 
 
 def across_runs(per_run: list[dict]) -> dict:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from mpitempo.errors import MtError
-from mpitempo.io.perrank import FILE_NAME, read_perrank
+from mpitempo.io.perrank import FILE_NAME, experiment_calls, read_perrank
 from mpitempo.analysis.timed import timed_rows
 from mpitempo.io.rundir import check_root, find_runs, load_meta
 from mpitempo.stats import processing as ps
@@ -78,6 +78,7 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
             sname = str((meta.get("scheme") or {}).get("name", ""))
             rp = _reprompi_run(d / "measurements.csv", filt) if "reprompi" in names else {}
             pr = read_perrank(d / FILE_NAME, root) if need_pr else None
+            calls_by_exp = experiment_calls(meta)
             if pr is not None and pr.nprocs != nprocs:   # a file of another run: processed as if of this one
                 raise MtError(f"'{d / FILE_NAME}' has {pr.nprocs} ranks, but its run's meta.json says {nprocs}; "
                               f"refusing to use it")
@@ -95,7 +96,8 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                     continue
                 if timed is not None:   # only the ranks whose times are the op's (an idle target is not)
                     start, end = start[timed], end[timed]
-                lmax = ((end - start) / pr.calls).max(axis=0)
+                calls = pr.calls_of(exp, calls_by_exp)
+                lmax = ((end - start) / calls).max(axis=0)
                 prev = clt_sample.get(key)
                 clt_sample[key] = (min(prev[0], lmax.size) if prev else lmax.size,
                                    lmax if not prev or lmax.size > prev[1].size else prev[1])
@@ -105,7 +107,7 @@ def process_campaigns(roots, names: list[str], filt: Filter | None = None) -> tu
                             raise MtError(f"ps4_mpiblib_global needs per-rank times on a global clock, but run "
                                           f"'{d.name}' of '{root}' recorded local times; {HOW_TO_SYNC}")
                         continue
-                    groups[key][n].append(ps.process(n, start, end, calls=pr.calls, global_clock=pr.global_clock))
+                    groups[key][n].append(ps.process(n, start, end, calls=calls, global_clock=pr.global_clock))
         if local_clock_runs and "ps4_mpiblib_global" in names:
             notes.append(f"ps4_mpiblib_global left out for {local_clock_runs} run(s) of '{root}' with local "
                          f"per-rank times (it needs a global clock; {HOW_TO_SYNC})")

@@ -29,7 +29,7 @@ def file_bytes(nmeas: int, nprocs: int) -> int:
 @dataclass
 class PerRank:
     nprocs: int
-    calls: int               # MPI calls per measurement
+    calls: int               # MPI calls per measurement, as the header says (--inner of the loop schemes)
     global_clock: bool       # times on the synchronised global clock (else each rank's own timer)
     exp: np.ndarray          # (nmeas,) experiment position in the run (measurements.csv `exp`)
     rep: np.ndarray          # (nmeas,)
@@ -43,6 +43,24 @@ class PerRank:
         if valid_only:
             sel &= self.valid
         return self.start[sel].T, self.end[sel].T
+
+    def calls_of(self, exp: int, by_exp: dict[int, int]) -> int:
+        """Calls per measurement of one experiment: by_exp's (experiment_calls) where the run decided
+        it per experiment, else the header's."""
+        return by_exp.get(int(exp), self.calls)
+
+
+def experiment_calls(meta: dict) -> dict[int, int]:
+    """exp -> calls per measurement, for the experiments whose count the run decided itself (the loop
+    scheme with --inner-min-time makes fewer calls for long calls: meta.json experiments[].inner).
+    perrank.bin's header holds the run's --inner only; a span / --inner would understate such an
+    experiment's time by --inner / inner."""
+    out = {}
+    for e in meta.get("experiments") or []:
+        if isinstance(e, dict) and isinstance(e.get("exp"), int) and isinstance(e.get("inner"), int) \
+                and e["inner"] >= 1:
+            out[e["exp"]] = e["inner"]
+    return out
 
 
 def _read_raw(path: Path, root) -> bytes:

@@ -88,6 +88,7 @@ def factors_of(meta: dict, toml: dict | None = None) -> dict:
     f["nprocs"] = meta.get("nprocs")
     f["scheme"] = "pingpong" if f["kind"] == "pingpong" else sch.get("name")
     f["inner"] = sch.get("inner")
+    f["inner_min_time_s"] = sch.get("inner_min_time_s")
     f["pingpong"] = meta.get("pingpong") if isinstance(meta.get("pingpong"), dict) else None
     like = None
     toml = toml if isinstance(toml, dict) else {}
@@ -149,8 +150,15 @@ def measurement_text(op: str, factors: dict) -> str:
     if s in ("window", "roundtime"):
         return (f"one call started at a global-clock time on every rank, max(end) - min(start) over the ranks "
                 f"(scheme {s})")
+    loop = f"{inner} calls back to back after a barrier, / {inner}"
+    if factors.get("inner_min_time_s"):
+        t = float(factors["inner_min_time_s"])
+        t_text = f"{t:g} s" if t >= 1 else f"{t * 1e3:g} ms" if t >= 1e-3 else f"{t * 1e6:g} µs"
+        loop = (f"up to {inner} calls back to back after a barrier, / their number (as many as take "
+                f"--inner-min-time {t_text}, at least 1: meta.json "
+                "experiments[].inner)")
     what = {"barrier": "one call after a barrier",
-            "loop": f"{inner} calls back to back after a barrier, / {inner}",
+            "loop": loop,
             "barrier_loop": f"{inner} x (call, barrier) after a barrier, / {inner}"}.get(str(s), f"one call (scheme {s})")
     return f"{what}, timed on every rank: the largest local time over the ranks (scheme {s})"
 
