@@ -4,13 +4,13 @@ when given), interleaved, on 2 ranks (docs/methods.md, "Compared with OSU and IM
 
 For every benchmark of the OSU day-one set (osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_allreduce,
 osu_iallreduce, osu_put_latency with lock and with fence) and every round: the OSU binary
-(`-m MIN:MAX -z`, its own per-iteration median, P50, where it prints one) and then mpitempo's
-equivalent (`run --ops osu_X --like osu --per-rank --precision P`, exported with `export --osu`, the
-layout and statistic OSU prints), each under the CPU lock, for the same powers-of-two sizes. Recorded
-per benchmark and size: both values, the ratio mpitempo / OSU, both wall times (the whole OSU run and
-the whole mpitempo campaign), the load before each. Means are not comparable on a shared VM: OSU's
-P50 is compared with mpitempo's median of run medians; where OSU prints no P50 (mbw_mr, iallreduce's
-Overall, put fence), its average. With `--imb DIR` (DIR/IMB-MPI1), IMB's PingPong, Uniband, Biband and
+(`-m MIN:MAX -z`: its per-iteration percentiles) and then mpitempo's equivalent (`run --ops osu_X
+--like osu --per-rank --precision P`, exported with `export --osu --tail`: OSU's layout, statistic
+and -z columns), each under the CPU lock, for the same powers-of-two sizes. Recorded per benchmark
+and size: both P50 values (OSU's of one run; mpitempo's the median over its mpiruns of each run's
+P50), the ratio mpitempo / OSU, both wall times (the whole OSU run and the whole mpitempo campaign),
+the load before each. Means are not comparable on a shared VM: P50 is compared with P50; a column
+missing on either side is recorded as missing, never replaced by another. With `--imb DIR` (DIR/IMB-MPI1), IMB's PingPong, Uniband, Biband and
 Allreduce the same way against `run --ops IMB:X --like imb` exported with `export --imb`: IMB prints
 means over its n_sample repetitions only (t[usec], Mbytes/sec, t_avg[usec]), compared with mpitempo's
 export of the same column.
@@ -42,9 +42,9 @@ SET = {
     "osu_latency": ("pt2pt/standard/osu_latency", [], "osu_latency", [], "P50 Tail Lat(us)"),
     "osu_bw": ("pt2pt/standard/osu_bw", [], "osu_bw", [], "P50 Tail BW(MB/s)"),
     "osu_bibw": ("pt2pt/standard/osu_bibw", [], "osu_bibw", [], "P50 Tail BW(MB/s)"),
-    "osu_mbw_mr": ("pt2pt/standard/osu_mbw_mr", [], "osu_mbw_mr", [], "MB/s"),
+    "osu_mbw_mr": ("pt2pt/standard/osu_mbw_mr", [], "osu_mbw_mr", [], "P50 Tail BW(MB/s)"),
     "osu_allreduce": ("collective/blocking/osu_allreduce", [], "osu_allreduce", [], "P50 Tail Lat(us)"),
-    "osu_iallreduce": ("collective/non_blocking/osu_iallreduce", [], "osu_iallreduce", [], "Overall(us)"),
+    "osu_iallreduce": ("collective/non_blocking/osu_iallreduce", [], "osu_iallreduce", [], "P50 Tail Lat(us)"),
     "osu_put_latency lock": ("one-sided/osu_put_latency", ["-s", "lock"], "osu_put_latency",
                              ["--rma-sync", "lock"], "P50 Tail Lat(us)"),
     "osu_put_latency fence": ("one-sided/osu_put_latency", ["-s", "fence"], "osu_put_latency",
@@ -72,8 +72,9 @@ def table(text: str) -> dict[int, dict[str, float]]:
     """size -> {column: value} of an OSU-layout text (OSU's own output or mpitempo's export)."""
     cols, rows = None, {}
     for line in text.splitlines():
-        if line.startswith("# Size"):
-            cols = [c for c in re.split(r"\s{2,}", line[2:].strip())]
+        if line.startswith("# Size"):   # fields of 18 after a 10-wide size (FIELD_WIDTH of a configure-built OSU):
+            # headers may touch ("Messages/s P50 Tail BW(MB/s)"), so cut by width, not by blanks
+            cols = ["Size"] + [line[k:k + 18].strip() for k in range(10, len(line), 18)]
         elif cols and re.match(r"^\d+\s", line):
             vals = line.split()
             try:
@@ -148,8 +149,8 @@ def run_mpitempo(label: str, lo: int, hi: int, precision: str, mpiruns: int | No
     if r.returncode != 0:
         raise SystemExit(f"{label}: {' '.join(argv)} failed: {r.stderr[-1500:]}")
     exp = td / f"export-{d.name}"
-    e = subprocess.run(["mpitempo", "export", str(d), "--imb" if imb else "--osu", str(exp)], capture_output=True,
-                       text=True)
+    e = subprocess.run(["mpitempo", "export", str(d), *(["--imb", str(exp)] if imb else ["--osu", str(exp), "--tail"])],
+                       capture_output=True, text=True)
     if e.returncode != 0:
         raise SystemExit(f"{label}: export failed: {e.stderr[-800:]}")
     files = sorted(exp.glob("*.txt"))
@@ -179,7 +180,8 @@ def main() -> None:
     mpiexec = shutil.which("mpiexec")
     labels = [x for x in [*SET, *(SET_IMB if a.imb else ())] if not a.only or x in a.only.split(",")]
     res = {"command": " ".join(sys.argv), "mpiexec": mpiexec, "sizes": [lo, hi], "precision": a.precision,
-           "note": "OSU's P50 (-z) against mpitempo's median of run medians; means are not comparable on a shared VM",
+           "note": ("OSU's P50 (-z) against mpitempo's export --tail P50 (the median over its mpiruns of each run's "
+                    "P50); IMB's means against mpitempo's export; means are not comparable on a shared VM"),
            "benchmarks": {}}
     res["benchmarks"] = {label: [] for label in labels}
     with tempfile.TemporaryDirectory(prefix="mt-peers-") as td:
@@ -193,9 +195,8 @@ def main() -> None:
                 per = {}
                 for s in KEEP:
                     if lo <= s <= hi and s in o["rows"] and s in m["rows"]:
-                        ov = o["rows"][s].get(col, next(iter(o["rows"][s].values())))
-                        mv = m["rows"][s].get(col, next(iter(m["rows"][s].values())))
-                        per[s] = {"peer": ov, "mpitempo": mv, "ratio": mv / ov if ov else None}
+                        ov, mv = o["rows"][s].get(col), m["rows"][s].get(col)
+                        per[s] = {"peer": ov, "mpitempo": mv, "ratio": mv / ov if ov and mv is not None else None}
                 res["benchmarks"][label].append(
                     {"peer": "IMB 2021.11" if imb else "OSU 7.4", "peer_wall_s": o["wall_s"],
                      "mpitempo_wall_s": m["wall_s"], "wall_ratio": m["wall_s"] / o["wall_s"], "load_peer": o["load"],

@@ -64,6 +64,17 @@ run osu_get_bw_flush.txt "$OSU/one-sided/osu_get_bw" $S -s flush
 run osu_acc_latency_flush.txt "$OSU/one-sided/osu_acc_latency" $S -s flush
 run osu_fop_latency_flush.txt "$OSU/one-sided/osu_fop_latency" -i 200 -x 20 -s flush
 
+# -z (per-iteration percentiles): the layouts of `mpitempo export --osu --tail`
+run osu_bw_z.txt "$OSU/pt2pt/standard/osu_bw" $S -z
+run osu_bibw_z.txt "$OSU/pt2pt/standard/osu_bibw" $S -z
+run osu_mbw_mr_z.txt "$OSU/pt2pt/standard/osu_mbw_mr" $S -z
+run osu_allreduce_z.txt "$OSU/collective/blocking/osu_allreduce" $S -z
+run osu_iallreduce_z.txt "$OSU/collective/non_blocking/osu_iallreduce" $S -z
+for s in lock fence; do
+    run "osu_put_latency_${s}_z.txt" "$OSU/one-sided/osu_put_latency" $S -s $s -z
+done
+run osu_put_bw_lock_z.txt "$OSU/one-sided/osu_put_bw" $S -s lock -z
+
 I="-msglog 3:10 -iter 200 -npmin 2"
 run IMB-MPI1.txt "$IMB/IMB-MPI1" PingPong PingPing Uniband Biband Sendrecv Exchange Allreduce Barrier $I
 run IMB-NBC.txt "$IMB/IMB-NBC" Iallreduce Ibarrier $I

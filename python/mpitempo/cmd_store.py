@@ -95,12 +95,16 @@ def ingest(dirs, db, machine, as_json):
                    "average (needs perrank.bin: run --per-rank), median over the mpiruns; 'runs' = median / min / "
                    "max of the per-mpirun medians; 'pooled' = mean / min / max of all kept measurements; "
                    "'auto' = 'ranks' where every mpirun has per-rank data, else 'runs'.")
+@click.option("--tail", "tail", is_flag=True, default=False,
+              help="OSU: also the P50 / P90 / P99 Tail columns, as OSU 7.4 prints them with -z (its per-iteration "
+                   "percentiles; comparable on a shared machine where means are not). Needs per-rank raw times in "
+                   "every mpirun (run --per-rank) and --values auto or ranks.")
 @click.option("--op", "ops", default=None, metavar="LIST", help="OSU/IMB: only these ops (comma-separated).")
 @click.option("--config", "configs", default=None, metavar="LIST",
               help="OSU/IMB: only these configurations (comma-separated).")
 @filter_options
 @json_option
-def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_coef, as_json):
+def export(dirs, out, osu, imb, values, tail, ops, configs, filter_kind, tukey_k, cut_coef, as_json):
     """Export campaign directories (or a store) as Parquet: measurements.parquet (every raw
     measurement with campaign, run_id, config, run_index) and runs.parquet (factors per mpirun);
     or as the text that OSU Micro-Benchmarks (--osu) and IMB (--imb) print, so that the scripts,
@@ -126,6 +130,10 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
             why = ("an empty item (two commas in a row, or a comma at an end)" if any(items) else
                    "give one or more comma-separated items")
             raise MtError(f"invalid {flag} '{given}': {why}")
+    if tail and not osu:
+        raise MtError("--tail adds OSU's -z columns: it needs --osu OUTDIR|- (IMB prints no percentiles)")
+    if tail and values in ("runs", "pooled"):
+        raise MtError(f"--tail needs per-rank raw times (--values auto or ranks), not --values {values}")
     if osu == "-" and imb == "-":
         raise MtError("--osu - and --imb - cannot both write to stdout: give one of them a directory")
     if as_json and "-" in (osu, imb):
@@ -141,7 +149,7 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
     result: dict = {}
     if osu or imb:
         filt = make_filter(filter_kind, tukey_k, cut_coef)
-        texts, notes = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb)
+        texts, notes = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb, tail)
         for n in notes:
             click.echo(f"mpitempo: note: {n}", err=True)
         files, used = [], {}
@@ -169,7 +177,7 @@ def export(dirs, out, osu, imb, values, ops, configs, filter_kind, tukey_k, cut_
         print_json(result)
 
 
-def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
+def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb, tail=False):
     """[(target, [(file name, text), ...]), ...] for --osu and --imb, after validating the selection."""
     from mpitempo.analysis.summary import summary_rows
     from mpitempo.errors import MtError
@@ -229,7 +237,7 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
         s = simulation_of(m)
         if s:
             sim[(m.get("launch") or {}).get("config") or m.get("config")] = s
-    modes = _modes(data, filt, rows, values)
+    modes = _modes(data, filt, rows, values, tail)
     src = "exported from " + ", ".join(str(d) for d in dirs)
     many = len(data.labels) > 1
     out = []
@@ -257,13 +265,13 @@ def _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb):
                 meta = (first.get((key[0], key[1])) or ({}, {}))[0]
                 text = block(rs, mode, filt.describe(), src, extra, pure, meta=meta)
             else:
-                text = block(rs, mode, filt.describe(), src, extra, pure)
+                text = block(rs, mode, filt.describe(), src, extra, pure, tail=tail)
             named.append((name, text, mode))
         out.append((target, named))
     return out, notes
 
 
-def _modes(data, filt, rows, values):
+def _modes(data, filt, rows, values, tail=False):
     """Per (campaign, config, op, nprocs): (the values actually written, a '#' note or None). With
     'auto' and 'ranks', the per-rank numbers are attached to the rows as row["ranks"]."""
     from mpitempo.errors import MtError
@@ -276,11 +284,12 @@ def _modes(data, filt, rows, values):
 
     cov = run_coverage(data)
     full = {k for k in keys if cov.get(k, (0, 0))[1] and cov[k][0] == cov[k][1]}
-    if values == "ranks" and keys - full:
+    if (values == "ranks" or tail) and keys - full:
         k = sorted(keys - full, key=str)[0]
         have, n = cov.get(k, (0, 0))
-        raise MtError(f"--values ranks needs per-rank raw times (perrank.bin) in every mpirun, but {n - have} of {n} "
-                      f"mpiruns of {k[2]} (configuration {k[1]}) have none; {HOW_TO_RECORD}, or use --values runs")
+        raise MtError(f"{'--tail' if tail else '--values ranks'} needs per-rank raw times (perrank.bin) in every mpirun, "
+                      f"but {n - have} of {n} mpiruns of {k[2]} (configuration {k[1]}) have none; {HOW_TO_RECORD}, "
+                      + ("or leave out --tail" if tail else "or use --values runs"))
     per = rank_rows(data, filt, full) if full else {}
     for r in rows:
         rk = per.get((r["campaign"], r["config"], r["op"], r["msize"], r["nprocs"]))
@@ -289,7 +298,9 @@ def _modes(data, filt, rows, values):
     out = {}
     for k in keys:
         if k[2].split("/")[0] in ("pingpong", "pingpong-loop"):
-            out[k] = ("runs", None)      # the source rank's own timings: what osu_latency and IMB PingPong time
+            # the source rank's own timings: what osu_latency and IMB PingPong time
+            out[k] = ("runs", "no -z columns (--tail): this op times its round trips as one block, not one by one"
+                      if tail else None)
         elif k in full:
             out[k] = ("ranks", None)
         else:

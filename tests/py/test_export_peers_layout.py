@@ -170,11 +170,109 @@ OSU_CASES = {
 }
 
 
+# -z recordings -> our file of `export --osu --tail` (per-rank data), the datatype the op used
+OSU_Z_CASES = {
+    "osu_bw_z.txt": ("osu_bw.lock.np2.txt", "MPI_CHAR"),
+    "osu_bibw_z.txt": ("osu_bibw.lock.np2.txt", "MPI_CHAR"),
+    "osu_mbw_mr_z.txt": ("osu_mbw_mr.lock.np2.txt", "MPI_CHAR"),
+    "osu_latency_z.txt": ("osu_multi_lat.lock.np2.txt", "MPI_CHAR"),
+    "osu_allreduce_z.txt": ("osu_allreduce.lock.np2.txt", "MPI_SIGNED_CHAR"),
+    "osu_iallreduce_z.txt": ("osu_iallreduce.lock.np2.txt", "MPI_SIGNED_CHAR"),
+    "osu_put_latency_lock_z.txt": ("osu_put_latency.lock.np2.txt", "MPI_CHAR"),
+    "osu_put_latency_fence_z.txt": ("osu_put_latency.fence.np2.txt", "MPI_CHAR"),
+    "osu_put_bw_lock_z.txt": ("osu_put_bw.lock.np2.txt", "MPI_CHAR"),
+}
+
+
 def test_every_recorded_osu_layout_has_a_case():
     recorded = {p.name for p in PEERS.glob("osu_*.txt")}
-    # osu_allreduce.txt (no -f) and osu_latency_z.txt (-z) are layouts mpitempo does not write: it always writes
-    # the -f columns of the collectives and no percentiles; they stay as recorded data of those runs
-    assert recorded - set(OSU_CASES) == {"osu_allreduce.txt", "osu_latency_z.txt"}
+    # osu_allreduce.txt (no -f, no -z) is a layout mpitempo does not write: it writes the -f columns of the
+    # collectives, or the -z ones with --tail; it stays as recorded data of that run
+    assert recorded - set(OSU_CASES) - set(OSU_Z_CASES) == {"osu_allreduce.txt"}
+
+
+def _with_perrank(root: Path, skew: float = 0.9) -> None:
+    """perrank.bin for every run of a synthetic campaign: rank 0 takes each measurement's runtime_s,
+    rank 1 skew x it; one call per measurement (the layout of io/perrank.py)."""
+    import csv
+    import struct
+
+    for d in sorted((root / "runs").iterdir()):
+        with open(d / "measurements.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        recs, t = [], 1.0
+        for r in rows:
+            rt = float(r["runtime_s"])
+            recs.append(struct.pack("<4I", int(r["exp"]), int(r["rep"]), int(r["valid"]), 0)
+                        + struct.pack("<4d", t, t, t + rt, t + skew * rt))
+            t += 2 * rt
+        (d / "perrank.bin").write_bytes(b"MTPRANK1" + struct.pack("<6I", 48, 1, 2, 1, 0, 0x01020304)
+                                        + struct.pack("<2Q", len(recs), 16 + 16 * 2) + b"".join(recs))
+
+
+@pytest.fixture(scope="module")
+def exported_tail(tmp_path_factory):
+    from mpitempo.cli import main
+
+    d = tmp_path_factory.mktemp("peers_z")
+    camp = d / "camp"
+    bench_campaign(camp, "lock", {"bw": 10e-6, "bibw": 12e-6, "mbw_mr": 11e-6, "multi_lat": 3e-6, "allreduce": 2e-6,
+                                  "iallreduce": 1.5e-6, "iallreduce_overlap": 3e-6, "put": 1e-6, "put_bw": 20e-6},
+                   _params(rma_sync="lock"))
+    bench_campaign(camp, "fence", {"put": 1e-6}, _params(rma_sync="fence"))
+    _with_perrank(camp)
+    assert main(["export", str(camp), "--osu", str(d / "osu"), "--tail"]) == 0
+    return d / "osu"
+
+
+@pytest.mark.parametrize("fixture", sorted(OSU_Z_CASES))
+def test_osu_tail_columns_as_osu_prints_them_with_z(exported_tail, fixture):
+    ours_path, dtype = OSU_Z_CASES[fixture]
+    theirs_h, theirs_rows, theirs_rest = split_osu(_read(PEERS / fixture))
+    ours_h, ours_rows, ours_rest = split_osu(_read(exported_tail / ours_path))
+    typed = re.compile(r"^# Datatype: (\S+)\.$")
+    ours_h = [typed.sub("# Datatype: T.", ln) for ln in ours_h]
+    theirs_h = [typed.sub("# Datatype: T.", ln) for ln in theirs_h]
+    if fixture == "osu_latency_z.txt":      # osu_latency's title; mpitempo's op of it is multi_lat
+        theirs_h = [ln.replace("OSU MPI Latency Test", "OSU MPI Multi Latency Test") for ln in theirs_h]
+    assert ours_h == theirs_h
+    assert theirs_rows and ours_rows
+    assert {tuple(shape(r)) for r in ours_rows} == {tuple(shape(r)) for r in theirs_rows}
+    assert any(ln.startswith("# P50 / P90 / P99 Tail = OSU's -z percentiles") for ln in ours_rest)
+
+
+def test_osu_tail_values_are_osu_percentiles(exported_tail):
+    """allreduce: each measurement's time is the mean over the ranks ((1 + 0.9) / 2 of runtime_s);
+    bw: rank 0's; P50 is the element at round(n x 0.5) - 1 of the sorted per-run values, median over
+    the runs (all runs alike here)."""
+    def row(path, size):
+        _, rows, _ = split_osu(_read(exported_tail / path))
+        return [float(x) for x in next(r for r in rows if int(r.split()[0]) == size).split()[1:]]
+
+    # bench_campaign: 6 measurements per size of base x (1 + s / 1024) x (1 + 0.01 k), k = 0..5
+    t = [2e-6 * (1 + 64 / 1024) * (1 + 0.01 * k) for k in range(6)]
+    mean = sorted(x * (1 + 0.9) / 2 for x in t)
+    got = row("osu_allreduce.lock.np2.txt", 64)
+    assert got[1:] == [round(mean[2] * 1e6, 2), round(mean[4] * 1e6, 2), round(mean[5] * 1e6, 2)]
+    tb = sorted(10e-6 * (1 + 1024 / 1024) * (1 + 0.01 * k) for k in range(6))
+    rates = sorted(64 * 1024 / x / 1e6 for x in tb)           # MB/s of one window of 64 messages
+    got = row("osu_bw.lock.np2.txt", 1024)
+    assert got[1:] == [round(rates[2], 2), round(rates[4], 2), round(rates[5], 2)]
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--imb", "-", "--tail"], "--tail adds OSU's -z columns: it needs --osu"),
+    (["--osu", "-", "--tail", "--values", "runs"], "--tail needs per-rank raw times (--values auto or ranks), not "
+                                                   "--values runs"),
+])
+def test_tail_bad_combinations(cli, exported, argv, msg):
+    code, out, err = cli("export", exported / "camp", *argv)
+    assert code == 2 and msg in err and out == ""
+
+
+def test_tail_refused_without_per_rank_data(cli, exported):
+    code, out, err = cli("export", exported / "camp", "--osu", "-", "--tail", "--op", "bw")
+    assert code == 2 and "--tail needs per-rank raw times (perrank.bin)" in err and "leave out --tail" in err, err
 
 
 @pytest.mark.parametrize("fixture", sorted(OSU_CASES))

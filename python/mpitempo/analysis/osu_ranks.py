@@ -112,7 +112,7 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
         if not (np.array_equal(pr.exp[order], exp) and np.array_equal(pr.rep[order], rep)):
             raise MtError(f"'{path}' does not match its run '{run_id}': its (exp, rep) records differ from "
                           "measurements.csv")
-        start, end = pr.start[order], pr.end[order]
+        start, end, valid = pr.start[order], pr.end[order], pr.valid[order]
         msize = flags["msize"][a:b]
         timed, calls_by_exp = _timed_ranks(path.parent / "meta.json")
         for e in np.unique(exp):
@@ -124,8 +124,10 @@ def per_run_values(data, filt: Filter, groups: set[tuple] | None = None) -> dict
             if groups is not None and (camp, cfg, op, nprocs) not in groups:
                 continue
             calls = pr.calls_of(int(e), calls_by_exp)
-            out[(camp, cfg, op, int(msize[exp == e][0]), nprocs)].append(
-                rank_statistics(start[sel].T, end[sel].T, calls, run_id, n * calls, timed.get(int(e))))
+            st = rank_statistics(start[sel].T, end[sel].T, calls, run_id, n * calls, timed.get(int(e)))
+            vsel = (exp == e) & valid
+            st["tail"] = tail_statistics(start[vsel].T, end[vsel].T, calls, timed.get(int(e)))
+            out[(camp, cfg, op, int(msize[exp == e][0]), nprocs)].append(st)
     return out
 
 
@@ -148,6 +150,39 @@ def rank_statistics(start, end, calls: int, run_id: str = "", calls_per_rank: in
     return {"run_id": run_id, "avg_s": float(t.mean()), "min_s": float(t.min()), "max_s": float(t.max()),
             "origin_s": float(avg[sel[0]]), "first_half_s": float(avg[first].mean()),
             "rank_avg_s": [float(x) for x in avg], "calls_per_rank": calls_per_rank}
+
+
+TAIL_PCT = (50, 90, 99)     # OSU 7.4's -z percentiles (options.omb_stat_percentiles)
+
+
+def osu_percentile(sorted_x, pct: float) -> float:
+    """OSU 7.4's percentile (c/util/osu_util_mpi.c omb_calculate_tail_lat): of n ascending values,
+    the element at index round(n x pct / 100) - 1 (at least the first)."""
+    n = len(sorted_x)
+    k = int(np.floor(n * pct / 100 + 0.5)) - 1      # C round(): halves away from zero
+    return float(sorted_x[min(max(k, 0), n - 1)])
+
+
+def tail_statistics(start, end, calls: int, timed=None) -> dict:
+    """One mpirun of one experiment, every valid measurement (no outlier filter: a tail is what a
+    filter cuts): OSU's -z per-iteration percentiles, for the two ways OSU forms an iteration's time:
+    ``origin`` (rank 0's, the first timed rank: pt2pt, one-sided, mbw_mr) and ``mean`` (the mean over
+    the timed ranks: omb_get_stats reduces the ranks' arrays with MPI_SUM and divides by the ranks).
+    Per kind: ``lat`` the time at each percentile of TAIL_PCT (OSU's Tail Lat), ``inv`` the time
+    whose rate is that percentile of the rates (OSU's Tail BW sorts bandwidths: the p-th percentile
+    of 1/t is 1/t at the (100-p)-th position from the top). Empty when there is no measurement."""
+    t = (np.asarray(end, dtype=float) - np.asarray(start, dtype=float)) / calls     # (ranks, measurements)
+    p = t.shape[0]
+    if t.size == 0 or p == 0:
+        return {}
+    sel = sorted({int(r) for r in timed if 0 <= int(r) < p}) if isinstance(timed, list) and timed else list(range(p))
+    out = {}
+    for kind, series in (("origin", t[sel[0]]), ("mean", t[sel].mean(axis=0))):
+        asc = np.sort(series)
+        rate_asc = np.sort(1.0 / series[series > 0]) if (series > 0).any() else np.array([np.inf])
+        out[kind] = {"lat": [osu_percentile(asc, q) for q in TAIL_PCT],
+                     "inv": [1.0 / osu_percentile(rate_asc, q) for q in TAIL_PCT]}
+    return out
 
 
 def _timed_ranks(meta_path: Path) -> tuple[dict[int, object], dict[int, int]]:
@@ -174,6 +209,11 @@ def across_runs(per_run: list[dict]) -> dict:
     """The medians over the mpiruns of every statistic of rank_statistics, the lower median of the
     calls per rank."""
     out = {k: float(np.median([r[k] for r in per_run])) for k in STATS}
+    tails = [r["tail"] for r in per_run if r.get("tail")]
+    if tails:
+        out["tail"] = {kind: {w: [float(np.median([x[kind][w][i] for x in tails])) for i in range(len(TAIL_PCT))]
+                              for w in ("lat", "inv")} for kind in tails[0]}
+        out["tail_runs"] = len(tails)
     return {**out, "iterations": int(statistics.median_low([r["calls_per_rank"] for r in per_run])),
             "runs": len(per_run), "run_avg_s": [r["avg_s"] for r in per_run]}
 

@@ -37,6 +37,7 @@ import time
 from mpitempo.present.peer_names import IMB_P2P, _variant, imb_target, osu_target
 from mpitempo.safe_text import safe_block
 from mpitempo import __version__
+from mpitempo.analysis.osu_ranks import TAIL_PCT
 from mpitempo.present.definitions import MOVE_TYPES, REDUCE_TYPES, definition_notes, definition_warnings, measurement_text, mpi_type
 
 OSU_VERSION = "7.4"
@@ -45,6 +46,7 @@ FW = 18                  # FIELD_WIDTH of a configure-built OSU 7.4 (configure.a
 IW = 13                  # IMB's ow_format (src_c/IMB_declare.h)
 
 NOSIZE_OPS = {"barrier", "barrier_init", "ibarrier_overlap"}
+TAIL_BW = ("bw", "rma_bw", "mbw_mr")      # layouts whose -z columns are bandwidths (P50 Tail BW(MB/s))
 VALUES = ("auto", "ranks", "runs", "pooled")
 
 # c/util/osu_util_mpi.c win_info[] and sync_info[], by mpitempo's --rma-win / --rma-sync names
@@ -320,8 +322,25 @@ def _notes(rows: list[dict], values: str, filt_desc: str, fmt: str, source: str,
 
 # --- OSU ------------------------------------------------------------------------------------------
 
-def osu_header(op: str, f: dict, nprocs: int) -> list[str]:
-    """The lines OSU 7.4 prints before its first row, for this op and these settings."""
+def _tail_meaning(rows: list[dict], layout: str) -> list[str]:
+    """The '#' lines of the -z columns."""
+    who = ("the mean over the ranks of each measurement's time of one call" if tail_kind(layout) == "mean"
+           else "rank 0's time of one call in each measurement")
+    what = ("bandwidths (bytes per call / that time), sorted" if layout in TAIL_BW else "those times, sorted")
+    inner = sorted({int(x) for r in rows for x in [((r.get("factors") or {}).get("inner"))] if x and int(x) > 1})
+    n = (rows[0].get("ranks") or {}).get("tail_runs") or _runs(rows, "ranks")
+    out = [f"# P50 / P90 / P99 Tail = OSU's -z percentiles: per mpirun, {who}, over every valid measurement (no "
+           f"outlier filter), {what}, the element at round(n x p / 100); each the median over {n} mpirun(s)."]
+    if inner:
+        out.append(f"# A measurement of the loop scheme times up to {inner[-1]} calls together (fewer for long calls: "
+                   "meta.json experiments[].inner): its time of one call is their mean, where OSU's -z times each "
+                   "iteration alone: the tails are those of means over the calls, narrower than OSU's.")
+    return out
+
+
+def osu_header(op: str, f: dict, nprocs: int, tail: bool = False) -> list[str]:
+    """The lines OSU 7.4 prints before its first row, for this op and these settings; tail: as it
+    prints them with -z (the P50 / P90 / P99 Tail columns)."""
 
     layout, title, _ = osu_target(op)
     nosize = op in NOSIZE_OPS
@@ -337,13 +356,18 @@ def osu_header(op: str, f: dict, nprocs: int) -> list[str]:
         out.append(f"# Synchronization: {OSU_SYNC.get(sync, sync)}")
     if not nosize:
         out.append(f"# Datatype: {mpi_type(op, f)}.")
+    tails = [f"P{q} Tail {'BW(MB/s)' if layout in TAIL_BW else 'Lat(us)'}" for q in TAIL_PCT] if tail else []
+    if layout == "coll" and tail:     # -z: the tail columns take the places of Min / Max / Iterations
+        cols = ["Avg Latency(us)", *tails]
+        head = ("# " + cols[0] if nosize else f"{'# Size':<10}{cols[0]:>{FW}}") + "".join(f"{c:>{FW}}" for c in cols[1:])
+        return out + [head]
     if layout == "coll":
         cols = ["Avg Latency(us)", "Min Latency(us)", "Max Latency(us)"]
         head = ("# " + cols[0] if nosize else f"{'# Size':<10}{cols[0]:>{FW}}") + "".join(f"{c:>{FW}}" for c in cols[1:])
         return out + [head + f"{'Iterations':>12}"]
     cols = {"bw": ["Bandwidth (MB/s)"], "rma_bw": ["Bandwidth (MB/s)"], "mbw_mr": ["MB/s", "Messages/s"],
             "multi_lat": ["Avg Latency(us)"], "latency": ["Avg Latency(us)"], "rma_lat": ["Latency (us)"],
-            "nbc": ["Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"]}[layout]
+            "nbc": ["Overall(us)", "Compute(us)", "Pure Comm.(us)", "Overlap(%)"]}[layout] + tails
     if nosize:
         return out + ["# " + cols[0] + "".join(f"{c:>{FW}}" for c in cols[1:])]
     return out + [f"{'# Size':<10}" + "".join(f"{c:>{FW}}" for c in cols)]
@@ -354,7 +378,26 @@ def _osu_size(op: str, msize: int) -> int:
     return 8 if _variant(op)[0] in ("fop", "cas") else msize
 
 
-def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[str]:
+def tail_kind(layout: str) -> str:
+    """Whose time is an iteration's in OSU's -z arrays: the mean over the ranks for the collectives
+    (omb_get_stats), rank 0's for the rest (omb_calculate_tail_lat on rank 0)."""
+    return "mean" if layout in ("coll", "nbc") else "origin"
+
+
+def tail_values(r: dict, layout: str) -> list[float] | None:
+    """The P50 / P90 / P99 cells of a row with per-rank data (analysis.osu_ranks tail_statistics,
+    median over the mpiruns): µs for the latency layouts (one-way where OSU prints one), MB/s for
+    the bandwidth layouts; None without them."""
+    t = ((r.get("ranks") or {}).get("tail") or {}).get(tail_kind(layout))
+    if not t:
+        return None
+    if layout in TAIL_BW:
+        return [_bw(r, "ranks", x) for x in t["inv"]]
+    div = one_way_divisor(r) if layout in ("multi_lat", "rma_lat", "latency") else 1
+    return [x / div * 1e6 for x in t["lat"]]
+
+
+def osu_rows(rows: list[dict], values: str, pure: dict | None = None, tail: bool = False) -> list[str]:
     op = rows[0]["op"]
     layout = osu_target(op)[0]
     f = _factors(rows)
@@ -367,6 +410,13 @@ def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[st
             continue
         avg, lo, hi, n = v
         size = f"{_osu_size(op, r['msize']):<10d}"
+        tv = tail_values(r, layout) if tail else []
+        if tv is None or any(x is None for x in tv):
+            continue
+        if layout == "coll" and tail:
+            cells = "".join(f"{x:>{FW}.2f}" for x in [avg * 1e6, *tv])
+            out.append(f"{avg * 1e6:>17.2f}{cells[FW:]}" if nosize else size + cells)
+            continue
         if layout == "coll":
             cells = f"{avg * 1e6:>{FW}.2f}{lo * 1e6:>{FW}.2f}{hi * 1e6:>{FW}.2f}{n:>12d}"
             out.append(f"{avg * 1e6:>17.2f}{cells[FW:]}" if nosize else size + cells)
@@ -383,6 +433,7 @@ def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[st
             if nv is None:
                 continue
             nums = [nv[0] * 1e6, nv[1] * 1e6, nv[2] * 1e6, nv[3]]
+        nums += tv
         if any(x is None for x in nums):
             continue
         if nosize:      # print_stats_nbc without the size: overall in 13 columns
@@ -393,17 +444,20 @@ def osu_rows(rows: list[dict], values: str, pure: dict | None = None) -> list[st
 
 
 def osu_block(rows: list[dict], values: str, filt_desc: str, source: str, extra: list[str] = (),
-              pure: dict | None = None) -> str:
+              pure: dict | None = None, tail: bool = False) -> str:
     """One OSU output (one op, one configuration, one nprocs): OSU's header and rows as OSU 7.4
-    prints them, then mpitempo's '#' lines.
-    pure: (campaign, config, op, msize, nprocs) -> summary row, for the pure op of an overlap op."""
+    prints them (tail: as with -z, which needs per-rank data: values "ranks"), then mpitempo's '#'
+    lines. pure: (campaign, config, op, msize, nprocs) -> summary row, for the pure op of an overlap op."""
     op = rows[0]["op"]
     layout = osu_target(op)[0]
     runs = _runs(rows, values)
-    out = osu_header(op, _factors(rows), rows[0]["nprocs"]) + osu_rows(rows, values, pure)
+    tail = tail and values == "ranks"
+    out = osu_header(op, _factors(rows), rows[0]["nprocs"], tail) + osu_rows(rows, values, pure, tail)
     if layout == "rma_lat" and max(one_way_divisor(r) for r in rows) == 2:
         layout = "rma_lat_2"
     out += _notes(rows, values, filt_desc, "osu", source, extra, runs, layout)
+    if tail:
+        out += _tail_meaning(rows, layout)
     return safe_block("\n".join(out) + "\n")   # read in terminals: strings from files escaped
 
 
