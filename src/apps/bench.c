@@ -97,6 +97,9 @@ static int check(mt_run_t *r, int np, char *err)
         return mt_fail(err, MT_EINVAL, "--timestamps needs --outdir (timestamps.csv is written there)");
     if (mt_p_bool(p, MTP_per_rank) && !r->cli.outdir)
         return mt_fail(err, MT_EINVAL, "--per-rank needs --outdir (perrank.bin is written there)");
+    if (mt_p_set(p, MTP_warmup_max_time) && mt_p_int(p, MTP_warmup) == MT_P_AUTO)
+        return mt_fail(err, MT_EINVAL, "--warmup-max-time limits a fixed --warmup N; --warmup auto stops at a steady "
+                                       "state instead (give one of them)");
     long long root = mt_p_int(p, MTP_root);
     if (np > 0 && root >= np)
         return mt_fail(err, MT_EINVAL, "invalid --root %lld: the job has %d ranks (allowed: 0..%d)", root, np, np - 1);
@@ -364,6 +367,7 @@ static void write_meta(mt_run_t *r, mt_json_t *j, const mt_gclock_t *gc, const m
         mt_json_kint(j, "warmup_capped_experiments", b->warmup_capped);
     } else {
         mt_json_kint(j, "warmup", r->ctx.warmup);
+        if (r->ctx.warmup_max_s > 0) mt_json_knum(j, "warmup_max_time_s", r->ctx.warmup_max_s);
     }
     if (s->write_meta) s->write_meta(j, b->scheme.cfg, &r->ctx);
     mt_json_kbool(j, "timestamps", mt_p_bool(p, MTP_timestamps));
@@ -572,6 +576,7 @@ static int run(mt_run_t *r, char *err)
     ctx->gclock = mt_gclock_clock(&gc);
     ctx->nrep = (int)mt_p_int(p, MTP_nrep);
     ctx->warmup = mt_p_int(p, MTP_warmup) == MT_P_AUTO ? MT_WARMUP_AUTO : (int)mt_p_int(p, MTP_warmup);
+    ctx->warmup_max_s = mt_p_set(p, MTP_warmup_max_time) ? mt_p_num(p, MTP_warmup_max_time) : 0;
     int per_rank = mt_p_bool(p, MTP_per_rank);
     ctx->want_timestamps = mt_p_bool(p, MTP_timestamps) || per_rank;
     ctx->pr_epoch = ctx->timer.t->now();

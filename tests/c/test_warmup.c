@@ -63,5 +63,14 @@ int main(void)
     while (!mt_steady_feed(&s, k < 5 ? 10e-6 / (k + 1) : 1e-6)) k++;
     CHECK(s.done && !s.capped && s.calls == (k + 1) * W);
     CHECK(mt_steady_feed(&s, 5.0) == 1 && s.calls == (k + 1) * W);   /* done stays done */
+
+    /* --warmup-max-time: how many of a fixed warm-up fit; never fewer than the two timed calls */
+    CHECK(mt_warmup_fit(10, 10e-3, 40e-3) == 2);      /* a 4 MiB window of 40 ms: 2 (OSU's skip_large) */
+    CHECK(mt_warmup_fit(10, 10e-3, 3e-3) == 3);       /* floor(10 / 3) */
+    CHECK(mt_warmup_fit(10, 10e-3, 1e-3) == 10);      /* exactly fits */
+    CHECK(mt_warmup_fit(10, 10e-3, 1e-6) == 10);      /* short calls: the whole --warmup */
+    CHECK(mt_warmup_fit(10, 0, 40e-3) == 10);         /* no limit */
+    CHECK(mt_warmup_fit(10, 10e-3, 0) == 10);         /* a call too short to time: no reason to cut */
+    CHECK(mt_warmup_fit(2, 10e-3, 1.0) == 2 && mt_warmup_fit(1, 10e-3, 1.0) == 1 && mt_warmup_fit(0, 1e-3, 1.0) == 0);
     TEST_DONE();
 }

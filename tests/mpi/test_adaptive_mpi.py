@@ -210,3 +210,25 @@ def test_inner_min_time_belongs_to_the_loop_scheme(build, tmp_path):
     r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "8", "--scheme", "barrier", "--inner-min-time", "1ms",
                              "--nrep", "5"], out)
     assert r.returncode == 2 and "--inner-min-time" in r.stderr and "loop" in r.stderr, r.stderr
+
+
+@pytest.mark.load_sensitive     # a preempted 20 us call could look long enough to cut the warm-up
+@pytest.mark.parametrize("delay,lo,hi", [("3ms", 2, 3), ("20us", 10, 10)])
+def test_warmup_max_time_cuts_the_warmup_of_long_calls(build, tmp_path, delay, lo, hi):
+    # --warmup 10 of 3 ms calls would take 30 ms: within 10 ms, floor(10 / 3) = 3 calls (2 when the faster of
+    # the two timed calls took more than 3.33 ms); 20 us calls: all 10
+    out = _bench(build, tmp_path, ["--ops", "delay", "--delay", delay, "--msizes", "8", "--scheme", "barrier",
+                                   "--nrep", "12", "--warmup", "10", "--warmup-max-time", "10ms"])
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["scheme"]["warmup"] == 10 and meta["scheme"]["warmup_max_time_s"] == pytest.approx(0.01)
+    (e,) = meta["experiments"]
+    assert lo <= e["warmup_calls"] <= hi, e
+
+
+def test_warmup_max_time_limits_a_fixed_warmup_only(build, tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    r = run_bench(build, 2, ["--ops", "allreduce", "--msizes", "8", "--warmup", "auto", "--warmup-max-time", "5ms",
+                             "--nrep", "5"], out)
+    assert r.returncode == 2 and "--warmup-max-time limits a fixed --warmup N" in r.stderr, r.stderr
+    assert not (out / "meta.json").exists()

@@ -97,11 +97,12 @@ def test_suite_definitions_read_from_the_sources():
     """Spot checks of values read from OSU 7.4 and IMB 2021.11 (docs/methods.md, the profiles table)."""
     lk = opnames.lookup
     assert lk("osu_bw").settings == {"scheme": "loop", "datatype": "char", "cache": "warm", "bw_rbuf": "single",
-                                     "bw_window": 64, "inner_min_time": "1ms"}
+                                     "bw_window": 64, "inner_min_time": "1ms", "warmup_max_time": "10ms"}
     assert lk("osu_bw").np == "2" and lk("osu_mbw_mr").np == "even"
     assert lk("osu_mbw_mr").settings["scheme"] == "barrier"       # a barrier before every window
     assert lk("osu_latency").settings["scheme"] == "loop" and lk("osu_multi_lat").settings["scheme"] == "barrier"
-    assert lk("osu_allreduce").settings == {"scheme": "barrier", "datatype": "char", "cache": "warm", "redop": "sum"}
+    assert lk("osu_allreduce").settings == {"scheme": "barrier", "datatype": "char", "cache": "warm", "redop": "sum",
+                                            "warmup_max_time": "10ms"}
     assert lk("osu_iallreduce").ops == ("iallreduce_overlap", "iallreduce")
     assert lk("IMB:Uniband").settings["bw_window"] == 256 and lk("IMB:Uniband").ops == ("mbw_mr",)
     assert lk("IMB:Allreduce").settings["datatype"] == "float" and lk("IMB:Bcast").settings["datatype"] == "byte"

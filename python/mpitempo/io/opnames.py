@@ -56,6 +56,7 @@ MEANING = {
     "scheme": {"loop": "times a loop of calls without a barrier between them",
                "barrier": "times every call on its own, with a barrier between calls"},
     "bw_rbuf": {"single": "receives every message of a window into one buffer"},
+    "warmup_max_time": {"10ms": "skips fewer iterations when they are long (skip_large: 2-10 above 8 KiB)"},
     "inner_min_time": {"1ms": "times iterations of 1 ms or more one by one (its -z per-iteration times)"},
     "bw_window": {64: "keeps 64 messages in flight per window", 256: "keeps 256 messages in flight per window"},
     "datatype": {"char": "sends MPI_CHAR", "byte": "sends MPI_BYTE", "float": "reduces MPI_FLOAT"},
@@ -101,7 +102,8 @@ def _data(op: str, base: dict, red_type: str | None = None) -> dict:
 
 
 # ---- OSU Micro-Benchmarks 7.4 -------------------------------------------------------------------------
-OSU_COMMON = {"datatype": "char", "cache": "warm"}
+# warm-up: OSU skips 2-10 iterations above 8 KiB (skip_large); a fixed --warmup of long calls stops at 10 ms
+OSU_COMMON = {"datatype": "char", "cache": "warm", "warmup_max_time": "10ms"}
 # a loop of iterations after one barrier; iterations of 1 ms or more timed one by one (OSU's -z times every
 # iteration; the barrier before each, ~1 us, is then <= 0.1% of it)
 OSU_LOOP = {"scheme": "loop", "inner_min_time": "1ms", **OSU_COMMON}

@@ -23,6 +23,7 @@ typedef struct mt_ctx {
     /* measurement settings shared by the schemes */
     int nrep;        /* measurements per experiment */
     int warmup;      /* untimed calls before the first measurement of an experiment (MT_WARMUP_AUTO: until steady) */
+    double warmup_max_s; /* --warmup-max-time: a fixed warm-up makes at most this long of calls (0: no limit) */
     int warmup_calls;  /* warm-up calls made in the current experiment (set to 0 before it) */
     int warmup_capped; /* --warmup auto reached its cap without a steady state in the current experiment */
     int inner_used;    /* loop scheme with --inner-min-time: calls per measurement decided for the current

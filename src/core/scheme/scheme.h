@@ -67,6 +67,10 @@ int mt_scheme_check_params(const mt_scheme_t *s, const mt_params_t *p, char *err
  * rank); adds the calls made to ctx->warmup_calls and sets ctx->warmup_capped when the cap
  * stopped it. Collective. */
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a);
+/* --warmup-max-time: of a fixed warm-up of `warmup` calls, how many fit in max_s when a call takes
+ * call_s (the slowest rank's faster of the first two): min(warmup, max(2, floor(max_s / call_s)));
+ * warmup when it is 2 or less, max_s <= 0 or call_s unknown. Pure. */
+int mt_warmup_fit(int warmup, double max_s, double call_s);
 /* The steady-state test of --warmup auto (docs/methods.md#warm-up): the warm-up calls are taken
  * in windows of MT_WARMUP_WINDOW; each window gives one number (the largest over ranks of the
  * ranks' median call time); the warm-up is steady once MT_WARMUP_AGREE consecutive windows each

@@ -53,9 +53,31 @@ int mt_steady_detect(const double *t, int n, int *capped)
     return s.done ? s.calls : -1;
 }
 
+int mt_warmup_fit(int warmup, double max_s, double call_s)
+{
+    if (warmup <= 2 || !(max_s > 0) || !(call_s > 0)) return warmup;
+    double fit = floor(max_s / call_s);
+    return fit >= warmup ? warmup : (fit < 2 ? 2 : (int)fit);
+}
+
 void mt_warmup(mt_ctx_t *ctx, const mt_op_t *op, mt_op_args_t *a)
 {
-    if (ctx->warmup != MT_WARMUP_AUTO) {
+    if (ctx->warmup != MT_WARMUP_AUTO && ctx->warmup_max_s > 0 && ctx->warmup > 2) {
+        /* --warmup-max-time: the first two calls are timed on every rank, each rank's faster one (the
+         * first pays connections and page faults); the slowest rank's decides how many calls fit, the
+         * same number on every rank (collectives must match), at least these two */
+        double mine = INFINITY, worst = 0;
+        for (int i = 0; i < 2; i++) {
+            int64_t t0 = ctx->timer.t->now();
+            mt_check_mpi(op->call(a), op->mpi_name);
+            double t = mt_ticks_to_s(&ctx->timer, ctx->timer.t->now() - t0);
+            if (t < mine) mine = t;
+        }
+        mt_check_mpi(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, ctx->comm), "MPI_Allreduce");
+        int n = mt_warmup_fit(ctx->warmup, ctx->warmup_max_s, worst);
+        for (int i = 2; i < n; i++) mt_check_mpi(op->call(a), op->mpi_name);
+        ctx->warmup_calls += n;
+    } else if (ctx->warmup != MT_WARMUP_AUTO) {
         for (int i = 0; i < ctx->warmup; i++) mt_check_mpi(op->call(a), op->mpi_name);
         ctx->warmup_calls += ctx->warmup;
     } else {
