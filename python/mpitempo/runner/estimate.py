@@ -138,7 +138,8 @@ def _calibrate_one(c, cfg, build, np_: int, tmp: Path) -> dict:
         if sch.get("name") in ("barrier", "loop", "barrier_loop") and isinstance(med, (int, float)) and med > 0:
             # a measurement costs its calls (plus a barrier, not counted); the rest of the experiment's
             # wall time (buffers, a window's creation, the warm-up) is paid once, whatever nrep is
-            per_rep = min(wall / CAL_NREP, med * calls)
+            # (the loop scheme with --inner-min-time decides its calls per experiment: experiments[].inner)
+            per_rep = min(wall / CAL_NREP, med * int(e.get("inner") or calls))
         else:   # the clock-based schemes: a measurement is a window or a round of Round-Time
             per_rep = wall / CAL_NREP
         exps.append((e["op"], e["msize"], wall, per_rep, max(0.0, wall - CAL_NREP * per_rep)))
