@@ -51,6 +51,14 @@ SET = {
                               ["--rma-sync", "fence", "--rma-epochs", "2"], "P50 Tail Lat(us)"),
 }
 
+# with --together FILE (examples/osu-day-one.toml): label -> the export file of that campaign
+TOGETHER_FILE = {
+    "osu_latency": "osu_multi_lat.loop.np2.txt", "osu_bw": "osu_bw.loop.np2.txt", "osu_bibw": "osu_bibw.loop.np2.txt",
+    "osu_mbw_mr": "osu_mbw_mr.barrier.np2.txt", "osu_allreduce": "osu_allreduce.barrier.np2.txt",
+    "osu_iallreduce": "osu_iallreduce.barrier.np2.txt", "osu_put_latency lock": "osu_put_latency.loop.np2.txt",
+    "osu_put_latency fence": "osu_put_latency.fence.np2.txt",
+}
+
 # IMB label -> (IMB binary, its benchmark name, mpitempo ops, extra mpitempo flags, the IMB column compared)
 SET_IMB = {
     "IMB PingPong": ("IMB-MPI1", "PingPong", "IMB:PingPong", [], "t[usec]"),
@@ -165,6 +173,38 @@ def run_mpitempo(label: str, lo: int, hi: int, precision: str, mpiruns: int | No
             "stops": stops, "runs": max((x["runs"] for x in summ), default=0)}
 
 
+def run_together(path: str, lo: int, hi: int, precision: str, mpiruns: int | None, td: Path, i: int) -> dict:
+    """The whole OSU set as one campaign (every mpirun of a configuration measures all of its
+    benchmarks), exported with --tail; {label: rows} for TOGETHER_FILE's labels."""
+    d = td / f"together-{i}"
+    argv = ["mpitempo", "run", path, "--msizes", f"{lo}-{hi}", "--precision", precision, "-o", str(d), "--quiet",
+            "--no-summary"]
+    if mpiruns:
+        argv += ["--mpiruns", str(mpiruns)]
+    r, wall, l0 = locked(argv)
+    if r.returncode != 0:
+        raise SystemExit(f"{path}: {' '.join(argv)} failed: {r.stderr[-1500:]}")
+    exp = td / f"export-together-{i}"
+    e = subprocess.run(["mpitempo", "export", str(d), "--osu", str(exp), "--tail"], capture_output=True, text=True)
+    if e.returncode != 0:
+        raise SystemExit(f"{path}: export failed: {e.stderr[-800:]}")
+    summ = json.loads(subprocess.run(["mpitempo", "summary", str(d), "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    return {"argv": argv, "wall_s": wall, "load": l0, "runs": max((x["runs"] for x in summ), default=0),
+            "stops": {f"{x['config']} {x['op']} {x['msize']}": x.get("stop") for x in summ},
+            "rows": {label: table((exp / f).read_text()) for label, f in TOGETHER_FILE.items() if (exp / f).exists()}}
+
+
+def compare(o_rows: dict, m_rows: dict, col: str, lo: int, hi: int) -> dict:
+    """Per recorded size: both values of `col` (missing on either side: None, never another column)."""
+    per = {}
+    for s in KEEP:
+        if lo <= s <= hi and s in o_rows and s in m_rows:
+            ov, mv = o_rows[s].get(col), m_rows[s].get(col)
+            per[s] = {"peer": ov, "mpitempo": mv, "ratio": mv / ov if ov and mv is not None else None}
+    return per
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--osu", required=True, help="the OSU 7.4 build directory (bench/peers_build.sh DIR: DIR/osu-7.4)")
@@ -174,6 +214,9 @@ def main() -> None:
     ap.add_argument("--precision", default="2%")
     ap.add_argument("--mpiruns", type=int, default=None, help="mpitempo's mpiruns (default: run's own)")
     ap.add_argument("--only", help="comma-separated labels of SET to run")
+    ap.add_argument("--together", metavar="FILE",
+                    help="run mpitempo's side as this one campaign per round (examples/osu-day-one.toml: the whole OSU "
+                         "set, one launch per configuration and mpirun) instead of one campaign per benchmark")
     ap.add_argument("--out")
     a = ap.parse_args()
     lo, hi = size_range(a.sizes)
@@ -184,19 +227,21 @@ def main() -> None:
                     "P50); IMB's means against mpitempo's export; means are not comparable on a shared VM"),
            "benchmarks": {}}
     res["benchmarks"] = {label: [] for label in labels}
+    if a.together:
+        res["together"] = {"file": a.together, "rounds": []}
     with tempfile.TemporaryDirectory(prefix="mt-peers-") as td:
         for i in range(a.rounds):    # interleaved: every benchmark in every round, the peer then mpitempo
+            peer = {}
             for label in labels:
                 imb = label in SET_IMB
                 o = (run_imb(Path(a.imb), mpiexec, label, lo, hi) if imb
                      else run_osu(Path(a.osu), mpiexec, label, lo, hi))
+                if a.together and not imb:     # mpitempo's side after the whole OSU set, as one campaign
+                    peer[label] = o
+                    continue
                 m = run_mpitempo(label, lo, hi, a.precision, a.mpiruns, Path(td), i)
                 col = (SET_IMB if imb else SET)[label][4]
-                per = {}
-                for s in KEEP:
-                    if lo <= s <= hi and s in o["rows"] and s in m["rows"]:
-                        ov, mv = o["rows"][s].get(col), m["rows"][s].get(col)
-                        per[s] = {"peer": ov, "mpitempo": mv, "ratio": mv / ov if ov and mv is not None else None}
+                per = compare(o["rows"], m["rows"], col, lo, hi)
                 res["benchmarks"][label].append(
                     {"peer": "IMB 2021.11" if imb else "OSU 7.4", "peer_wall_s": o["wall_s"],
                      "mpitempo_wall_s": m["wall_s"], "wall_ratio": m["wall_s"] / o["wall_s"], "load_peer": o["load"],
@@ -205,6 +250,23 @@ def main() -> None:
                      "peer_argv": o["argv"], "mpitempo_argv": m["argv"]})
                 print(f"{label} round {i}: peer {o['wall_s']:.1f} s, mpitempo {m['wall_s']:.1f} s; "
                       + ", ".join(f"{s}: {v['ratio']:.2f}" for s, v in per.items() if v["ratio"]), file=sys.stderr)
+            if a.together and peer:
+                m = run_together(a.together, lo, hi, a.precision, a.mpiruns, Path(td), i)
+                tp = sum(o["wall_s"] for o in peer.values())
+                res["together"]["rounds"].append({"peer_wall_s": tp, "mpitempo_wall_s": m["wall_s"],
+                                                  "wall_ratio": m["wall_s"] / tp, "load_mpitempo": m["load"],
+                                                  "mpitempo_mpiruns": m["runs"], "stops": m["stops"],
+                                                  "mpitempo_argv": m["argv"]})
+                for label, o in peer.items():
+                    col = SET[label][4]
+                    per = compare(o["rows"], m["rows"].get(label, {}), col, lo, hi)
+                    res["benchmarks"][label].append(
+                        {"peer": "OSU 7.4", "peer_wall_s": o["wall_s"], "load_peer": o["load"], "peer_column": col,
+                         "mpitempo_file": TOGETHER_FILE[label], "sizes": per, "peer_argv": o["argv"]})
+                    print(f"{label} round {i}: peer {o['wall_s']:.1f} s; "
+                          + ", ".join(f"{s}: {v['ratio']:.2f}" for s, v in per.items() if v["ratio"]), file=sys.stderr)
+                print(f"together round {i}: OSU set {tp:.1f} s, mpitempo campaign {m['wall_s']:.1f} s "
+                      f"({m['wall_s'] / tp:.2f}x)", file=sys.stderr)
     # per benchmark and size: the median ratio over the rounds; totals per suite
     res["median_ratio"] = {
         label: {str(s): statistics.median(r["sizes"][s]["ratio"] for r in rs if s in r["sizes"] and r["sizes"][s]["ratio"])
@@ -213,6 +275,13 @@ def main() -> None:
     res["total"] = {}
     for suite, keys in (("osu", SET), ("imb", SET_IMB)):
         rs = [r for label, rr in res["benchmarks"].items() if label in keys for r in rr]
+        if suite == "osu" and a.together:
+            rr = res["together"]["rounds"]
+            if rr:
+                tp, tm = sum(r["peer_wall_s"] for r in rr), sum(r["mpitempo_wall_s"] for r in rr)
+                res["total"][suite] = {"peer_wall_s": tp, "mpitempo_wall_s": tm, "wall_ratio": tm / tp,
+                                       "mpitempo": "one campaign per round: " + a.together}
+            continue
         if rs:
             tp, tm = sum(r["peer_wall_s"] for r in rs), sum(r["mpitempo_wall_s"] for r in rs)
             res["total"][suite] = {"peer_wall_s": tp, "mpitempo_wall_s": tm, "wall_ratio": tm / tp if tp else None}
