@@ -6,7 +6,10 @@ import re
 from mpitempo.errors import MtError
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
+# one grammar with the C core (src/core/base/util.c size_reason; tests/size_cases.py holds the cases both
+# parsers are tested on): digits, then K, M or G optionally followed by B or iB, or a plain B; blanks around
+_SIZE = re.compile(r"^\s*(\d+)\s*(?:([KMG])(?:I?B)?|B)?\s*$", re.IGNORECASE)
+_MAX = (1 << 63) - 1
 
 
 def parse_size(text: str | int, allow_zero: bool = False) -> int:
@@ -24,9 +27,11 @@ def parse_size(text: str | int, allow_zero: bool = False) -> int:
         if allow_zero and str(text).strip().startswith("-"):
             raise MtError(f"invalid size '{str(text).strip()}': sizes cannot be negative")
         raise MtError(f"invalid size '{text}': expected {what}, optionally with K, M or G")
-    v = int(m.group(1)) * _UNITS[m.group(2).upper()]
+    v = int(m.group(1)) * _UNITS[(m.group(2) or "").upper()]
     if v < least:
         raise MtError(f"invalid size '{text}': sizes must be at least 1 byte")
+    if v > _MAX:
+        raise MtError(f"invalid size '{str(text).strip()}': too large (at most {_MAX} bytes)")
     return v
 
 

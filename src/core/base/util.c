@@ -44,25 +44,31 @@ static const char *size_reason(const char *s, int allow_zero, int64_t *out)
     char *end = NULL;
     unsigned long long v = strtoull(p, &end, 10);
     if (end == p || errno == ERANGE) return what;
+    /* one grammar with the Python side (io/sizes.py; tests/size_cases.py): digits, blanks, then K, M or G
+     * optionally followed by B or iB (the same powers of 1024), or a plain B; blanks around */
     unsigned long long mul = 1;
+    while (isspace((unsigned char)*end)) end++;
     if (*end) {
         switch (toupper((unsigned char)*end)) {
         case 'K': mul = 1ULL << 10; break;
         case 'M': mul = 1ULL << 20; break;
         case 'G': mul = 1ULL << 30; break;
+        case 'B': mul = 0; break; /* a plain B: bytes */
         default: return what;
         }
         end++;
-        if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I') {
-            /* accept KB, KiB, MB, MiB as the same powers of 1024 */
-            if (toupper((unsigned char)*end) == 'I') end++;
-            if (toupper((unsigned char)*end) == 'B') end++;
+        if (mul == 0) {
+            mul = 1;
+        } else if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B') {
+            end += 2;
+        } else if (toupper((unsigned char)*end) == 'B') {
+            end++;
         }
     }
     while (isspace((unsigned char)*end)) end++;
     if (*end) return what;
     if (v == 0 && !allow_zero) return "sizes must be at least 1 byte";
-    if (v > (unsigned long long)INT64_MAX / mul) return "too large";
+    if (v > (unsigned long long)INT64_MAX / mul) return "too large (at most 9223372036854775807 bytes)";
     *out = (int64_t)(v * mul);
     return NULL;
 }
