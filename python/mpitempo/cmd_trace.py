@@ -161,7 +161,8 @@ def check_outdir(d: Path) -> None:
                    "request calls; comm: communicator creation and MPI_Comm_free). Calls left out are counted "
                    "in DIR/not_recorded.json.  [default: default]")
 @click.option("--buffer", "buffer", type=int, default=None, metavar="N",
-              help="Events per rank held in memory (64 B each), preallocated at MPI_Init.  [default: 1000000]")
+              help="Events per rank held in memory (72 B each), preallocated at MPI_Init; the ranks on one host "
+                   "together may use at most 75% of its memory.  [default: 1000000]")
 @click.option("--on-full", type=click.Choice(ON_FULL), default=None,
               help="When the buffer is full: stop recording, or wrap (keep the last N events).  [default: stop]")
 @click.option("-o", "--outdir", default=None, type=click.Path(),
@@ -222,9 +223,10 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         raise MtError(f"invalid --buffer {buffer}: events per rank must be 1..{MAX_BUFFER}")
     if timeout_s <= 0:
         raise MtError(f"invalid --timeout {timeout_s:g}: must be > 0 seconds")
-    from mpitempo.runner.preflight import check_template, warn_short_timeout
+    from mpitempo.runner.preflight import check_template, check_trace_memory, warn_short_timeout
 
     check_template(launcher, np)
+    check_trace_memory(np, buffer, launcher)   # every rank allocates --buffer events at MPI_Init
     out = Path(outdir)
     check_outdir(out)
     try:
