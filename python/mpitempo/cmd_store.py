@@ -6,6 +6,9 @@ from pathlib import Path
 import click
 
 from mpitempo.errors import MtError
+from mpitempo.io.paths import (check_not_in_data_dir, check_not_input, check_output_dir, check_output_file,
+                               check_replaceable, looks_like_export, looks_like_parquet,
+                               write_output)
 from mpitempo.options import filter_options, json_option, make_filter
 from mpitempo.safe_text import safe
 from mpitempo.present.tables import cell, console, print_json, table
@@ -38,12 +41,9 @@ def ingest(dirs, db, machine, as_json):
     hist.check_db(db, must_exist=False)
     pg = hist.is_postgres(db)
     if not pg:
-        from mpitempo.io.paths import check_not_input
-
         check_not_input(db, dirs, "--db")
+        check_not_in_data_dir(db, "the store --db")   # never into any campaign, run or trace directory
         if not Path(db).is_file():   # a new store: its directory must exist and take files (DuckDB's "IO Error" otherwise)
-            from mpitempo.io.paths import check_output_file
-
             check_output_file(db, "the store --db")
     if pg:
         hrecs = hist.ingest(db, dirs, machine)
@@ -139,17 +139,24 @@ def export(dirs, out, osu, imb, values, tail, ops, configs, filter_kind, tukey_k
     if as_json and "-" in (osu, imb):
         flag = "--osu" if osu == "-" else "--imb"
         raise MtError(f"--json and {flag} - both write to stdout: give {flag} a directory, or leave out --json")
-    from mpitempo.io.paths import check_not_input, check_output_dir, write_output
-
     for target, flag in ((osu, "--osu"), (imb, "--imb"), (out, "--parquet")):
         if target and target != "-":
             check_not_input(target, dirs, flag, directory=True)
+            check_not_in_data_dir(target, f"the {flag} directory", directory=True)
             check_output_dir(target, flag)
+    if out:   # replaced only when they are Parquet files (what --parquet wrote before)
+        for name in ("measurements.parquet", "runs.parquet"):
+            check_replaceable(Path(out) / name, "--parquet file", looks_like_parquet)
     data = open_campaigns(list(dirs))
     result: dict = {}
     if osu or imb:
         filt = make_filter(filter_kind, tukey_k, cut_coef)
         texts, notes = _osu_imb_texts(data, dirs, filt, values, ops, configs, osu, imb, tail)
+        for target, named in texts:   # every file checked before the first is written
+            if target != "-":
+                for name, _, _ in named:
+                    check_replaceable(Path(target) / name, "--osu file" if osu == target else "--imb file",
+                                      looks_like_export, head_bytes=1 << 20)
         for n in notes:
             click.echo(f"mpitempo: note: {n}", err=True)
         files, used = [], {}

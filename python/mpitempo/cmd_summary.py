@@ -50,8 +50,9 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
             raise MtError("--per-run and --process cannot be combined")
         names = check_process(process)
         if plot:
-            from mpitempo.io.paths import check_not_input
+            from mpitempo.io.paths import PLOT_FORMATS, check_not_input, check_output_file
 
+            check_output_file(plot, "--plot", PLOT_FORMATS)   # matplotlib's formats, before anything is read
             check_not_input(plot, campaign_dirs, "--plot")
             from mpitempo.io.paths import check_not_in_data_dir, check_replaceable, looks_like_plot
 

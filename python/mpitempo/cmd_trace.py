@@ -6,16 +6,21 @@ Hunold and Carpen-Amarie 2018, section V.C, Fig. 10).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 
 from mpitempo.options import FINITE
 from mpitempo.errors import MtError
+from mpitempo.io.paths import _fsync_dir
+from mpitempo.io.safefs import safe_write_text
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
 from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_calls, check_sync,  # noqa: F401
                              find_app, find_library, preload_shim)
@@ -156,7 +161,8 @@ def check_outdir(d: Path) -> None:
                    "request calls; comm: communicator creation and MPI_Comm_free). Calls left out are counted "
                    "in DIR/not_recorded.json.  [default: default]")
 @click.option("--buffer", "buffer", type=int, default=None, metavar="N",
-              help="Events per rank held in memory (64 B each), preallocated at MPI_Init.  [default: 1000000]")
+              help="Events per rank held in memory (72 B each), preallocated at MPI_Init; the ranks on one host "
+                   "together may use at most 75% of its memory.  [default: 1000000]")
 @click.option("--on-full", type=click.Choice(ON_FULL), default=None,
               help="When the buffer is full: stop recording, or wrap (keep the last N events).  [default: stop]")
 @click.option("-o", "--outdir", default=None, type=click.Path(),
@@ -217,9 +223,10 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         raise MtError(f"invalid --buffer {buffer}: events per rank must be 1..{MAX_BUFFER}")
     if timeout_s <= 0:
         raise MtError(f"invalid --timeout {timeout_s:g}: must be > 0 seconds")
-    from mpitempo.runner.preflight import check_template, warn_short_timeout
+    from mpitempo.runner.preflight import check_template, check_trace_memory, warn_short_timeout
 
     check_template(launcher, np)
+    check_trace_memory(np, buffer, launcher)   # every rank allocates --buffer events at MPI_Init
     out = Path(outdir)
     check_outdir(out)
     try:
@@ -239,28 +246,39 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         raise MtError(f"unknown timer '{timer}' (allowed: {', '.join(timers)})")
     if sync is not None:   # '' too: the core's parser refuses it
         check_sync(build, sync)
-    env_vars = {"MPITEMPO_TRACE_DIR": str(out.resolve()), "MPITEMPO_TRACE_TIMER": timer,
+    stage = _stage_dir(out)   # the tracer writes here; renamed to -o once the trace is whole
+    env_vars = {"MPITEMPO_TRACE_DIR": str(stage), "MPITEMPO_TRACE_TIMER": timer,
                 "MPITEMPO_TRACE_CALLS": calls, "MPITEMPO_TRACE_BUFFER": str(buffer),
                 "MPITEMPO_TRACE_ON_FULL": on_full}
     if sync:
         env_vars["MPITEMPO_TRACE_SYNC"] = sync
     cmd = ["env", *[f"{k}={v}" for k, v in env_vars.items()], *preload_shim(lib), app_path, *app[1:]]
-    lw = make_launch(build, np, cmd, launcher)
-    warn_short_timeout(timeout_s, "--timeout")
-    env = dict(os.environ, **lw.env)
-    if not as_json:
-        print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
-              + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
-    status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
-    if out.is_dir():   # what was launched, beside the trace
-        import json
-
-        rec = dict(lw.to_json(), app=[app_path, *app[1:]], status=status, returncode=rc,
-                   core=build.describe(), fingerprint=build.fingerprint, mpiexec_version=build.mpiexec_version)
-        from mpitempo.io.safefs import safe_write_text
-
-        safe_write_text(out / "launch.json", json.dumps(rec, indent=2) + "\n", out)   # never through a link
-    if not (out / "trace.json").exists():
+    try:
+        lw = make_launch(build, np, cmd, launcher)
+        warn_short_timeout(timeout_s, "--timeout")
+        env = dict(os.environ, **lw.env)
+        if not as_json:
+            print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
+                  + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
+        status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+        whole = _trace_whole(stage)
+        if whole or (stage / "partial").is_dir():   # what was launched, beside the trace
+            rec = dict(lw.to_json(), app=[app_path, *app[1:]], status=status, returncode=rc,
+                       core=build.describe(), fingerprint=build.fingerprint, mpiexec_version=build.mpiexec_version,
+                       staged_as=stage.name)
+            safe_write_text(stage / "launch.json", json.dumps(rec, indent=2) + "\n", stage)   # never through a link
+            _publish(stage, out)
+        elif any(stage.iterdir()):   # the tracer began writing at MPI_Finalize and could not finish
+            full = _disk_full(stage)
+            raise MtError(f"no trace written: the tracer could not finish writing it ("
+                          + (f"the file system of '{out}' is full, {full}" if full else
+                             f"{_free_text(stage)} free on the file system of '{out}' now; a full disk or quota?")
+                          + f" its warnings are above); nothing was left under '{out}': free space or choose another -o",
+                          code=rc if status != "ok" and rc and rc > 0 else 1)
+    finally:
+        if stage.exists():   # a trace that is not whole (a full disk, a signal): never under the final name
+            shutil.rmtree(stage, ignore_errors=True)
+    if not whole:
         partial = out / "partial"
         if partial.is_dir():
             raise MtError(f"the application exited without MPI_Finalize ({status}, exit code {rc}): "
@@ -333,6 +351,66 @@ def _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outd
     if counts["failed"]:
         raise MtError(f"{counts['failed']} of {counts['total']} mpiruns failed (see runs/*/failed.json in {target}); "
                       f"completed runs are kept; rerun the missing ones with: mpitempo trace run --resume {target}")
+
+
+STAGE_PREFIX = ".mpitempo-trace-staging-"
+
+
+def _stage_dir(out: Path) -> Path:
+    """A new directory beside -o (same file system: the final rename is atomic) that the tracer
+    writes the trace into; its name starts with a dot and says what it is."""
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{out.name}.", dir=parent))
+    except OSError as e:
+        raise MtError(f"cannot write the trace directory '{out}': {e.strerror} (in '{parent}')") from None
+
+
+def _trace_whole(stage: Path) -> bool:
+    """The tracer renames trace.json into place last, only when the event files were written whole;
+    an OTF2 archive it could not finish (trace.json's "otf2" is null) is removed, not left half-written."""
+    p = stage / "trace.json"
+    if not p.is_file() or p.is_symlink():
+        return False
+    try:
+        meta = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return False
+    if isinstance(meta, dict) and not meta.get("otf2") and (stage / "otf2").is_dir():
+        shutil.rmtree(stage / "otf2", ignore_errors=True)
+    return True
+
+
+def _disk_full(d: Path) -> str | None:
+    """'N KiB free' when the file system of d has (almost) no space or inodes left, else None."""
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free < 64 << 10 or (st.f_files and st.f_favail == 0):
+        return f"{free >> 10} KiB free" if st.f_favail or not st.f_files else "no inodes free"
+    return None
+
+
+def _free_text(d: Path) -> str:
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return "unknown space"
+    free = st.f_bavail * st.f_frsize
+    return f"{free / 2**20:.1f} MiB" if free >= 1 << 20 else f"{free >> 10} KiB"
+
+
+def _publish(stage: Path, out: Path) -> None:
+    """Rename the whole trace to -o: a new name, or an empty directory (replaced as one step)."""
+    try:
+        os.rename(stage, out)
+    except OSError as e:
+        raise MtError(f"cannot move the trace to '{out}': {e.strerror} (it was written, in '{stage}', and removed: "
+                      "-o must stay new or empty while the trace runs)") from None
+    _fsync_dir(out.resolve().parent)
 
 
 def is_campaign(d: Path) -> bool:

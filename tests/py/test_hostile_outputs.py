@@ -332,3 +332,59 @@ def test_a_backslash_path_with_glob_characters_is_read_as_itself(tmp_path):
     (tmp_path / "ry\\-000" / "m.csv").write_text("a\n2\n")
     with pytest.raises(MtError, match="unambiguously"):
         glob_escape(d / "m.csv")
+
+
+# -- export and store outputs: never inside a campaign, run or trace directory; never over a foreign file ------
+
+@pytest.mark.parametrize("flag", ["--osu", "--imb", "--parquet"])
+@pytest.mark.parametrize("where", ["in-run", "run-dir", "campaign-dir", "trace-dir", "link-into-run"])
+def test_export_never_into_data(flag, where, cli, tmp_path):
+    """Hostile input: `export A --osu/--imb/--parquet OUTDIR` with OUTDIR inside or equal to another
+    campaign's run directory, that campaign itself, a trace directory, or a link into a run (before: the
+    files were written there, only the campaign being read was protected). Refused in one line."""
+    a, b = _camp(tmp_path / "a"), _camp(tmp_path / "b")
+    tr = tmp_path / "tr"
+    tr.mkdir()
+    (tr / "trace.json").write_text("{}")
+    (tmp_path / "ln").symlink_to(b / "runs" / "default-000")
+    out = {"in-run": b / "runs" / "default-000" / "x", "run-dir": b / "runs" / "default-000", "campaign-dir": b,
+           "trace-dir": tr, "link-into-run": tmp_path / "ln" / "x"}[where]
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    code, so, err = cli("export", a, flag, out)
+    assert code == 2 and err.count("\n") == 1 and f"refusing to write the {flag} directory" in err, err
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("flag,name", [("--osu", "osu_allreduce.default.np2.txt"),
+                                       ("--imb", "IMB-MPI1_Allreduce.default.np2.txt"),
+                                       ("--parquet", "runs.parquet")])
+def test_export_replaces_only_its_own_files(flag, name, cli, tmp_path):
+    """Careless input: `export --osu DIR` into a directory holding the user's own OSU output of the same
+    name (before: replaced by mpitempo's). Refused; its own earlier export is replaced."""
+    a = _camp(tmp_path / "a")
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / name).write_text("# OSU MPI Allreduce Latency Test v7.4 -- measured by OSU itself\n8 1.0\n")
+    code, so, err = cli("export", a, flag, d)
+    assert code == 2 and err.count("\n") == 1 and "is not one this command wrote" in err and name in err, err
+    assert (d / name).read_text().startswith("# OSU MPI Allreduce Latency Test v7.4 -- measured by OSU")
+    (d / name).unlink()
+    assert cli("export", a, flag, d)[0] == 0
+    assert cli("export", a, flag, d)[0] == 0          # its own earlier export: replaced
+
+
+@pytest.mark.parametrize("where", ["in-runs", "campaign-top", "trace-dir"])
+def test_ingest_store_never_into_data(where, cli, tmp_path):
+    """Hostile input: `ingest A --db PATH` with PATH inside another campaign (its runs/ or beside its
+    campaign.toml) or inside a trace directory (before: created there). Refused in one line, nothing
+    created. (An existing file that is not a DuckDB store: test_reliability's ingest-db-not-duckdb.)"""
+    a, b = _camp(tmp_path / "a"), _camp(tmp_path / "b")
+    tr = tmp_path / "tr"
+    tr.mkdir()
+    (tr / "trace.json").write_text("{}")
+    db = {"in-runs": b / "runs" / "s.duckdb", "campaign-top": b / "s.duckdb", "trace-dir": tr / "s.duckdb"}[where]
+    code, so, err = cli("ingest", a, "--db", db)
+    assert code == 2 and err.count("\n") == 1 and "refusing to write the store --db" in err, err
+    assert not any(p.name.startswith("s.duckdb") for p in tmp_path.rglob("*"))
+    s = tmp_path / "s.duckdb"
+    assert cli("ingest", a, "--db", s)[0] == 0 and cli("ingest", a, "--db", s)[0] == 0   # its own store again

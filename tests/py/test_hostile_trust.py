@@ -275,6 +275,15 @@ def test_security_doc_lists_the_allow_lists():
     rows = [ln for ln in plat_part.splitlines() if ln.startswith("| ") and "`" in ln.split("|")[2]]
     doc_props = {p for ln in rows for p in re.findall(r"`([^`]+)`", ln.split("|")[2])}
     assert doc_props == set(PLATFORM_CONFIG_ALLOW), doc_props ^ set(PLATFORM_CONFIG_ALLOW)
+    from mpitempo.io.platform import PLATFORM_CODE_ELEMENTS, PLATFORM_FILE_ATTRS, PLATFORM_FILE_ELEMENTS
+
+    files_part = plat_part.split("Elements and attributes that make SimGrid read")[1].split("Counts are")[0]
+    for a in PLATFORM_FILE_ATTRS:
+        assert f"`{a}`" in files_part, a
+    for el, attr in PLATFORM_FILE_ELEMENTS.items():
+        assert f"`<{el}>`" in files_part or f"`<{el} {attr}>`" in files_part, el
+    for el in PLATFORM_CODE_ELEMENTS:
+        assert f"`<{el}>`" in files_part, el
 
 
 # -- class 5: plans that cannot work are refused up front ---------------------------------------------------
@@ -351,3 +360,50 @@ def test_platform_reader_fuzzed(tmp_path):
         assert 1 <= plat.nhosts <= MAX_HOSTS and plat.ncores <= MAX_CORES
 
     check()
+
+
+# -- platform elements and attributes that name files SimGrid reads (simgrid.dtd 4.1) ----------------------
+
+@pytest.mark.parametrize("hosts, named", [
+    ('<host id="a" speed="1Gf" core="4" speed_file="/dev/zero"/>', "speed_file='/dev/zero'"),
+    ('<host id="a" speed="1Gf" core="4" state_file="fifo"/>', "state_file='fifo'"),
+    ('<host id="a" speed="1Gf" core="4" availability_file="a.txt"/>', "availability_file='a.txt'"),
+    ('<host id="a" speed="1Gf" core="4"/><link id="l" bandwidth="1GBps" bandwidth_file="/etc/shadow"/>',
+     "bandwidth_file='/etc/shadow'"),
+    ('<host id="a" speed="1Gf" core="4"/><link id="l" bandwidth="1GBps" latency_file="../x"/>', "latency_file='../x'"),
+    ('<host id="a" speed="1Gf" core="4"/><link id="l" bandwidth="1GBps" state_file="s"/>', "state_file='s'"),
+    ('<host id="a" speed="1Gf" core="4"/><trace id="t" file="/dev/zero" periodicity="1"/>', "file='/dev/zero'"),
+    ('<include file="other.xml"/><host id="a" speed="1Gf" core="4"/>', "file='other.xml'"),
+    ('<storage_type id="s" size="1TB" content="/etc/passwd"/><host id="a" speed="1Gf" core="4"/>',
+     "content='/etc/passwd'"),
+])
+def test_platform_attributes_naming_files_are_refused(hosts, named, tmp_path):
+    """Hostile input: a platform whose elements name files SimGrid reads: a host's speed/state profile, a
+    link's bandwidth/latency/state profile, <trace file>, <include file>, a storage's content (before:
+    passed to SimGrid as they were: a FIFO blocks the simulation, /dev/zero never ends). Refused in
+    one line naming the attribute, before anything is created or launched."""
+    from mpitempo.io.platform import read_platform
+
+    with pytest.raises(MtError, match=re.escape(named) + " names a file that SimGrid would read"):
+        read_platform(_platform(tmp_path / "p.xml", hosts=hosts))
+
+
+def test_platform_actors_are_refused_and_inline_profiles_accepted(tmp_path):
+    from mpitempo.io.platform import read_platform
+
+    p = tmp_path / "q.xml"
+    p.write_text(HEAD + '<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf" core="4"/>'
+                 '</zone><actor host="a" function="evil"/></platform>')
+    with pytest.raises(MtError, match="<actor> starts simulated code"):
+        read_platform(p)
+    read_platform(_platform(tmp_path / "r.xml", hosts='<host id="a" speed="1Gf" core="4"/>'
+                                                      '<trace id="t" periodicity="1">0 1.0\n1 0.5</trace>'
+                                                      '<trace_connect trace="t" element="a" kind="SPEED"/>'))
+
+
+def test_platform_run_with_a_profile_file_is_refused_before_anything(cli, tmp_path):
+    out = tmp_path / "out"
+    plat = _platform(tmp_path / "p.xml", hosts='<host id="a" speed="1Gf" core="4" speed_file="/dev/zero"/>')
+    code, so, err = cli("run", "--platform", plat, "-n", 2, "-o", out)
+    assert code == 2 and err.count("\n") == 1 and "speed_file='/dev/zero'" in err, err
+    assert not out.exists()

@@ -112,7 +112,8 @@ CASES = {
     "flag-delay-no-unit": ({}, ["run", "--ops", "delay", "--delay", "20", "-o", "out"], "invalid --delay '20': give a unit"),
     "flag-delay-over-an-hour": ({}, ["run", "--ops", "delay", "--delay", "2h", "-o", "out"], "invalid --delay '2h'"),
     "plan-delay-exceeds-timeout": ({}, ["run", "--ops", "delay", "--delay", "100s", "--timeout", "60", "-o", "out"],
-                                   "needs at least 11000 s (1 delay experiment(s) x 110 calls of 100 s), more than "
+                                   "needs at least 2000 s (1 delay experiment(s) x 20 calls of 100 s at the fewest the stopping "
+                                   "rule allows), more than "
                                    "the timeout of 60 s"),
     "plan-roundtime-exceeds-timeout": ({}, ["run", "--scheme", "roundtime", "--time-slice", "10s", "--msizes", "8-1K",
                                             "--timeout", "30", "-o", "out"],

@@ -77,9 +77,13 @@ def test_hostile_sites_file(tmp_path):
     write_sites(tmp_path, ["0\tzz\t/bin/true\t0\t\t0"])
     with pytest.raises(MtError, match=r"sites.tsv:2: not a call-site line"):
         ts.read_sites(tmp_path)
-    # an object that is not a regular file is never handed to addr2line; a symbol with control
-    # characters is kept as data (the console escapes it)
+    # an object that is not a regular file is refused, never read (test_hostile_traces.py); a symbol
+    # with control characters is kept as data (the console escapes it)
     write_sites(tmp_path, ["0\t1010\t/dev/zero\t1000\tevil\x1b[2J\t1000"])
+    with pytest.raises(MtError, match="which is a character device"):
+        ts.resolve(tmp_path, np.asarray([0]), np.asarray(["1010"], dtype=object))
+    (tmp_path / "zero").write_bytes(b"not an ELF file")
+    write_sites(tmp_path, [f"0\t1010\t{tmp_path / 'zero'}\t1000\tevil\x1b[2J\t1000"])
     labels, info = ts.resolve(tmp_path, np.asarray([0]), np.asarray(["1010"], dtype=object))
     assert labels[0] == "evil\x1b[2J+0x10 (zero+0x10)"
     from mpitempo.safe_text import safe

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -32,8 +33,6 @@ MAX_SITES_BYTES = 64 << 20
 
 def _elf_type(path: str) -> int | None:
     """e_type of an ELF file (2 fixed-address executable, 3 PIE executable or shared object)."""
-    import stat
-
     try:   # the path comes from a trace directory: a FIFO there must not block, a device is not read
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
@@ -89,16 +88,46 @@ def read_sites(d: Path) -> dict[tuple[int, int], dict] | None:
     return out
 
 
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
+
+
+def check_objects(p: Path, objects) -> None:
+    """The object files a call-site table names are read (ELF header, addr2line), never run: each must be
+    a regular file or absent (a trace from another machine: its sites stay unnamed). A FIFO would block
+    the reader, a device be read without end: refused in one line, before anything is read."""
+    for obj in sorted(set(o for o in objects if o)):
+        try:
+            mode = os.stat(obj).st_mode
+        except (OSError, ValueError):
+            continue
+        what = next((w for test, w in _NOT_REGULAR if test(mode)), None)
+        if what is not None:
+            raise MtError(f"'{p}' names the object file '{obj}', which is {what}: a call-site table may name only "
+                          "regular files (executables and shared libraries)")
+
+
 def _addr2line(obj: str, pcs: list[int]) -> list[tuple[str, str]]:
-    """(function, file:line) per pc from addr2line, ('??', '??:0') when unknown."""
+    """(function, file:line) per pc from addr2line, ('??', '??:0') when unknown. The object is opened here
+    without blocking and checked to be a regular file; addr2line reads that same open file
+    (/proc/self/fd/N), so a FIFO put in its place after the check is never read."""
     tool = shutil.which("addr2line")
-    if not tool or not pcs or not os.path.isfile(obj):
+    if not tool or not pcs:
         return [("??", "??:0")] * len(pcs)
     try:
-        r = subprocess.run([tool, "-f", "-C", "-e", obj, *[hex(pc) for pc in pcs]], capture_output=True,
-                           text=True, timeout=60, errors="replace")
+        fd = os.open(obj, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return [("??", "??:0")] * len(pcs)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return [("??", "??:0")] * len(pcs)
+        name = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else obj
+        r = subprocess.run([tool, "-f", "-C", "-e", name, *[hex(pc) for pc in pcs]], capture_output=True,
+                           text=True, timeout=60, errors="replace", pass_fds=(fd,))
     except (OSError, subprocess.TimeoutExpired):
         return [("??", "??:0")] * len(pcs)
+    finally:
+        os.close(fd)
     lines = r.stdout.splitlines()
     if r.returncode != 0 or len(lines) != 2 * len(pcs):
         return [("??", "??:0")] * len(pcs)
@@ -124,6 +153,7 @@ def resolve(d: Path, ranks: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, 
         except ValueError:
             continue
     # (object, offset) of every address; the pc looked up is the byte before the return address
+    check_objects(Path(d) / SITES_FILE, (table[k]["object"] for k in keys if k in table))
     where: dict[tuple[int, int], tuple[str, int, dict | None]] = {}
     by_obj: dict[str, set[int]] = {}
     for key in keys:

@@ -128,13 +128,17 @@ def data_dir_of(d: Path) -> str | None:
     return None
 
 
-def check_not_in_data_dir(out, what: str, top_ok: bool = False) -> None:
+def check_not_in_data_dir(out, what: str, top_ok: bool = False, directory: bool = False) -> None:
     """Refuse an output (file or directory) inside any campaign, run or trace directory, not only the
     ones being read: it would mix into or replace data (a report onto another campaign's
     measurements.csv, a trace into a completed run directory). With top_ok a file directly in a
     campaign directory is allowed (the default report.html beside campaign.toml), never in its runs/.
-    The path is resolved first: a link leading into such a directory counts."""
+    The path is resolved first: a link leading into such a directory counts. With directory=True the
+    output is a directory to write files into, and it must not be such a directory itself either."""
     o = Path(os.path.realpath(out))
+    if directory and o.is_dir() and data_dir_of(o) is not None:
+        raise MtError(f"refusing to write {what} '{out}': it is a {data_dir_of(o)} directory (its data); "
+                      "choose an output outside every campaign's runs/ and every trace directory")
     for i, d in enumerate(o.parents):
         kind = data_dir_of(d)
         if kind is None or (top_ok and i == 0 and kind == "campaign"):
@@ -143,7 +147,7 @@ def check_not_in_data_dir(out, what: str, top_ok: bool = False) -> None:
                       "choose an output outside every campaign's runs/ and every trace directory")
 
 
-def check_replaceable(out, what: str, looks_like) -> None:
+def check_replaceable(out, what: str, looks_like, head_bytes: int = 64 << 10) -> None:
     """An -o that exists as a regular file may be replaced only when it holds what this same command
     wrote before (looks_like(first 64 KiB) is true); a device or FIFO (/dev/null) is written to, not
     replaced, and a link is replaced itself (write_output), its target untouched; any other file is
@@ -160,7 +164,7 @@ def check_replaceable(out, what: str, looks_like) -> None:
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
-            head = f.read(64 << 10)
+            head = f.read(head_bytes)
     except OSError as e:
         raise MtError(f"cannot check {what} '{out}': {e.strerror}") from None
     if not looks_like(head):
@@ -178,6 +182,16 @@ def looks_like_plot(head: bytes) -> bool:
     """The start of a plot file as matplotlib writes it (PNG, PDF, SVG), or an empty file."""
     return not head.strip() or head.startswith((b"\x89PNG\r\n\x1a\n", b"%PDF-")) or (
         head.lstrip().startswith((b"<?xml", b"<svg")) and b"<svg" in head)
+
+
+def looks_like_export(head: bytes) -> bool:
+    """An OSU or IMB text file that `export` wrote (its notes name mpitempo), or an empty file."""
+    return not head.strip() or b"mpitempo" in head
+
+
+def looks_like_parquet(head: bytes) -> bool:
+    """A Parquet file (its magic number), as `export --parquet` writes, or an empty file."""
+    return not head or head.startswith(b"PAR1")
 
 
 # the files of a campaign directory besides runs/ (docs/file-formats.md), and the study records

@@ -156,6 +156,33 @@ def check_config_prop(key: str, value: str, where: str) -> None:
                                           _PIECES: "list of numbers (a:b:c;d:e:f)", _BOOL: "yes/no"}[pat])
 
 
+# Elements and attributes of SimGrid's platform DTD (simgrid.dtd 4.1) that name a file SimGrid reads or
+# code it runs: refused, whatever the value (a profile can be written inline, in <trace>'s text). The
+# element of each is given for the message; an attribute ending in _file is refused on any element.
+# docs/security.md lists the same; a test checks they agree.
+PLATFORM_FILE_ATTRS = ("speed_file", "availability_file", "state_file", "bandwidth_file", "latency_file")
+PLATFORM_FILE_ELEMENTS = {"include": "file", "trace": "file", "storage_type": "content", "storage": "content"}
+PLATFORM_CODE_ELEMENTS = ("actor", "process")
+
+
+def check_no_files(root, where: str) -> None:
+    """Refuse what makes SimGrid read another file (a FIFO there blocks the simulation, a device never
+    ends) or run an actor: the profile attributes (speed_file, bandwidth_file, ...), <include file>,
+    <trace file>, a storage's content file, <actor>/<process> (a deployment, not a platform)."""
+    for el in root.iter():
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag in PLATFORM_CODE_ELEMENTS:
+            raise MtError(f"invalid --platform '{where}': <{tag}> starts simulated code (a deployment, not a "
+                          "platform); a platform file given to mpitempo declares hosts, links and zones only")
+        for attr, value in el.attrib.items():
+            if attr.endswith("_file") or PLATFORM_FILE_ELEMENTS.get(tag) == attr:
+                if tag == "trace" and attr == "file" and not value:
+                    continue   # an inline profile (its text)
+                raise MtError(f"invalid --platform '{where}': <{tag}> attribute {attr}={value[:80]!r} names a file "
+                              "that SimGrid would read; a platform file given to mpitempo may name no file (write a "
+                              "profile inline: <trace id=... periodicity=...>TEXT</trace>; docs/security.md)")
+
+
 def read_platform(path: str | os.PathLike) -> Platform:
     """The checked platform at `path`; MtError with a one-line reason when it is not one."""
     p = Path(path)
@@ -188,6 +215,7 @@ def read_platform(path: str | os.PathLike) -> Platform:
     if root.tag != "platform":
         raise MtError(f"invalid --platform '{path}': the root element is <{root.tag}>, a SimGrid platform file "
                       "has <platform version=\"4.1\">")
+    check_no_files(root, str(path))
     hosts = _hosts(root)
     if not hosts:
         raise MtError(f"invalid --platform '{path}': it declares no host (no <host>, <cluster> or <cabinet>)")

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
+from pathlib import Path
 
 from mpitempo.errors import MtError
 from mpitempo.io.params import parse_duration
+from mpitempo.io.safeload import read_bytes
 
 # Schemes whose measurement calls the operation `inner` times (params.def: inner).
 _INNER_SCHEMES = ("loop", "barrier_loop")
@@ -79,23 +82,50 @@ def min_seconds(plan: dict) -> tuple[float, str]:
         w = float(opts["window"])
         total += n * nrep * w
         parts.append(f"{n} experiments x {nrep} windows of {w:g} s")
-    ndelay = sum(1 for e in exps if isinstance(e, dict) and e.get("op") == "delay")
-    if ndelay and opts.get("delay"):
+    timed = [e.get("op") for e in exps if isinstance(e, dict)]
+    ndelay = sum(1 for op in timed if op == "delay")
+    calls, how = certain_calls(plan) if scheme != "roundtime" else (0, "")
+    if ndelay and opts.get("delay") and calls:
         try:
             d = max(parse_duration(x.strip(), "--delay") for x in str(opts["delay"]).split(",") if x.strip())
         except MtError:
             d = 0.0
-        warm = opts.get("warmup") or 0
-        warm = WARMUP_AUTO_CAP if warm == "auto" else int(warm)   # auto: at most the cap
-        calls = nrep * (int(opts.get("inner") or 1) if scheme in _INNER_SCHEMES else 1) + warm
-        if scheme != "roundtime":
-            total += ndelay * calls * d
-            parts.append(f"{ndelay} delay experiment(s) x {calls} calls of {d:g} s")
+        total += ndelay * calls * d
+        parts.append(f"{ndelay} delay experiment(s) x {calls} calls of {d:g} s{how}")
+    nover = sum(1 for op in timed if isinstance(op, str) and op.endswith("_overlap"))
+    comp = str(opts.get("overlap_compute") or "auto")
+    if nover and comp != "auto" and calls:
+        try:
+            cs = parse_duration(comp, "--overlap-compute")
+        except MtError:
+            cs = 0.0
+        total += nover * calls * cs
+        parts.append(f"{nover} overlap experiment(s) x {calls} calls with --overlap-compute {cs:g} s{how}")
     return total, " + ".join(parts)
 
 
-# --warmup auto stops at this many calls at the latest (MT_WARMUP_CAP, src/core/scheme/scheme.h)
-WARMUP_AUTO_CAP = 2000
+def certain_calls(plan: dict) -> tuple[int, str]:
+    """The calls of one experiment that certainly run, from the core's --check-args JSON, and a note
+    for the message: the warm-up (--warmup auto: none certain) and the fewest measurements the stopping
+    rule can make (fixed: --nrep; adaptive: --nrep-min, or the early look at min_valid with --exp-time),
+    times --inner for the loop schemes (1 with --inner-min-time)."""
+    opts = plan.get("options") or {}
+    scheme = str(plan.get("scheme") or opts.get("scheme") or "")
+    try:
+        nrep = int(opts.get("nrep") or 0)
+        n = nrep
+        if float(opts.get("precision") or 0) > 0:   # adaptive: stops at the first look it may
+            n = min(n, int(opts.get("nrep_min") or n))
+            if opts.get("exp_time"):
+                n = min(n, int(plan.get("min_valid") or n))
+        inner = int(opts.get("inner") or 1) if scheme in _INNER_SCHEMES and not opts.get("inner_min_time") else 1
+        warm = opts.get("warmup") or 0
+        warm = 0 if warm == "auto" else int(warm)
+    except (TypeError, ValueError):
+        return 0, ""
+    return n * inner + warm, (" at the fewest the stopping rule allows" if n < nrep else "")
+
+
 PLACEHOLDERS = ("np", "cmd", "mpiexec")
 SIM_PLACEHOLDERS = ("platform", "hostfile")   # a simulated platform's smpirun template (runner.launch)
 # The default launcher starts every rank on this host (outside a Slurm allocation or a host file):
@@ -184,6 +214,8 @@ def preflight(c, builds: dict) -> None:
             # writes nothing)
             if not kind.executable:   # not a core binary (trace: the user's application; checked by the kind)
                 check_launcher(b, np, cfg.launcher, cfg.env, where, **cfg.platform_args)
+                if c.kind == "trace" and c.params_for(cfg).get("buffer"):
+                    check_trace_memory(np, int(c.params_for(cfg)["buffer"]), cfg.launcher, where)
                 continue
             plan = core_dry_run(b.binary(kind.executable),
                                 [*c.core_args(cfg), "--expect-np", str(np), "--outdir", "."], where, build=b)
@@ -193,7 +225,8 @@ def preflight(c, builds: dict) -> None:
                 if secs > c.timeout_s:
                     raise MtError(f"one mpirun{where} needs at least {secs:g} s ({what}), more than the timeout of "
                                   f"{c.timeout_s:g} s; shorten the plan or raise --timeout/timeout_s")
-                check_host_memory(plan, ranks_on_this_host(np, cfg.launcher, bool(cfg.platform)), where)
+                ranks, why = ranks_per_host(np, cfg.launcher, bool(cfg.platform))
+                check_host_memory(plan, ranks, where, np=np, why=why, source=why if ranks is not None else "")
     warn_short_timeout(c.timeout_s)
 
 
@@ -213,23 +246,177 @@ def host_memory_bytes() -> int:
 
 
 def ranks_on_this_host(np: int, template: str | None, simulated: bool) -> int | None:
-    """How many ranks of an mpirun run on this host: all of them for the local mpiexec and for a
-    simulated platform (SMPI runs every simulated rank in one process here); None (unknown) for srun, a
-    custom launcher, or inside an allocation or with a host file, which spread them over hosts."""
-    if simulated:
+    """The most ranks of an mpirun on one host (ranks_per_host), None when the placement is unknown."""
+    return ranks_per_host(np, template, simulated)[0]
+
+
+# host-file options of the launchers (MPICH's Hydra, Open MPI's mpirun/prterun)
+_HOSTFILE_FLAGS = ("-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile", "-machine", "--machine")
+_HOSTLIST_FLAGS = ("-hosts", "--hosts", "-host", "--host", "-H")
+MAX_HOSTFILE_BYTES = 1 << 20
+
+
+def _fill(slots: list[tuple[str, int]], np: int) -> int:
+    """The most ranks one host gets when np ranks fill the slots in order, host by host, and again from
+    the first host when all are full (Hydra with host:n lines, Open MPI by slot, srun's block
+    distribution): ranks of one name on several lines count together."""
+    slots = [(h, n) for h, n in slots if n > 0]
+    if not slots:
         return np
-    if template not in (None, "", "mpiexec") or _spread_over_hosts():
+    per: dict[str, int] = {}
+    left = np
+    total = sum(n for _, n in slots)
+    rounds, left = divmod(left, total)   # whole rounds at once: np may be large
+    for h, n in slots:
+        per[h] = per.get(h, 0) + rounds * n
+    for h, n in slots:
+        if left <= 0:
+            break
+        k = min(n, left)
+        per[h] += k
+        left -= k
+    return max(per.values())
+
+
+def _read_hostfile(path: str) -> list[tuple[str, int]] | None:
+    """(host, slots) of a host file: Hydra's `host[:n]`, Open MPI's `host [slots=n]`, PBS's one line
+    per slot; None when it cannot be read (never blocking on a FIFO, at most 1 MiB)."""
+    try:
+        text = read_bytes(Path(path), MAX_HOSTFILE_BYTES).decode(errors="replace")
+    except (MtError, OSError):
         return None
-    return np
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        host, n = words[0], 1
+        if ":" in host:
+            host, _, c = host.partition(":")
+            n = int(c) if c.isdigit() else 1
+        for w in words[1:]:
+            k, _, v = w.partition("=")
+            if k == "slots" and v.isdigit():
+                n = int(v)
+        out.append((host, n))
+    return out or None
 
 
-def check_host_memory(plan: dict, ranks_here: int | None, where: str = "", mem: int | None = None) -> None:
-    """Refuse a plan whose message buffers on this host (ranks here x the largest window x message size
-    of a window op) exceed HOST_MEMORY_SHARE of its memory: the core checks one rank's buffers
-    against its host, which 8 ranks of 4 GiB each on a 23.5 GiB host pass."""
-    mem = host_memory_bytes() if mem is None else mem
-    if not ranks_here or mem <= 0:
+def _slurm_tasks_per_node() -> list[int] | None:
+    """Tasks per node of the Slurm allocation (SLURM_TASKS_PER_NODE, e.g. '2(x3),1'; else
+    SLURM_JOB_CPUS_PER_NODE), None when not in an allocation or unreadable."""
+    for var in ("SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE"):
+        text = os.environ.get(var, "")
+        if not text:
+            continue
+        out = []
+        for part in text.split(","):
+            m = re.fullmatch(r"(\d+)(?:\(x(\d+)\))?", part.strip())
+            if not m:
+                out = []
+                break
+            out += [int(m.group(1))] * min(int(m.group(2) or 1), 1 << 18)
+        if out:
+            return out
+    return None
+
+
+def ranks_per_host(np: int, template: str | None, simulated: bool) -> tuple[int | None, str]:
+    """(the most ranks of an mpirun on one host, where that placement comes from) or (None, why it is
+    unknown). Known: the local mpiexec (every rank here), a simulated platform (SMPI runs every
+    simulated rank in one process here), a host file (the launcher template's -f/--hostfile/
+    --machinefile or --host list, HYDRA_HOST_FILE, Open MPI's default host file, PBS_NODEFILE,
+    LSB_HOSTS) and a Slurm allocation (srun, or mpiexec inside it: SLURM_TASKS_PER_NODE). Unknown:
+    another launcher, srun outside an allocation."""
+    if simulated:
+        return np, ""
+    local = template in (None, "", "mpiexec")
+    words: list[str] = []
+    if not local and template != "srun":
+        try:
+            words = shlex.split(template)
+        except ValueError:
+            words = []
+    for i, w in enumerate(words):   # a host file or host list named in the template
+        flag, eq, val = w.partition("=")
+        if flag in _HOSTFILE_FLAGS + _HOSTLIST_FLAGS:
+            val = val if eq else (words[i + 1] if i + 1 < len(words) else "")
+            if "{" in val:
+                return None, f"its host file '{val}' is a placeholder"
+            if flag in _HOSTFILE_FLAGS:
+                slots = _read_hostfile(val)
+                if slots is None:
+                    return None, f"its host file '{val}' cannot be read"
+                return _fill(slots, np), f"host file '{val}'"
+            slots = [(h.partition(":")[0], int(h.partition(":")[2]) if h.partition(":")[2].isdigit() else 1)
+                     for h in val.split(",") if h]
+            return _fill(slots, np), f"{flag} {val}"
+    srun = template == "srun" or (bool(words) and words[0].endswith("srun"))
+    if not local and not srun:
+        return None, f"launcher '{template}' places the ranks"
+    if srun or os.environ.get("SLURM_JOB_ID"):
+        tasks = _slurm_tasks_per_node() if os.environ.get("SLURM_JOB_ID") else None
+        if tasks is None:
+            return None, "srun places the ranks outside an allocation" if srun else \
+                "the Slurm allocation does not say its tasks per node"
+        return _fill([(str(i), n) for i, n in enumerate(tasks)], np), "the Slurm allocation's tasks per node"
+    for var, kind in (("HYDRA_HOST_FILE", "file"), ("OMPI_MCA_orte_default_hostfile", "file"),
+                      ("PRTE_MCA_prte_default_hostfile", "file"), ("PBS_NODEFILE", "file"), ("LSB_HOSTS", "list")):
+        val = os.environ.get(var)
+        if not val:
+            continue
+        slots = _read_hostfile(val) if kind == "file" else [(h, 1) for h in val.split()]
+        if slots is None:
+            return None, f"{var} names a host file that cannot be read"
+        return _fill(slots, np), f"{var}"
+    return np, ""
+
+
+def host_memory_limit() -> tuple[int, str]:
+    """(the memory of one host, what it is): the Slurm allocation's memory per node when set, else this
+    host's physical memory (hosts taken as alike)."""
+    mem = host_memory_bytes()
+    try:
+        slurm = int(os.environ.get("SLURM_MEM_PER_NODE", "0")) << 20
+    except ValueError:
+        slurm = 0
+    if slurm > 0 and os.environ.get("SLURM_JOB_ID") and (mem <= 0 or slurm < mem):
+        return slurm, "its memory in the allocation"
+    return mem, "its memory"
+
+
+def _refuse_or_note(total: float, ranks: int | None, np: int, why: str, source: str, what: str, remedy: str,
+                    where: str, mem: int | None) -> None:
+    """Refuse when `total` bytes on one host exceed HOST_MEMORY_SHARE of its memory; with an unknown
+    placement (ranks None) say in one line that it was not checked, when all np ranks on one host
+    would not fit."""
+    import sys
+
+    lim_text = "its memory"
+    if mem is None:
+        mem, lim_text = host_memory_limit()
+    if mem <= 0:
         return
+    if ranks is None:
+        if total * np > HOST_MEMORY_SHARE * mem:
+            print(f"mpitempo: note{where}: {what} per host not checked: the placement of the {np} ranks is not known "
+                  f"here ({why}); all on one host they would need {total * np / 2**30:.1f} GiB", file=sys.stderr)
+        return
+    need = total * ranks
+    if need > HOST_MEMORY_SHARE * mem:
+        here = "this host" if not source else f"one host ({source})"
+        raise MtError(f"one mpirun{where} needs at least {need / 2**30:.1f} GiB of {what} on {here} "
+                      f"({ranks} ranks x {remedy[0]}), more than {HOST_MEMORY_SHARE:.0%} of {lim_text} "
+                      f"({mem / 2**30:.1f} GiB): {remedy[1]}")
+
+
+def check_host_memory(plan: dict, ranks_here: int | None, where: str = "", mem: int | None = None,
+                      np: int | None = None, why: str = "", source: str = "") -> None:
+    """Refuse a plan whose message buffers on one host (its ranks there x the largest window x message
+    size of a window op) exceed HOST_MEMORY_SHARE of its memory: the core checks one rank's buffers
+    against its host, which 8 ranks of 4 GiB each on a 23.5 GiB host pass. With an unknown placement
+    (ranks_here None) a note says it was not checked (when np ranks on one host would not fit)."""
     opts = plan.get("options") or {}
     window = opts.get("bw_window")
     if not isinstance(window, int) or window < 1:
@@ -246,12 +433,26 @@ def check_host_memory(plan: dict, ranks_here: int | None, where: str = "", mem: 
     if worst is None:
         return
     per_rank, op, msize = worst
-    total = per_rank * ranks_here
-    if total > HOST_MEMORY_SHARE * mem:
-        n = per_rank // msize
-        raise MtError(f"one mpirun{where} needs at least {total / 2**30:.1f} GiB of message buffers on this host "
-                      f"({ranks_here} ranks x {n} x {msize} B for op {op}), more than {HOST_MEMORY_SHARE:.0%} of its "
-                      f"memory ({mem / 2**30:.1f} GiB): use fewer ranks, a smaller --bw-window or smaller messages")
+    if ranks_here is None and not np:
+        return
+    _refuse_or_note(per_rank, ranks_here, np or 0, why, source, "message buffers",
+                    (f"{per_rank // msize} x {msize} B for op {op}",
+                     "use fewer ranks, a smaller --bw-window or smaller messages"), where, mem)
+
+
+# the tracer's event record in memory (tr_ev_t, src/trace/trace.h): --buffer of them per rank, allocated at
+# MPI_Init; tests/py/test_hostile_plans.py compiles sizeof against the header
+TRACE_EVENT_BYTES = 72
+
+
+def check_trace_memory(np: int, buffer: int, template: str | None, where: str = "", mem: int | None = None) -> None:
+    """`trace run --buffer N`: every rank allocates N events at MPI_Init; refused when the ranks on one
+    host need more than HOST_MEMORY_SHARE of its memory (their sum, not one rank's)."""
+    ranks, why = ranks_per_host(np, template, False)
+    _refuse_or_note(buffer * TRACE_EVENT_BYTES, ranks, np, why, why if ranks is not None else "", "trace buffers",
+                    (f"--buffer {buffer} events of {TRACE_EVENT_BYTES} B",
+                     "lower --buffer (events per rank, --on-full wrap keeps the last ones) or use fewer ranks"),
+                    where, mem)
 
 
 def split_args(text: str, what: str) -> list[str]:

@@ -500,7 +500,9 @@ def stop(p: subprocess.Popen, grace: float = GRACE_S) -> None:
 
 def run(argv: list[str], timeout: float, grace: float = GRACE_S, **kw) -> subprocess.CompletedProcess:
     """subprocess.run under a watchdog: on the timeout (or Ctrl-C) the job is stopped as ``stop`` does,
-    then TimeoutExpired (or KeyboardInterrupt) is raised."""
+    then TimeoutExpired (or KeyboardInterrupt) is raised. capture_output=True as for subprocess.run."""
+    if kw.pop("capture_output", False):
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
     with popen(argv, grace, **kw) as p:
         try:
             out, err = p.communicate(timeout=timeout)
