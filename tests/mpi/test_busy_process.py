@@ -8,11 +8,8 @@ other load on a shared machine: it gets up to 3 campaigns, one of which must be 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -26,31 +23,13 @@ CAMPAIGN = ["--ops", "allreduce", "--msizes", "8", "--nrep", "200", "--mpiruns",
 
 
 @pytest.fixture
-def busy_cpu():
+def busy_cpu(busy):
     """Start a busy loop pinned to CPU 1 (the CPU of rank 1 with --bind-to core); always stopped."""
     if ncores() < 2:
         pytest.skip("needs 2 CPUs: the ranks are bound to cores 0 and 1")
     if not shutil.which("taskset"):
         pytest.skip("taskset (util-linux) is not installed")
-    procs = []
-
-    def start(cpu=1):
-        p = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"],
-                             start_new_session=True)
-        procs.append(p)
-        time.sleep(0.2)     # running before the mpirun starts
-        assert p.poll() is None, "the busy process did not start"
-        return p
-
-    try:
-        yield start
-    finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=10)
+    return lambda cpu=1: busy(1, cpu=cpu)[0]
 
 
 def _metas(root):

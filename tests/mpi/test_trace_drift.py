@@ -32,13 +32,6 @@ AGREE_S = 150e-9   # the stated end accuracy against the truth
 ATTEMPTS = 3
 
 
-@pytest.fixture(scope="module")
-def amg(build, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("amg") / "amg_like"
-    subprocess.run([build.mpicc, "-O2", "-o", str(exe), str(ROOT / "examples/trace/amg_like.c")], check=True)
-    return str(exe)
-
-
 def trace(out: Path, exe: str, env: dict, *opts) -> dict:
     cli = Path(sys.executable).parent / "mpitempo"
     r = subprocess.run([str(cli), "trace", "run", "--json", "-n", "2", *opts, "-o", str(out), "--", exe,

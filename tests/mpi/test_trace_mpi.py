@@ -36,14 +36,6 @@ ATTEMPTS = 3
 
 
 @pytest.fixture(scope="module")
-def amg(build, tmp_path_factory):
-    """examples/trace/amg_like.c compiled with the MPI of the core, as a user would."""
-    exe = tmp_path_factory.mktemp("amg") / "amg_like"
-    subprocess.run([build.mpicc, "-O2", "-o", str(exe), str(ROOT / "examples/trace/amg_like.c")], check=True)
-    return str(exe)
-
-
-@pytest.fixture(scope="module")
 def lib(build):
     from mpitempo.cmd_trace import find_library
 

@@ -93,8 +93,9 @@ typedef struct mt_sync_stats {
     int prior_below;     /* hierarchy: the clock this level starts from (the levels before) was below its
                           * stated accuracy; passed on to the clients of this level, not reported */
     double drift_unc;    /* how far this rank's own models may still drift from their references (s/s):
-                          * a kept slope z * SE of its final fit, an offset-only model |slope| + z * SE
-                          * (summed over the models this rank learned as a client) */
+                          * a kept slope z * SE of its final fit + the windows' disagreement
+                          * (mt_window_disagreement), an offset-only model |slope| + the same (summed over
+                          * the models this rank learned as a client) */
     double drift_unc_ref; /* the same of the clock this rank's models were learned against (its reference's,
                            * and theirs up the tree or hierarchy): inherited, summed */
     int refits;          /* slope=auto: extra fit windows measured because the drift was not known well
@@ -125,6 +126,18 @@ int mt_sync_below_accuracy(const mt_sync_stats_t *st);
 /* the drift uncertainty of one model (s/s): kept = 1 for a linear model with that slope (ci_half),
  * 0 for an offset-only model after a fit with that slope (|slope| + ci_half); ci_half = z * SE */
 double mt_drift_unc(int kept, double slope, double ci_half);
+/* the fit windows one model may measure: the first (or the adaptive one), up to two to confirm or break a
+ * tie, MT_REFIT_MAX refits */
+#define MT_WINDOWS_MAX (3 + MT_REFIT_MAX)
+/* How far the windows of one model disagree with the slope fitted over all of them (s/s): the largest
+ * |slope of window i alone - slope| over the nw windows (points wstart[i] .. wstart[i] + wlen[i] - 1 of
+ * x, y, rtt; each fitted as p fits; windows of fewer than 4 points are left out); 0 for one window.
+ * Each window's slope is an independent estimate of the drift; where the offsets wander across windows
+ * (a loaded machine: the level shifts between windows, each window's points lie on a line), the fit over
+ * all windows takes the shift for drift, and its own interval z * SE does not see it. The drift
+ * uncertainty a model states is z * SE plus this (docs/clocks.md, "Wander across windows"). */
+double mt_window_disagreement(const mt_sync_params_t *p, const double *x, const double *y, const double *rtt,
+                              const int *wstart, const int *wlen, int nw, double slope);
 /* pure part of slope_unresolved: mt_drift_unc(...) x max(horizon_s, MT_HORIZON_MIN_S) > MT_SYNC_ACCURACY_S */
 int mt_slope_unresolved(int kept, double slope, double ci_half, double horizon_s);
 
