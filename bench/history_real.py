@@ -8,11 +8,12 @@ night CHANGE_AT on (the injected slowdown, +3%); allreduce is unchanged (its ser
 On the LOADED nights BUSY busy-looping processes run beside the campaign (started and stopped here): the
 core's start-up check must flag those runs (shared CPU), and they must make no change point.
 
-Every campaign runs under the CPU lock (flock $TMPDIR/mpitempo-cpu.lock) at raised priority: `nice -n -10`
+Every campaign runs under the CPU lock (flock $TMPDIR/mpitempo-cpu.lock) at raised priority: `nice -n NICE`
 and, since the kernel groups processes by session (autogroup) and mpiexec starts each rank in a session of
-its own, each rank raises its own autogroup to nice -10 before it execs the core (a launcher template with
-a wrapper script); without that the ranks get an equal share with every other session on the machine,
-whatever their nice value. The busy processes get the same priority (a job sharing the node).
+its own, each rank raises its own autogroup to NICE before it execs the core (a launcher template with a
+wrapper script); without that the ranks get an equal share with every other session on the machine,
+whatever their nice value. The busy processes get the same priority (a job sharing the node). NICE is -20:
+at -10 the unloaded nights were flagged at a load of 16-25 (docs/history.md, "A real nightly history").
 
   python bench/history_real.py --out bench/results/history_real-s37.json
 
@@ -66,7 +67,7 @@ def main():
     ap.add_argument("--slowdown", type=float, default=0.03)
     ap.add_argument("--loaded", default="20,50", help="nights run beside busy processes")
     ap.add_argument("--busy", type=int, default=4, help="busy processes on a loaded night")
-    ap.add_argument("--nice", type=int, default=-10)
+    ap.add_argument("--nice", type=int, default=-20)
     ap.add_argument("--mpiruns", type=int, default=5)
     ap.add_argument("--nrep", type=int, default=200)
     ap.add_argument("--start", default="2026-09-01")
