@@ -22,8 +22,8 @@ from mpitempo.present.tables import cell, console, print_json, table
               help="The machine name of the history entries (default: the hosts the runs ran on).")
 @click.option("--date", "date", default=None, metavar="DATE",
               help="The date of the campaign's history entry (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, UTC; one DIR): "
-                   "for back-filling a history. Default: its first run's start; that start is kept as the "
-                   "factor measured_at and the runs keep their measured times.")
+                   "for back-filling a history. Without it: the first run's start; with it, that start is "
+                   "kept as the factor measured_at (the runs keep their measured times).")
 @json_option
 def ingest(dirs, db, machine, date, as_json):
     """Add campaign directories to a persistent store, for history and regression tracking.

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mpitempo.history import analyze
+from mpitempo.history import analyze, store
 from mpitempo.history.edivisive import _best_split, _cum, _max_q_permuted, _prefix, block_distances, e_divisive
 
 
@@ -182,7 +182,8 @@ def test_vectorised_entries_match_one_at_a_time(spec):
     meds = [[m for m, _ in e] for e in spec]
     flagged = {(i, j) for i, e in enumerate(spec) for j, (_, f) in enumerate(e) if f}
     ents, pts = _series(meds, flags=lambda i, j: "shared_cpu" if (i, j) in flagged else "")
-    got = analyze.build_series(ents, pts)[0]["entries"]
+    got = analyze.build_series(ents, store.Points.from_rows(ents, pts))[0]["entries"]   # columns, as load gives
+    assert analyze.build_series(ents, pts)[0]["entries"] == got                         # row dicts: the same
     assert len(got) == len(spec)
     for i, e in enumerate(got):
         ref = _reference_entry(meds[i], e["flags"])
