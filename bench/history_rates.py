@@ -6,7 +6,10 @@
   detect  a slowdown of 3% from night 40 of 60 (same noise): the share of series in which a change is
           found within 1 night of night 40, and the error of its size;
   query   a DuckDB store of 1000 campaigns x 200 series x 5 runs (1,000,000 points, written straight into
-          the history tables): the time of store.load() of everything and of one op (goal < 1 s).
+          the history tables): the time of store.load() of everything, of one op, of --since (goal < 1 s),
+          and of load + analyze.build_series (the per-entry medians and CIs of every series); each the
+          best of 3, with its CPU time (user+sys of this process: load inflates it far less than wall
+          time) and the 1-minute load average just before.
 
 The rates come with their Wilson 95% interval. Only the query part times anything: run it under the CPU lock, the others without (each part is added to
 the --out file):
@@ -99,14 +102,23 @@ def part_query(campaigns: int, series: int, runs: int) -> dict:
         s, 2, 'r' || r, r, '', 1e-6 * (1 + random() * 0.01), 100, ''
         FROM range({campaigns}) a(c), range({series}) b(s), range({runs}) x(r)""")
     con.close()
+    from mpitempo.history.analyze import build_series
+
     times = {}
-    for name, kw in (("all", {}), ("one_op", {"ops": ["bcast"]}), ("since", {"since": "2026-01-01"})):
-        best = float("inf")
+    cases = (("all", {}, False), ("one_op", {"ops": ["bcast"]}, False), ("since", {"since": "2026-01-01"}, False),
+             ("all_with_series", {}, True))
+    for name, kw, with_series in cases:
+        best = None
         for _ in range(3):
-            t0 = time.perf_counter()
+            la = os.getloadavg()[0]
+            t0, c0 = time.perf_counter(), time.process_time()
             ents, pts = store.load(str(db), **kw)
-            best = min(best, time.perf_counter() - t0)
-        times[name] = {"seconds": best, "points": len(pts), "entries": len(ents)}
+            if with_series:
+                build_series(ents, pts)
+            t, c = time.perf_counter() - t0, time.process_time() - c0
+            if best is None or t < best["seconds"]:
+                best = {"seconds": t, "cpu_seconds": c, "load1": la}
+        times[name] = {**best, "points": len(pts), "entries": len(ents)}
     size = db.stat().st_size
     for f in d.iterdir():
         f.unlink()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime
 
 import click
 
@@ -18,16 +17,27 @@ def _list(flag, given):
     return items
 
 
-def _since(given):
-    if given is None:
-        return None
-    try:
-        t = datetime.fromisoformat(given.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise MtError(f"invalid --since '{given}': give a date YYYY-MM-DD (or YYYY-MM-DDTHH:MM:SS, UTC)") from None
-    from mpitempo.history.store import _iso
+# the numeric options: (flag, parameter, default, metavar, help, type, valid, what is allowed)
+NUMBERS = (
+    ("--threshold", "threshold", "5", "PCT", "A change that makes a series slower by at least PCT % is a regression.",
+     float, lambda v: math.isfinite(v) and v > 0, "a number > 0 (percent)"),
+    ("--latest", "latest", "5", "N", "Exit with status 1 when a regression starts in one of the latest N entries of "
+     "its series.", int, lambda v: v >= 1, "an integer >= 1"),
+    ("--alpha", "alpha", "0.05", "A", "Significance level of the permutation test of each change point.",
+     float, lambda v: 0 < v < 1, "a number between 0 and 1"),
+    ("--permutations", "permutations", "199", "R", "Permutations per tested change point (p-values are multiples "
+     "of 1/(R+1)).", int, lambda v: 19 <= v <= 100000, "an integer from 19 to 100000"),
+    ("--min-entries", "min_entries", "2", "K", "Entries (campaigns) on each side of a change point at least.",
+     int, lambda v: v >= 1, "an integer >= 1"),
+    ("--seed", "seed", "0", "S", "Seed of the permutations and bootstrap (same seed, same result).",
+     int, lambda v: v >= 0, "an integer >= 0"),
+)
 
-    return _iso(t.isoformat())
+
+def _number_options(f):
+    for flag, dest, default, metavar, text, _, _, _ in reversed(NUMBERS):
+        f = click.option(flag, dest, default=default, show_default=True, metavar=metavar, help=text)(f)
+    return f
 
 
 @click.command(epilog="Examples:\n\n  mpitempo ingest nightly-2026-11-27 --db history.duckdb\n\n"
@@ -40,24 +50,12 @@ def _since(given):
 @click.option("--since", "since", default=None, metavar="DATE", help="Only entries started on or after DATE (UTC).")
 @click.option("--machine", "machines", default=None, metavar="LIST", help="Only these machines (comma-separated).")
 @click.option("--op", "ops", default=None, metavar="LIST", help="Only these operations (comma-separated).")
-@click.option("--threshold", "threshold", default="5", show_default=True, metavar="PCT",
-              help="A change that makes a series slower by at least PCT % is a regression.")
-@click.option("--latest", "latest", default="5", show_default=True, metavar="N",
-              help="Exit with status 1 when a regression starts in one of the latest N entries of its series.")
-@click.option("--alpha", "alpha", default="0.05", show_default=True, metavar="A",
-              help="Significance level of the permutation test of each change point.")
-@click.option("--permutations", "permutations", default="199", show_default=True, metavar="R",
-              help="Permutations per tested change point (p-values are multiples of 1/(R+1)).")
-@click.option("--min-entries", "min_entries", default="2", show_default=True, metavar="K",
-              help="Entries (campaigns) on each side of a change point at least.")
-@click.option("--seed", "seed", default="0", show_default=True, metavar="S",
-              help="Seed of the permutations and bootstrap (same seed, same result).")
+@_number_options
 @click.option("--json", "as_json", is_flag=True, help="Print series, changes and regressions as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the change points as CSV.")
 @click.option("--html", "html", default=None, type=click.Path(), metavar="OUTDIR",
               help="Write a static dashboard (OUTDIR/index.html, self-contained): trend plots, changes, regressions.")
-def history(db, since, machines, ops, threshold, latest, alpha, permutations, min_entries, seed, as_json, as_csv,
-            html):
+def history(db, since, machines, ops, as_json, as_csv, html, **numbers):
     """Look across the campaigns of a history store: for every (machine, config, op, size, nprocs) series,
     the change points of its per-mpirun medians over time (E-divisive means with a permutation test over
     whole campaigns; Matteson and James 2014, as in Daly et al. 2020), each with its dates, size in % with a
@@ -69,15 +67,11 @@ def history(db, since, machines, ops, threshold, latest, alpha, permutations, mi
     """
     from mpitempo.history import store
 
-    thr = _num("--threshold", threshold, float, lambda v: math.isfinite(v) and v > 0, "a number > 0 (percent)")
-    n_latest = _num("--latest", latest, int, lambda v: v >= 1, "an integer >= 1")
-    a = _num("--alpha", alpha, float, lambda v: 0 < v < 1, "a number between 0 and 1")
-    r = _num("--permutations", permutations, int, lambda v: 19 <= v <= 100000, "an integer from 19 to 100000")
-    k = _num("--min-entries", min_entries, int, lambda v: v >= 1, "an integer >= 1")
-    s = _num("--seed", seed, int, lambda v: v >= 0, "an integer >= 0")
+    v = {dest: _num(flag, numbers[dest], typ, ok, allowed) for flag, dest, _, _, _, typ, ok, allowed in NUMBERS}
+    thr, n_latest, a, r, k, s = (v[d] for d in ("threshold", "latest", "alpha", "permutations", "min_entries", "seed"))
     if as_json and as_csv:
         raise MtError("--json and --csv both write to stdout: give one of them")
-    since_iso = _since(since)
+    since_iso = store.parse_date("--since", since)
     mlist, olist = _list("--machine", machines), _list("--op", ops)
     store.check_db(db, must_exist=True)
     if html:

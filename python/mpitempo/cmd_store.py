@@ -23,8 +23,12 @@ from mpitempo.present.tables import cell, console, print_json, table
                    "store postgresql://[user[:password]@]host[:port]/dbname (docs/history.md).")
 @click.option("--machine", "machine", default=None, metavar="NAME",
               help="The machine name of the history entries (default: the hosts the runs ran on).")
+@click.option("--date", "date", default=None, metavar="DATE",
+              help="The date of the campaign's history entry (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS, UTC; one DIR): "
+                   "for back-filling a history. Without it: the first run's start; with it, that start is "
+                   "kept as the factor measured_at (the runs keep their measured times).")
 @json_option
-def ingest(dirs, db, machine, as_json):
+def ingest(dirs, db, machine, date, as_json):
     """Add campaign directories to a persistent store, for history and regression tracking.
     A DuckDB file keeps every measurement (summary, compare and report accept it in place of a DIR;
     ingesting a campaign again replaces its rows, never duplicates) and the history entries; a
@@ -38,6 +42,9 @@ def ingest(dirs, db, machine, as_json):
 
     if machine is not None and (not machine.strip() or any(ord(ch) < 32 for ch in machine)):
         raise MtError(f"invalid --machine {machine!r}: give a name (printable, not empty)")
+    date_iso = hist.parse_date("--date", date)
+    if date_iso is not None and len(dirs) > 1:
+        raise MtError(f"--date '{date}' is the date of one campaign: give one DIR with it (got {len(dirs)})")
     hist.check_db(db, must_exist=False)
     pg = hist.is_postgres(db)
     if not pg:
@@ -46,13 +53,13 @@ def ingest(dirs, db, machine, as_json):
         if not Path(db).is_file():   # a new store: its directory must exist and take files (DuckDB's "IO Error" otherwise)
             check_output_file(db, "the store --db")
     if pg:
-        hrecs = hist.ingest(db, dirs, machine)
+        hrecs = hist.ingest(db, dirs, machine, date=date_iso)
         recs = [{"campaign": h["campaign"], "path": h["path"], "runs": h["runs"]} for h in hrecs]
     else:
         from mpitempo.analysis.store import ingest as do_ingest
 
         recs = do_ingest(db, dirs)
-        hrecs = hist.ingest(db, dirs, machine)
+        hrecs = hist.ingest(db, dirs, machine, date=date_iso)
     for r, h in zip(recs, hrecs):
         r.update(digest=h["digest"], machine=h["machine"], history="new" if h["new"] else "known",
                  flagged_runs=h["flagged_runs"])

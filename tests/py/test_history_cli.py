@@ -179,3 +179,56 @@ def test_store_without_history(cli, tmp_path):
     duckdb.connect(str(db)).close()
     code, _, err = cli("history", "--db", db)
     assert code == 2 and "has no history" in err
+
+
+def test_ingest_date_backfills_one_night(cli, nights, tmp_path):
+    """ingest --date gives the entry its night: the history follows the dates given, not the runs' start;
+    the measured start stays as the factor measured_at (never a changed factor) and the values are the same."""
+    db, plain = tmp_path / "h.duckdb", tmp_path / "p.duckdb"
+    for i, n in enumerate(nights[:4]):                    # back-filled in reverse: night00 is the latest
+        code, out, err = cli("ingest", n, "--db", db, "--date", f"2027-01-{10 - i:02d}", "--json")
+        assert code == 0, err
+    assert cli("ingest", *nights[:4], "--db", plain)[0] == 0
+    res = json.loads(cli("history", "--db", db, "--json")[1])
+    ents = res["series"][0]["entries"]
+    assert [e["name"] for e in ents] == ["night03", "night02", "night01", "night00"]
+    assert ents[0]["started_at"] == "2027-01-07T00:00:00.000000Z"
+    assert ents[-1]["factors"]["measured_at"].startswith("2026-10-01T02:00:00")
+    assert all("measured_at" not in c["factors_changed"] for c in res["changes"])
+    ref = json.loads(cli("history", "--db", plain, "--json")[1])["series"][0]["entries"]
+    assert {e["name"]: e["medians"] for e in ents} == {e["name"]: e["medians"] for e in ref}
+    # a time of day and a zone are taken, stored in UTC
+    assert cli("ingest", nights[5], "--db", db, "--date", "2027-02-01T03:00:00+02:00")[0] == 0
+    last = json.loads(cli("history", "--db", db, "--json")[1])["series"][0]["entries"][-1]
+    assert last["name"] == "night05" and last["started_at"] == "2027-02-01T01:00:00.000000Z"
+
+
+def test_ingest_bad_date(cli, nights, tmp_path):
+    db = tmp_path / "h.duckdb"
+    for args, says in ((["--date", "2027-13-01"], "invalid --date '2027-13-01': give a date YYYY-MM-DD"),
+                       (["--date", "yesterday"], "invalid --date 'yesterday'"),
+                       (["--date", ""], "invalid --date ''"),
+                       ([nights[1], "--date", "2027-01-01"], "give one DIR with it (got 2)")):
+        code, out, err = cli("ingest", nights[0], *args, "--db", db)
+        assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert not db.exists()
+
+
+def test_load_reads_columns(store):
+    """store.load returns the points as numpy columns (no object per point), and the series built from them
+    are those built from the same points as row dicts."""
+    import numpy as np
+
+    from mpitempo.history import store as st
+    from mpitempo.history.analyze import build_series
+
+    ents, pts = st.load(str(store))
+    assert isinstance(pts, st.Points) and len(pts) == 12 * 2 * 5
+    assert pts.median_s.dtype == np.float64 and pts.sid.dtype == np.int64 and pts.eid.dtype == np.int64
+    assert set(pts.flag_names) == {"", "shared_cpu"}
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = [dict(zip(st.POINT_COLUMNS, r))
+                for r in con.execute(f"SELECT {', '.join(st.POINT_COLUMNS)} FROM hist_points").fetchall()]
+    assert build_series(ents, pts) == build_series(ents, rows)
+    ents2, pts2 = st.load(str(store), since="2026-10-05", ops=["allreduce"])
+    assert len(ents2) == 8 and len(pts2) == 8 * 2 * 5 and set(pts2.eid.tolist()) == set(range(8))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mpitempo.history import analyze
+from mpitempo.history import analyze, store
 from mpitempo.history.edivisive import _best_split, _cum, _max_q_permuted, _prefix, block_distances, e_divisive
 
 
@@ -158,3 +158,36 @@ def test_long_histories_in_bounded_chunks(monkeypatch):
     assert np.allclose(b, whole_b) and np.allclose(_max_q_permuted(b, sizes, perms, 2, 3), whole_q)
     x = np.concatenate(blocks)
     assert whole_b.sum() == pytest.approx(np.abs(x[:, None] - x[None, :]).sum())
+
+
+def _reference_entry(meds, flags):
+    """An entry's median and CI as build_series defined them before it was vectorised (one entry at a time)."""
+    from mpitempo.stats.describe import median_ci
+
+    ok = [m for m, f in zip(meds, flags) if not f]
+    ci = median_ci(ok) if ok else {"lo_s": None, "hi_s": None}
+    cover = ci.get("coverage")
+    if ok and ci["lo_s"] is None:
+        ci, cover = {"lo_s": min(ok), "hi_s": max(ok)}, 1.0 - 2.0 ** (1 - len(ok))
+    return {"median_s": float(np.median(ok)) if ok else float(np.median(meds)), "lo_s": ci["lo_s"],
+            "hi_s": ci["hi_s"], "ci_coverage": cover, "used": bool(ok)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.floats(1e-7, 1e-3), st.booleans()), min_size=1, max_size=12),
+                min_size=1, max_size=8))
+def test_vectorised_entries_match_one_at_a_time(spec):
+    """build_series computes every entry's median and order-statistic CI at once (numpy): the same as one
+    entry at a time, with any number of runs and any of them flagged (all flagged: not used)."""
+    meds = [[m for m, _ in e] for e in spec]
+    flagged = {(i, j) for i, e in enumerate(spec) for j, (_, f) in enumerate(e) if f}
+    ents, pts = _series(meds, flags=lambda i, j: "shared_cpu" if (i, j) in flagged else "")
+    got = analyze.build_series(ents, store.Points.from_rows(ents, pts))[0]["entries"]   # columns, as load gives
+    assert analyze.build_series(ents, pts)[0]["entries"] == got                         # row dicts: the same
+    assert len(got) == len(spec)
+    for i, e in enumerate(got):
+        ref = _reference_entry(meds[i], e["flags"])
+        assert e["medians"] == meds[i] and e["used"] == ref["used"]
+        assert e["median_s"] == pytest.approx(ref["median_s"], rel=1e-12)
+        for k in ("lo_s", "hi_s", "ci_coverage"):
+            assert (e[k] is None) == (ref[k] is None) and (e[k] is None or e[k] == pytest.approx(ref[k], rel=1e-12))

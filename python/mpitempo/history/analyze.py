@@ -15,45 +15,67 @@ from __future__ import annotations
 import numpy as np
 
 from mpitempo.history.edivisive import e_divisive
+from mpitempo.history.store import SERIES_KEY, Points
 
-SERIES_KEY = ("machine", "config", "op", "msize", "nprocs")
 BOOTSTRAP = 1000
-# factors whose change is a fact about the entry, not about the machine or its software
-_NOT_FACTORS = {"flags"}
+# factors whose change is a fact about the entry (its flags; when it ran, with ingest --date), not about
+# the machine or its software
+_NOT_FACTORS = {"flags", "measured_at"}
 
 
-def build_series(entries: list[dict], points: list[dict]) -> list[dict]:
-    """[{key fields..., entries: [{digest, name, started_at, factors, medians, flags, median_s, lo_s, hi_s,
-    used}]}] per series, entries oldest first."""
-    from mpitempo.stats.describe import median_ci
+def build_series(entries: list[dict], points) -> list[dict]:
+    """[{key fields..., entries: [{digest, name, started_at, factors, medians, flags, run_ids, median_s, lo_s,
+    hi_s, ci_coverage, used}]}] per series, entries oldest first. points: a store.Points (columns, as
+    store.load returns them) or a list of point dicts (store.POINT_COLUMNS). Each entry's median and its
+    95% CI are those of its unflagged run medians (order statistics, stats.describe.median_ci; with too few
+    runs for 95%: min..max with its coverage 1 - 2^(1-n)), computed for all entries at once."""
+    from mpitempo.stats.describe import binom_half_cdf, median_ci_ranks
 
-    by_digest = {e["digest"]: e for e in entries}
-    groups: dict[tuple, dict[str, list[dict]]] = {}
-    for p in points:
-        key = tuple(p[k] for k in SERIES_KEY)
-        groups.setdefault(key, {}).setdefault(p["digest"], []).append(p)
-    out = []
-    for key in sorted(groups, key=lambda k: tuple(str(x) if isinstance(x, str) else f"{x:020d}" for x in k)):
-        ents = []
-        for dig, ps in groups[key].items():
-            e = by_digest.get(dig)
-            if e is None:
-                continue
-            meds = [float(p["median_s"]) for p in ps]
-            flags = [p["flags"] or "" for p in ps]
-            ok = [m for m, f in zip(meds, flags) if not f]
-            ci = median_ci(ok) if ok else {"lo_s": None, "hi_s": None}
-            cover = ci.get("coverage")
-            if ok and ci["lo_s"] is None:   # too few runs for 95%: min..max, with its coverage 1 - 2^(1-n)
-                ci = {"lo_s": min(ok), "hi_s": max(ok)}
-                cover = 1.0 - 2.0 ** (1 - len(ok))
-            ents.append({"digest": dig, "name": e["name"], "started_at": e["started_at"], "factors": e["factors"],
-                         "medians": meds, "flags": flags, "run_ids": [p["run_id"] for p in ps],
-                         "median_s": float(np.median(ok)) if ok else float(np.median(meds)),
-                         "lo_s": ci["lo_s"], "hi_s": ci["hi_s"], "ci_coverage": cover,
-                         "used": bool(ok)})
-        ents.sort(key=lambda e: (e["started_at"], e["digest"]))
-        out.append(dict(zip(SERIES_KEY, key), entries=ents))
+    if not isinstance(points, Points):
+        entries = sorted(entries, key=lambda e: (e["started_at"], e["digest"]))
+        points = Points.from_rows(entries, points)
+    P = points
+    nrow = len(P)
+    if nrow == 0:
+        return []
+    cut = np.flatnonzero((np.diff(P.sid) != 0) | (np.diff(P.eid) != 0)) + 1
+    starts, ends = np.r_[0, cut], np.r_[cut, nrow]
+    cnt = ends - starts
+    grp = np.repeat(np.arange(starts.size), cnt)
+    ok = P.fid == P.flag_names.index("")
+    k = np.add.reduceat(ok.astype(np.int64), starts)            # unflagged runs per (series, entry)
+    v_ok = P.median_s[np.lexsort((P.median_s, ~ok, grp))]       # per group: unflagged ascending, then the rest
+    v_all = P.median_s[np.lexsort((P.median_s, grp))]
+    has = k > 0
+    m = np.where(has, k, cnt)
+    lo_i, hi_i = starts + (m - 1) // 2, starts + m // 2
+    med = np.where(has, 0.5 * (v_ok[lo_i] + v_ok[hi_i]), 0.5 * (v_all[lo_i] + v_all[hi_i]))
+    # the interval of the median per number of unflagged runs
+    ranks, cover = {}, {}
+    for kk in np.unique(k[has]).tolist():
+        r = median_ci_ranks(kk)
+        ranks[kk] = r if r is not None else (1, kk)
+        cover[kk] = 1.0 - 2.0 * binom_half_cdf(r[0] - 1, kk) if r is not None else 1.0 - 2.0 ** (1 - kk)
+    lr = np.array([ranks.get(x, (1, 1))[0] for x in k.tolist()], dtype=np.int64)
+    ur = np.array([ranks.get(x, (1, 1))[1] for x in k.tolist()], dtype=np.int64)
+    lo_v, hi_v = v_ok[starts + lr - 1].tolist(), v_ok[starts + ur - 1].tolist()
+    meds, med_l = P.median_s.tolist(), med.tolist()
+    fl = np.array(P.flag_names, dtype=object)[P.fid].tolist()
+    rn = np.array(P.run_names, dtype=object)[P.rid].tolist()
+    gsid, geid = P.sid[starts].tolist(), P.eid[starts].tolist()
+    k_l, has_l, st_l, en_l = k.tolist(), has.tolist(), starts.tolist(), ends.tolist()
+    out, cur = [], None
+    for g in range(len(st_l)):
+        if cur is None or gsid[g] != cur[0]:
+            cur = (gsid[g], [])
+            out.append(dict(zip(SERIES_KEY, P.series[gsid[g]]), entries=cur[1]))
+        e = entries[geid[g]]
+        a, b = st_l[g], en_l[g]
+        h = has_l[g]
+        cur[1].append({"digest": e["digest"], "name": e["name"], "started_at": e["started_at"],
+                       "factors": e["factors"], "medians": meds[a:b], "flags": fl[a:b], "run_ids": rn[a:b],
+                       "median_s": med_l[g], "lo_s": lo_v[g] if h else None, "hi_s": hi_v[g] if h else None,
+                       "ci_coverage": cover[k_l[g]] if h else None, "used": h})
     return out
 
 

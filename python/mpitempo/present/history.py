@@ -166,18 +166,20 @@ def _series_id(i: int) -> str:
     return f"s{i}"
 
 
+def _change_row(c: dict, anchor: str, size_class: str) -> str:
+    """A table row of one change point, linking to its series' plot."""
+    lo, hi = c["ci_pct"]
+    return (f"<tr><td><a href='#{anchor}'>{_e(c['machine'])} {_e(c['config'])} {_e(c['op'])} "
+            f"{_e(_size(c['msize']))} np={_e(c['nprocs'])}</a></td><td>{_e(_date(c['last_before']))} .. "
+            f"{_e(_date(c['first_after']))}</td><td class='{size_class}'>{c['size_pct']:+.1f}%</td>"
+            f"<td class='num'>[{lo:+.1f}, {hi:+.1f}]</td><td class='num'>{c['p_value']:.3f}</td>"
+            f"<td>{_e(_factors_text(c['factors_changed']))}</td></tr>")
+
+
 def render_html(res: dict, settings: dict) -> str:
     sid = {id(s): _series_id(i) for i, s in enumerate(res["series"])}
     owner = {id(c): s for s in res["series"] for c in s.get("changes", [])}
-    rows = []
-    for c in res["regressions"]:
-        s = owner[id(c)]
-        lo, hi = c["ci_pct"]
-        rows.append(f"<tr><td><a href='#{sid[id(s)]}'>{_e(c['machine'])} {_e(c['config'])} {_e(c['op'])} "
-                    f"{_e(_size(c['msize']))} np={_e(c['nprocs'])}</a></td><td>{_e(_date(c['last_before']))} .. "
-                    f"{_e(_date(c['first_after']))}</td><td class='num reg'>{c['size_pct']:+.1f}%</td>"
-                    f"<td class='num'>[{lo:+.1f}, {hi:+.1f}]</td><td class='num'>{c['p_value']:.3f}</td>"
-                    f"<td>{_e(_factors_text(c['factors_changed']))}</td></tr>")
+    rows = [_change_row(c, sid[id(owner[id(c)])], "num reg") for c in res["regressions"]]
     head = ("<tr><th>series</th><th>between</th><th>change</th><th>95% CI</th><th>p</th>"
             "<th>factors changed</th></tr>")
     nent = len({e["digest"] for s in res["series"] for e in s["entries"]})
@@ -193,15 +195,7 @@ def render_html(res: dict, settings: dict) -> str:
              f"<h2>Regressions</h2><p class='note'>slower by at least {settings['threshold_pct']:g}%, starting in "
              f"the latest {settings['latest']} entries of their series</p>"]
     parts.append(f"<table>{head}{''.join(rows)}</table>" if rows else "<p>No regression.</p>")
-    allrows = []
-    for c in res["changes"]:
-        s = owner[id(c)]
-        lo, hi = c["ci_pct"]
-        allrows.append(f"<tr><td><a href='#{sid[id(s)]}'>{_e(c['machine'])} {_e(c['config'])} {_e(c['op'])} "
-                       f"{_e(_size(c['msize']))} np={_e(c['nprocs'])}</a></td><td>{_e(_date(c['last_before']))} .. "
-                       f"{_e(_date(c['first_after']))}</td><td class='num'>{c['size_pct']:+.1f}%</td>"
-                       f"<td class='num'>[{lo:+.1f}, {hi:+.1f}]</td><td class='num'>{c['p_value']:.3f}</td>"
-                       f"<td>{_e(_factors_text(c['factors_changed']))}</td></tr>")
+    allrows = [_change_row(c, sid[id(owner[id(c)])], "num") for c in res["changes"]]
     parts.append("<h2>All change points</h2>" + (f"<table>{head}{''.join(allrows)}</table>" if allrows
                                                   else "<p>No change point.</p>"))
     parts.append("<h2>Series</h2>")
