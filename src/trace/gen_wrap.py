@@ -242,8 +242,8 @@ def wrapper(name: str, params: str, recipe: str, args: str, cid: str) -> str:
     subst = {"status": "s", "array_of_statuses": "s"}
     short = name[4:]
     a = split_top(args) if args else []
-    fields = {"id": cid, "fwd": f"TR_FWD({short})({', '.join(names)})",
-              "fwds": f"TR_FWD({short})({', '.join(subst.get(n, n) for n in names)})",
+    fields = {"id": cid, "fwd": f"TR_FWD({short}, ({', '.join(names)}))",
+              "fwds": f"TR_FWD({short}, ({', '.join(subst.get(n, n) for n in names)}))",
               "flag": " && *flag" if "flag" in names else ""}
     fields.update({f"a{i}": v for i, v in enumerate(a)})
     body = T[recipe].format(**fields)

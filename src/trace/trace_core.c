@@ -806,7 +806,7 @@ int MPI_Init(int *argc, char ***argv)
 {
     tr_c_init_seen = 1;
     double m0 = tr_mono();
-    int rc = TR_FWD(Init)(argc, argv);
+    int rc = TR_FWD(Init, (argc, argv));
     if (rc == MPI_SUCCESS) tr_init_done(m0);
     return rc;
 }
@@ -816,7 +816,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     tr_c_init_seen = 1;
     double m0 = tr_mono();
-    int rc = TR_FWD(Init_thread)(argc, argv, required, provided);
+    int rc = TR_FWD(Init_thread, (argc, argv, required, provided));
     if (rc == MPI_SUCCESS) {
         tr_init_done(m0);
         if (tr.enabled && *provided == MPI_THREAD_MULTIPLE && tr.rank == 0)
@@ -1438,7 +1438,7 @@ int MPI_Finalize(void)
         tr_finish();
         tr_self = 0;
     }
-    return TR_FWD(Finalize)();
+    return TR_FWD(Finalize, ());
 }
 
 /* An application that exits without MPI_Finalize: each rank keeps what it

@@ -20,7 +20,7 @@ int64_t tr_cnt[TRC_N];
     {                                                                                                      \
         static __typeof__(&PMPI_##name) tr_nx_##name;                                                      \
         if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
-        return TR_FWD(name) args;                                                                          \
+        return TR_FWD(name, args);                                                                          \
     }
 #include "trace_count.def"
 #if MPI_VERSION >= 4 /* MPI-4 only (trace_count4.def) */
@@ -35,7 +35,7 @@ int64_t tr_cnt[TRC_N];
     {                                                                                                      \
         static __typeof__(&PMPI_##name) tr_nx_##name;                                                      \
         if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
-        return TR_FWD(name) args;                                                                          \
+        return TR_FWD(name, args);                                                                          \
     }
 #include "trace_count_auto.def"
 #undef TR_COUNT
@@ -46,5 +46,5 @@ int MPI_Pcontrol(const int level, ...)
 {
     static __typeof__(&PMPI_Pcontrol) tr_nx_Pcontrol;
     if (tr.on) tr_cnt[TRC_Pcontrol]++;
-    return TR_FWD(Pcontrol)(level);
+    return TR_FWD(Pcontrol, (level));
 }

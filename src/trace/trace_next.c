@@ -7,9 +7,10 @@
 int tr_self;
 
 /* the MPI_ symbol after the tracer in the search order: a second PMPI tool preloaded after it, or
- * the MPI library's own MPI_ entry point; `fallback` (the library's PMPI_) when none is found */
-void (*tr_next_sym(const char *name, void (*fallback)(void)))(void)
+ * the MPI library's own MPI_ entry point; the library's PMPI_ one (pname) when none is found */
+void (*tr_next_sym(const char *name, const char *pname))(void)
 {
     void *p = dlsym(RTLD_NEXT, name);
-    return p ? (void (*)(void))p : fallback;
+    if (!p) p = dlsym(RTLD_DEFAULT, pname);
+    return (void (*)(void))p;
 }
