@@ -152,6 +152,24 @@ typedef struct tr_gcomm {
     int freed;                /* MPI_Comm_free seen on some rank */
 } tr_gcomm_t;
 
+/* trace_next.c: the next tool. Every wrapper forwards to the MPI_ symbol that follows the tracer
+ * in the search order (dlsym(RTLD_NEXT, "MPI_X"), resolved once; the library's PMPI_X when there
+ * is none), so that a PMPI tool preloaded after the tracer sees every call the application makes.
+ * tr_self is set while the tracer makes MPI calls of its own (the set-up and clock sync after
+ * MPI_Init, the work at MPI_Finalize): those go to PMPI_X, unseen by the next tool. The PMPI_X
+ * symbol is only called, never taken by address (a call binds lazily: an MPI library that declares
+ * a function it does not export, as MPICH 4.0's PMPI_Status_f082f, still loads the tracer). */
+extern int tr_self;
+void (*tr_next_sym(const char *name, const char *pname))(void);
+#define TR_FWD(N, args)                                                                                    \
+    (tr_self ? PMPI_##N args                                                                               \
+             : ({                                                                                          \
+                   __typeof__(&PMPI_##N) f_ = tr_nx_##N;                                                   \
+                   if (__builtin_expect(!f_, 0))                                                           \
+                       f_ = tr_nx_##N = (__typeof__(&PMPI_##N))tr_next_sym("MPI_" #N, "PMPI_" #N);          \
+                   f_;                                                                                     \
+               }) args)
+
 /* trace_core.c */
 void tr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tr_parse_calls(const char *s, unsigned char *sel, char *err);

@@ -795,24 +795,28 @@ void tr_init_done(double m0)
     static int done;
     if (done) return;
     done = 1;
+    tr_self = 1;   /* the tracer's own MPI calls: not passed to the next tool (trace_next.c) */
     tr_start();
     tr_init_region(m0);
+    tr_self = 0;
 }
 
+static __typeof__(&PMPI_Init) tr_nx_Init;
 int MPI_Init(int *argc, char ***argv)
 {
     tr_c_init_seen = 1;
     double m0 = tr_mono();
-    int rc = PMPI_Init(argc, argv);
+    int rc = TR_FWD(Init, (argc, argv));
     if (rc == MPI_SUCCESS) tr_init_done(m0);
     return rc;
 }
 
+static __typeof__(&PMPI_Init_thread) tr_nx_Init_thread;
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     tr_c_init_seen = 1;
     double m0 = tr_mono();
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc = TR_FWD(Init_thread, (argc, argv, required, provided));
     if (rc == MPI_SUCCESS) {
         tr_init_done(m0);
         if (tr.enabled && *provided == MPI_THREAD_MULTIPLE && tr.rank == 0)
@@ -1426,10 +1430,15 @@ static void tr_finish(void)
     PMPI_Comm_free(&tr.comm);
 }
 
+static __typeof__(&PMPI_Finalize) tr_nx_Finalize;
 int MPI_Finalize(void)
 {
-    if (tr.enabled && !tr.finalized) tr_finish();
-    return PMPI_Finalize();
+    if (tr.enabled && !tr.finalized) {
+        tr_self = 1;   /* the tracer's own MPI calls: not passed to the next tool (trace_next.c) */
+        tr_finish();
+        tr_self = 0;
+    }
+    return TR_FWD(Finalize, ());
 }
 
 /* An application that exits without MPI_Finalize: each rank keeps what it

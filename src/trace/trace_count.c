@@ -1,5 +1,5 @@
 /* mpitempo: the PMPI wrappers that only count (trace_count.def): the MPI calls the tracer sees
- * but does not record. Counted while the tracer records (not during its own clock sync). */
+ * but does not record; each forwards to the next tool (TR_FWD, trace.h). Counted while the tracer records (not during its own clock sync). */
 #include "trace/trace.h"
 
 const char *const tr_count_names[TRC_N] = {
@@ -18,8 +18,9 @@ int64_t tr_cnt[TRC_N];
 #define TR_COUNT(ret, name, params, args)                                                                  \
     ret MPI_##name params                                                                                  \
     {                                                                                                      \
+        static __typeof__(&PMPI_##name) tr_nx_##name;                                                      \
         if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
-        return PMPI_##name args;                                                                           \
+        return TR_FWD(name, args);                                                                          \
     }
 #include "trace_count.def"
 #if MPI_VERSION >= 4 /* MPI-4 only (trace_count4.def) */
@@ -32,8 +33,9 @@ int64_t tr_cnt[TRC_N];
 #define TR_COUNT(ret, name, params, args)                                                                  \
     __attribute__((weak)) ret MPI_##name params                                                            \
     {                                                                                                      \
+        static __typeof__(&PMPI_##name) tr_nx_##name;                                                      \
         if (tr.on) tr_cnt[TRC_##name]++;                                                                   \
-        return PMPI_##name args;                                                                           \
+        return TR_FWD(name, args);                                                                          \
     }
 #include "trace_count_auto.def"
 #undef TR_COUNT
@@ -42,6 +44,7 @@ int64_t tr_cnt[TRC_N];
  * interface), the level is passed on */
 int MPI_Pcontrol(const int level, ...)
 {
+    static __typeof__(&PMPI_Pcontrol) tr_nx_Pcontrol;
     if (tr.on) tr_cnt[TRC_Pcontrol]++;
-    return PMPI_Pcontrol(level);
+    return TR_FWD(Pcontrol, (level));
 }

@@ -133,8 +133,11 @@ int tr_f_decide(void)
     int64_t c0 = tr_cnt[TRC_Initialized];
     int on = tr.on;
     tr.on = 1;   /* the count wrapper counts only while on (an untraced run needs the right mode too) */
+    int self = tr_self;
+    tr_self = 1; /* the tracer's probe, not the application's call: not passed to the next tool */
     MPI_Fint flag = 0, ierr = 0;
     fp(&flag, &ierr);
+    tr_self = self;
     tr.on = on;
     tr_fort_mode = tr_cnt[TRC_Initialized] > c0 ? TR_FORT_FORWARD : TR_FORT_CONVERT;
     tr_cnt[TRC_Initialized] = c0;
