@@ -134,4 +134,6 @@ def signals_interrupt():
         yield
     finally:
         for s, h in old.items():
-            signal.signal(s, h)
+            # None: the handler was installed outside Python (an MPI library preloaded into this process);
+            # Python cannot reinstall it, and None is not a handler: the default action instead
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
