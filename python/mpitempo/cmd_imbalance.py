@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mpitempo import mpilib
 from mpitempo.build import ensure_build
 from mpitempo.io.campaign import build_campaign
 from mpitempo.errors import MtError
@@ -14,7 +15,7 @@ from mpitempo.options import (budget_options, json_option, launcher_option, mpic
 from mpitempo.present.imbalance import print_table
 from mpitempo.present.tables import console, print_json
 from mpitempo.runner.execute import execute
-from mpitempo.runner.variants import discover, parse_variants
+from mpitempo.mpilib.variants import discover, parse_variants
 
 
 @click.command(epilog="Examples:\n\n  mpitempo imbalance -n 2\n\n  mpitempo imbalance --op allreduce --msizes 8,1K -n 2")
@@ -79,17 +80,12 @@ def imbalance(op, msize, np, launcher, mpicc, platform, platform_ppn, platform_o
         vs = parse_variants("default")
     else:
         vs = parse_variants(variants)
-    from mpitempo.runner.variants import selection_env_note
+    from mpitempo.mpilib.variants import selection_env_note
     env_note = selection_env_note(b.flavour) if any(v.name == "default" for v in vs) else None
     if env_note and not quiet:
         click.echo(f"mpitempo imbalance: note: {env_note}", err=True)
-    if b.flavour == "smpi":     # the selector holds under every variant (a variant's own settings win)
-        from mpitempo.runner.variants import smpi_env
-
-        sel = smpi_env(smpi_selector or "mpich")
-        key = next(iter(sel))
-        for v in vs:   # the variant's own settings after the selector's: they win (smpirun: last --cfg)
-            v.env = dict(v.env, **{key: (sel[key] + " " + v.env.get(key, "")).strip()})
+    if mpilib.of(b).simulated:     # the selector holds under every variant (a variant's own settings win)
+        mpilib.of(b).with_selector(vs, smpi_selector or "mpich")
     spec = {"name": f"imbalance-{op}", "np": np, "mpiruns": mpiruns, "ops": [op], "msizes": msize, "nrep": nrep,
             "sync": sync, "time_slice": time_slice,
             "config": [{"name": v.name, "env": v.env, "mpicc": mpicc, "launcher": launcher} for v in vs]}

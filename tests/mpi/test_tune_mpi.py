@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from mpitempo.io import tuning_files as tf
+from mpitempo.mpilib import openmpi as ompi
 from mpitempo.runner.launch import make_launch
 
 pytestmark = pytest.mark.mpi
@@ -152,10 +153,10 @@ def test_ompi_rules_file_is_honoured(ompi_build, tmp_path, op):
     not below it (so the collective id and the message-size convention of every op are right)."""
     np_ = 2
     boundary = 1 << 20                                           # in coll_tuned's message size
-    m = boundary // (tf.ompi_rule_size(op, 1, np_))              # mpitempo's msize at the boundary
+    m = boundary // (ompi.ompi_rule_size(op, 1, np_))              # mpitempo's msize at the boundary
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule(op, np_, 1, None), tf.Rule(op, np_, m, "invalid", 99)]))
-    assert tf.parse_ompi_rules(rules.read_text()) == [(op, np_, 0, 0), (op, np_, boundary, 99)]
+    rules.write_text(ompi.ompi_rules_text([tf.Rule(op, np_, 1, None), tf.Rule(op, np_, m, "invalid", 99)]))
+    assert ompi.parse_ompi_rules(rules.read_text()) == [(op, np_, 0, 0), (op, np_, boundary, 99)]
     env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules)}
     below = _run_bench(ompi_build, np_, op, m // 2, env, tmp_path / "below")
     assert below.returncode == 0, below.stderr[-2000:]
@@ -166,7 +167,7 @@ def test_ompi_rules_file_is_honoured(ompi_build, tmp_path, op):
 def test_ompi_verify_rules_file(cli, ompi_build, tmp_path):
     rules = tmp_path / "rules.conf"
     # bcast: binomial (id 6 in Open MPI 5) from 0 B, the default from 1 KiB
-    rules.write_text(tf.ompi_rules_text([tf.Rule("bcast", 2, 8, "binomial", 6), tf.Rule("bcast", 2, 1024, None)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("bcast", 2, 8, "binomial", 6), tf.Rule("bcast", 2, 1024, None)]))
     env = tmp_path / "tuning.env"
     env.write_text(f"OMPI_MCA_coll_tuned_use_dynamic_rules=1\nOMPI_MCA_coll_tuned_dynamic_rules_filename={rules}\n")
     code, so, se = cli("tune", "--mpicc", ompi_build.mpicc, "--verify", env, "--ops", "bcast", "--msizes", "8,4K",
@@ -178,7 +179,7 @@ def test_ompi_verify_rules_file(cli, ompi_build, tmp_path):
 
 def test_ompi_verify_refuses_an_unknown_algorithm_id(cli, ompi_build, tmp_path):
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule("allreduce", 2, 8, "x", 99)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("allreduce", 2, 8, "x", 99)]))
     env = tmp_path / "tuning.env"
     env.write_text(f"OMPI_MCA_coll_tuned_use_dynamic_rules=1\nOMPI_MCA_coll_tuned_dynamic_rules_filename={rules}\n")
     code, so, se = cli("tune", "--mpicc", ompi_build.mpicc, "--verify", env, "--ops", "allreduce",
@@ -196,7 +197,7 @@ def test_ompi_rules_per_communicator_size(ompi_build, tmp_path):
     """With rules for 2 and 4 ranks, Open MPI uses those of the largest listed size <= the communicator
     size: the (invalid) 4-rank rule must not touch a 2-rank job and must apply to a 4-rank one."""
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule("allreduce", 2, 8, None), tf.Rule("allreduce", 4, 8, "x", 99)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("allreduce", 2, 8, None), tf.Rule("allreduce", 4, 8, "x", 99)]))
     env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules)}
     two = _run_bench(ompi_build, 2, "allreduce", 8, env, tmp_path / "two")
     assert two.returncode == 0, two.stderr[-2000:]

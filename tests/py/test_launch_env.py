@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mpitempo.build import Build
-from mpitempo.runner.launch import MPICH_THROTTLE, flavour_env
+from mpitempo.mpilib.mpich import THROTTLE as MPICH_THROTTLE
+from mpitempo.runner.launch import flavour_env
 
 
 def _build(flavour: str, version: str) -> Build:

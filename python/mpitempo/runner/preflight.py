@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 
+from mpitempo import mpilib
 from mpitempo.errors import MtError
 from mpitempo.io.params import parse_duration
 
@@ -176,9 +177,7 @@ def preflight(c, builds: dict) -> None:
     for cfg in c.configs:
         b = builds[cfg.name]
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
-        if b.flavour == "smpi" and c.params_for(cfg).get("timer") == "rdtscp":
-            raise MtError(f"timer 'rdtscp'{where} is refused under SimGrid/SMPI: it counts the host CPU's cycles, "
-                          "not simulated time (SMPI replaces clock_gettime and gettimeofday only); use 'monotonic'")
+        mpilib.of(b).check_timer(c.params_for(cfg).get("timer"), where)
         for np in c.np:
             # --outdir as the runner passes it (options such as --timestamps need one; the dry run
             # writes nothing)
