@@ -601,7 +601,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
               "rule_gains": per_rule, "cliffs": found_cliffs,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
-              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + mpilib.of(b).device_notes(settings)
+              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + mpilib.of(b).complete(settings).notes
               + [n for n in (selection_env_note(b.flavour),) if n],
               "oversubscribed": any(over.values())}
     from mpitempo.io.safefs import safe_write_text

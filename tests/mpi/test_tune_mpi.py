@@ -83,6 +83,10 @@ def test_selection_variable_of_the_users_environment_is_named(cli, build, tmp_pa
     assert any(f"{var}={val}" in n and "not the library's own choice" in n for n in notes), notes
 
 
+def meta_env(out, run: str) -> dict:
+    return json.loads((out / "campaign" / "runs" / run / "meta.json").read_text())["launch"]["launcher"]["env_added"]
+
+
 def test_verify_mpich_cvar(cli, mpich, tmp_path):
     env = tmp_path / "tuning.env"
     env.write_text("# hand-written\nMPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial\n")
@@ -95,7 +99,9 @@ def test_verify_mpich_cvar(cli, mpich, tmp_path):
     assert got["bcast"]["chosen"] == "binomial" and got["allreduce"]["chosen"] == "default"
     for r in res["verify"]:
         assert ROW_KEYS <= set(r) and r["p_value"] is not None and isinstance(r["confirmed"], bool)
-    assert any("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 is not" in n for n in res["notes"])
+    # the setting MPICH needs for the CVAR to take effect is added (mpilib: Mpich.complete) and said
+    assert any("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 added" in n for n in res["notes"]), res["notes"]
+    assert meta_env(tmp_path / "v", "tuned-000").get("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE") == "0"
     meta = json.loads((tmp_path / "v" / "campaign" / "runs" / "tuned-000" / "meta.json").read_text())
     assert "MPIR_CVAR_BCAST_INTRA_ALGORITHM" in json.dumps(meta)
 

@@ -144,9 +144,43 @@ class MpiLib:
         of its own keeps the selection from taking effect."""
         return Completion()
 
-    def device_notes(self, settings: dict[str, str]) -> list[str]:
-        """Notes on settings that may not take effect."""
-        return []
+    def op_of_var(self, name: str) -> str | None:
+        """The collective a selection variable applies to (its lower-case name, e.g. "allreduce"), or None
+        when it applies to every collective."""
+        return None
+
+    def neutral(self, name: str, value: str) -> bool:
+        """True when the variable at this value leaves the library's own choice (e.g. "auto")."""
+        return False
+
+    def signature(self, env: dict[str, str], user_env, calls: set[str]) -> dict[str, str]:
+        """What decides the algorithms of the collectives ``calls`` under ``env`` (after ``complete``): the
+        selection variables that apply to one of them or to all, without those at a neutral value. Two
+        configurations of one library with the same signature run the same algorithms of those calls."""
+        pat = self.selection_pattern
+        if pat is None:
+            return {}
+        eff = {**self.selection_env(user_env), **{k: str(v) for k, v in env.items() if pat.match(k)}}
+        eff.update(self.complete(env, user_env).added)
+        return {k: v for k, v in sorted(eff.items())
+                if (self.op_of_var(k) is None or self.op_of_var(k) in calls) and not self.neutral(k, v)}
+
+    def check_names(self, build, selects: dict[str, str], where: str) -> None:
+        """MtError when a selected algorithm is not one the library lists (before anything is launched)."""
+
+    def _check_listed(self, build, selects: dict[str, str], where: str, tool_source: str, var) -> None:
+        ops = [op for op in selects if op in TUNABLE_OPS]
+        if not ops:
+            return
+        cat = self.catalogue(build, ops, (2,), True, "mpich")
+        if cat.source != tool_source:
+            return   # the library's own list is not at hand: it checks the name itself
+        for op in ops:
+            algs = cat.algorithms.get(op, [])
+            allowed = [a.name for a in algs] + [str(a.id) for a in algs if a.id is not None]
+            if selects[op] not in allowed:
+                raise MtError(f"invalid {var(op)}={selects[op]}{where}: not one of the {self.label} {op} algorithms "
+                              f"{tool_source} lists (allowed: {', '.join(a.name for a in algs)})")
 
     # -- tune: rules files ------------------------------------------------------------------------
     rules_file: str | None = None

@@ -51,6 +51,7 @@ JSON_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 FALLBACK_CVAR = "MPIR_CVAR_COLLECTIVE_FALLBACK"
 DEVICE_ALL = "MPIR_CVAR_DEVICE_COLLECTIVES"   # all | none | percoll (default): whether the per-op switch is read
 _ALG_VAR = re.compile(r"^MPIR_CVAR_([A-Z_]+)_INTRA_ALGORITHM$")
+_OP_VAR = re.compile(r"^MPIR_CVAR_([A-Z_]+?)_(INTRA_ALGORITHM|INTER_ALGORITHM|DEVICE_COLLECTIVE)$")
 _FALSE = ("0", "false", "no", "off")
 
 
@@ -173,16 +174,16 @@ class Mpich(MpiLib):
                              "fallback an algorithm that cannot run fails the run)")
         return out
 
-    def device_notes(self, settings: dict[str, str]) -> list[str]:
-        """MPICH reads its algorithm CVARs and selection file at the MPIR level only: say so where a setting
-        leaves the device collectives on (then, on a node, the device's own algorithm runs instead)."""
-        out = []
-        for op in TUNABLE_OPS:
-            if (settings.get(mpich_cvar(op)) not in (None, "auto")
-                    and settings.get(mpich_device_cvar(op)) not in ("0", "false", "no")):
-                out.append(f"{mpich_cvar(op)} is set but {mpich_device_cvar(op)}=0 is not: on a single node MPICH's "
-                           f"device runs its own {op} algorithm and this setting may have no effect (docs/tune.md)")
-        return out
+    def op_of_var(self, name: str) -> str | None:
+        m = _OP_VAR.match(name)
+        return m.group(1).lower() if m else None
+
+    def neutral(self, name: str, value: str) -> bool:
+        # the fallback decides only whether an algorithm that cannot run fails: not which one runs
+        return name == FALLBACK_CVAR or (bool(_ALG_VAR.match(name)) and value.strip().lower() in ("auto", "0", ""))
+
+    def check_names(self, build, selects: dict[str, str], where: str) -> None:
+        self._check_listed(build, selects, where, "mpivars", mpich_cvar)
 
     # -- tune: rules files -------------------------------------------------------------------------
     def rules_files(self, rules, header: str, selection_table, smpi_selector: str):
@@ -266,6 +267,13 @@ class Mpich(MpiLib):
         if tj and op in tj[1]:
             return mpich_csel.short_name(op, mpich_csel.select(tj[0], op, msize, nprocs)) or "default"
         return "default"
+
+    def known_bug(self, output: str, argv: list[str]) -> str | None:
+        if "User set collective algorithm is not usable" in output:   # MPIR_CVAR_COLLECTIVE_FALLBACK=error at work
+            return ("the collective algorithm the configuration selects is not usable by MPICH with these "
+                    f"arguments ({FALLBACK_CVAR}=error makes that an error instead of a silent run of MPICH's own "
+                    "choice; MPI_Init's own collectives count too)")
+        return None
 
 
 LIB = Mpich()

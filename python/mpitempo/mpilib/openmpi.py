@@ -287,6 +287,16 @@ class OpenMpi(MpiLib):
                              "OMPI_MCA_coll excluding tuned, nor where han or another component has precedence)")
         return out
 
+    def op_of_var(self, name: str) -> str | None:
+        m = re.match(r"^OMPI_MCA_coll_tuned_(\w+?)_(algorithm|algorithm_\w+)$", name)
+        return m.group(1) if m else None
+
+    def neutral(self, name: str, value: str) -> bool:
+        return bool(_ALG_VAR.match(name)) and value.strip() in ("0", "ignore", "")
+
+    def check_names(self, build, selects: dict[str, str], where: str) -> None:
+        self._check_listed(build, selects, where, "ompi_info", lambda op: f"OMPI_MCA_coll_tuned_{op}_algorithm")
+
     # -- tune: rules files -------------------------------------------------------------------------
     def rules_files(self, rules, header: str, selection_table, smpi_selector: str):
         chosen = {r.op for r in rules if r.algorithm is not None}

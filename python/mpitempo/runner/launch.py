@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from mpitempo import mpilib
-from mpitempo.build import Build
+from mpitempo.build import Build, list_registry
 from mpitempo.errors import MtError
 from mpitempo.mpilib.smpi import CFG_ENV as SMPI_CFG_ENV  # noqa: F401 (the variable a configuration sets)
 from mpitempo.mpilib.smpi import TEMPLATE as SMPI_TEMPLATE
@@ -180,6 +180,13 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
         if k in os.environ and os.environ[k] != env[k]:
             _said(notes, f"{k}={os.environ[k]} of your environment kept (mpitempo's default here would be "
                          f"{env.pop(k)})")
+    # an algorithm the configuration (or the user's environment) selects gets every setting the library
+    # needs for it to take effect, and the library's check that it did (mpilib: MpiLib.complete)
+    done = lib.complete(extra_env or {}, os.environ)
+    for k, v in done.added.items():
+        env.setdefault(k, v)
+    for text in done.notes:
+        _said(notes, text)
     if extra_env:
         for k in sorted(extra_env):
             if k in os.environ and os.environ[k] != str(extra_env[k]):
@@ -197,3 +204,54 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
     if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
         raise MtError(f"launcher '{argv[0]}' not found (from template '{template}')")
     return Launch(argv=argv, env=env, template=template, binding=binding, oversubscribed=over, notes=notes)
+
+
+def _calls(build: Build, ops) -> set[str] | None:
+    """The MPI collectives ("allreduce", "iallreduce", ...) the core's ops call, from its registry; None
+    when an op is not one the registry names by an MPI function."""
+    reg = {o["name"]: o for o in list_registry(build)["ops"]}
+    out = set()
+    for op in ops or []:
+        o = reg.get(op) or reg.get(str(op).rpartition(":")[0])
+        mpi = str((o or {}).get("mpi_name", ""))
+        if not re.fullmatch(r"MPI_[A-Z][a-z_]*", mpi):
+            return None
+        out.add(mpi[4:].lower())
+    return out
+
+
+def check_selections(c, builds: dict[str, Build]) -> None:
+    """Before anything is created: every algorithm a configuration selects is one its library lists and
+    nothing of the configuration keeps it from taking effect (mpilib: ``complete``, ``check_names``); and
+    no two configurations that differ only in their algorithm selection run the same algorithms of what
+    they measure (a comparison of them would report one algorithm as two)."""
+    sigs = []
+    for cfg in c.configs:
+        b = builds[cfg.name]
+        lib = mpilib.of(b)
+        where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
+        try:
+            done = lib.complete(cfg.env, os.environ)
+        except MtError as e:
+            raise MtError(f"{e}{where}") from None
+        lib.check_names(b, done.selects, where)
+        if lib.selection_pattern is None or len(c.configs) < 2:
+            continue
+        calls = _calls(b, c.params_for(cfg).get("ops"))
+        if calls is None:
+            continue
+        # variables that select algorithms of any library: another library's are not read by this one
+        other = {k: v for k, v in cfg.env.items() if not any(x.selection_pattern and x.selection_pattern.match(k)
+                                                             for x in mpilib.LIBRARIES)}
+        key = (b.fingerprint, repr(sorted(c.params_for(cfg).items())), cfg.launcher, cfg.binding, cfg.cflags,
+               repr(sorted(other.items())))
+        sigs.append((cfg, key, lib.signature(cfg.env, os.environ, calls), calls, lib.label))
+    for i, (a, ka, sa, calls, label) in enumerate(sigs):
+        for b, kb, sb, _, _ in sigs[i + 1:]:
+            if ka == kb and sa == sb and a.env != b.env:
+                diff = sorted(k for k in set(a.env) | set(b.env) if a.env.get(k) != b.env.get(k))
+                raise MtError(f"configurations '{a.name}' and '{b.name}' differ only in {', '.join(diff)}, which "
+                              f"select{'s' if len(diff) == 1 else ''} no {label} algorithm of what they measure "
+                              f"({', '.join(sorted(calls))}): both would run the library's same algorithm and "
+                              "their comparison would report it as two; select an algorithm of a measured "
+                              "collective, or measure the one selected")
