@@ -596,8 +596,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     from mpitempo.analysis.tune import rule_gains
     per_rule = rule_gains(rows, samples, seed=seed if seed is not None else 1)
     found_cliffs = campaign_cliffs(samples, over)
-    result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
-              or settings.get("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
+    result = {"library": b.flavour, "config_file": settings.get(mpilib.of(b).rules_file_var or ""),
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
               "rule_gains": per_rule, "cliffs": found_cliffs,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,

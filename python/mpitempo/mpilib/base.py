@@ -184,6 +184,7 @@ class MpiLib:
 
     # -- tune: rules files ------------------------------------------------------------------------
     rules_file: str | None = None
+    rules_file_var: str | None = None  # the setting that names the rules file to the library
     reads_environment = True           # SMPI reads no environment: its settings are smpirun arguments
 
     def selection_table(self, build):

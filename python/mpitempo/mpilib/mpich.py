@@ -94,6 +94,7 @@ class Mpich(MpiLib):
     selection_pattern = re.compile(r"^MPIR_CVAR_(\w+_(INTRA|INTER)_ALGORITHM|\w+_DEVICE_COLLECTIVE|DEVICE_COLLECTIVES"
                                    r"|(CH4_|CH4_POSIX_)?COLL_SELECTION_TUNING_JSON_FILE|COLLECTIVE_FALLBACK)$")
     rules_file = "mpich-coll-selection.json"
+    rules_file_var = JSON_CVAR
 
     def recognises(self, version_text: str) -> bool:
         return any(w in version_text for w in ("hydra", "mpich", "intel(r) mpi"))

@@ -207,6 +207,7 @@ class OpenMpi(MpiLib):
     srun_pmi = "pmix"
     selection_pattern = re.compile(r"^OMPI_MCA_coll(_\w+)?$")
     rules_file = "ompi-coll-rules.conf"
+    rules_file_var = RULES_VAR
 
     def recognises(self, version_text: str) -> bool:
         return any(w in version_text for w in ("open mpi", "openrte", "prrte", "prterun", "open-mpi"))
