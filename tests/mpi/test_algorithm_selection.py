@@ -91,3 +91,18 @@ def test_a_selection_that_cannot_take_effect_is_refused_before_anything_runs(cli
     assert code != 0 and said in se, se
     assert "error" in se and len([ln for ln in se.splitlines() if "error" in ln]) == 1, se
     assert not out.exists()
+
+
+def test_imbalance_says_which_discovered_algorithm_the_library_cannot_use(cli, mpich, tmp_path):
+    """`imbalance` measures every barrier algorithm the library lists; MPICH's smp cannot run on one node:
+    its mpiruns fail (they measured the default under the name smp before), the note says why, and the
+    command succeeds with the others."""
+    out = tmp_path / "imb"
+    code, so, se = cli("imbalance", "-n", "2", "--mpiruns", "1", "--nrep", "20", "-o", out, "--json")
+    assert code == 0, se
+    rows = {r["variant"]: r for r in json.loads(so)}
+    assert "default" in rows and "k_dissemination" in rows and rows["k_dissemination"]["runs"] == 1
+    if "smp" in rows:
+        assert rows["smp"]["runs"] == 0
+        assert "variant smp is not usable by the library here: the collective algorithm the configuration " \
+               "selects is not usable by MPICH" in se, se
