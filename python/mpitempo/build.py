@@ -35,7 +35,9 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from mpitempo import mpilib
 from mpitempo.errors import MtError
+from mpitempo.mpilib.base import cache_root, cached_text  # noqa: F401 (build.cache_root: the cache of every part)
 
 BINARIES = ("mpitempo-bench", "mpitempo-pingpong", "mpitempo-clocks", "mpitempo-tree", "mpitempo-logp")
 # What a build of the core needs, relative to the source root. The wheel carries
@@ -54,7 +56,7 @@ class Build:
     fingerprint: str
     mpicc: str
     mpiexec: str
-    flavour: str          # "mpich", "openmpi", "smpi" (SimGrid's simulated MPI) or "unknown"
+    flavour: str          # the library's name in mpitempo.mpilib (mpilib.NAMES) or "unknown"
     show: str             # the wrapper's compile line
     mpiexec_version: str  # first line of `mpiexec --version`
     bindir: str
@@ -110,26 +112,6 @@ def source_root() -> Path:
         if (c / "CMakeLists.txt").is_file() and (c / "src").is_dir():
             return c
     raise MtError("cannot find the mpitempo C sources (CMakeLists.txt); set MPITEMPO_SOURCE to the checkout")
-
-
-def cache_root() -> Path:
-    env = os.environ.get("MPITEMPO_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mpitempo"
-
-
-def cached_text(path: Path, text: str) -> Path:
-    """``path`` in the cache holding ``text``: kept when it already does, else written atomically
-    (a temporary file renamed into place, so that concurrent writers never see half a file)."""
-    if path.is_file() and path.read_text() == text:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path
 
 
 def source_files(root: Path) -> list[Path]:
@@ -207,18 +189,11 @@ def _wrapper_suffixes(mpicc: str) -> list[tuple[Path, str]]:
     return out
 
 
-def is_smpicc(mpicc: str) -> bool:
-    """SimGrid's compiler wrapper (smpicc): its binaries run under smpirun on a simulated platform."""
-    return any(Path(p).name.startswith("smpicc") for p in (mpicc, os.path.realpath(mpicc)))
-
-
 def find_mpiexec(mpicc: str) -> str:
     """The launcher that belongs to this mpicc: the mpiexec/mpirun beside it (smpirun beside smpicc)."""
-    if is_smpicc(mpicc):
-        for d in (Path(mpicc).parent, Path(os.path.realpath(mpicc)).parent):
-            if os.access(d / "smpirun", os.X_OK):
-                return str(d / "smpirun")
-        raise MtError(f"no smpirun next to '{mpicc}': SimGrid's SMPI is incomplete (install simgrid)")
+    own = mpilib.launcher_of(mpicc)
+    if own:
+        return own
     for d, suffix in _wrapper_suffixes(mpicc):   # mpicc.mpich -> mpiexec.mpich, not the alternative
         found = _launcher_beside(d, suffix)
         if found:
@@ -242,25 +217,18 @@ def detect_flavour(mpiexec: str) -> tuple[str, str]:
         if ln.lower().startswith("version:"):
             first = f"{first.split()[0]} {ln.split(':', 1)[1].strip()}"
             break
-    low = text.lower()
-    if "simgrid" in low:
-        return "smpi", first
-    if "open mpi" in low or "openrte" in low or "prrte" in low or "prterun" in low or "open-mpi" in low:
-        return "openmpi", first
-    if "hydra" in low or "mpich" in low or "intel(r) mpi" in low:
-        return "mpich", first
-    return "unknown", first
+    return mpilib.detect(text), first
 
 
 # ----------------------------------------------------------------------------- fingerprints
 
 def _lib_files(show: str) -> list[Path]:
-    """libmpi (SMPI: libsimgrid) files under the wrapper's -L directories."""
+    """The MPI library's files (libmpi; SMPI: libsimgrid) under the wrapper's -L directories."""
     out = []
     for tok in show.split():
         if tok.startswith("-L"):
-            out += sorted(Path(tok[2:]).glob("libmpi.so*"))[:4]
-            out += sorted(Path(tok[2:]).glob("libsimgrid.so*"))[:4]   # SMPI: the simulator is the MPI
+            for pat in mpilib.lib_globs():
+                out += sorted(Path(tok[2:]).glob(pat))[:4]
     return out
 
 
@@ -645,25 +613,10 @@ def _ensure_build(mpicc: str | None, force: bool, quiet: bool, cflags: str | Non
         return b
 
 
-_ONE_HOST_PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- written by mpitempo: one host, for the SMPI core's option checks (--list, --check-args) -->
-<platform version="4.1"><zone id="mpitempo-check" routing="Full"><host id="check" speed="1Gf"/></zone></platform>
-"""
-
-
 def direct_argv(build: Build, binary: str) -> list[str]:
     """The command that runs a core binary on its own (--list, --check-args, no MPI job): the binary
-    itself, or for an SMPI core (a shared object that only smpirun can load) smpirun with one rank
-    on a one-host platform written into the cache."""
-    if build.flavour != "smpi":
-        return [binary]
-    plat = cache_root() / "platforms" / "one-host.xml"
-    try:
-        cached_text(plat, _ONE_HOST_PLATFORM)
-    except OSError as e:
-        raise MtError(f"cannot write the one-host platform {plat}: {e.strerror}") from None
-    return [build.mpiexec, "-platform", str(plat), "-np", "1", "--log=root.thres:critical", binary]
+    itself, or what its library needs (SMPI: smpirun with one rank on a one-host platform)."""
+    return mpilib.of(build).direct_argv(build, binary)
 
 
 def core_error_line(stderr: str) -> str:

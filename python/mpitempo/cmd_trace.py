@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from mpitempo import mpilib
 from mpitempo.options import FINITE
 from mpitempo.errors import MtError
 from mpitempo.io.paths import _fsync_dir
@@ -235,7 +236,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         pass   # an installed core without its sources: the tracer checks the names itself
     app_path = find_app(app[0])
     build = ensure_build(mpicc)
-    if build.flavour == "smpi":
+    if mpilib.of(build).simulated:
         raise MtError(SMPI_REFUSAL)
     lib = find_library(build)
     from mpitempo.build import list_registry

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from mpitempo import mpilib
 from mpitempo.options import FiniteFloatRange
 from mpitempo.errors import MtError
 from mpitempo.options import (json_option, launcher_option, mpicc_option, platform_option,
@@ -32,7 +33,7 @@ def _np_list(text: str | None) -> list[int]:
 
 
 def _ops(text: str) -> list[str]:
-    from mpitempo.runner.variants import TUNABLE_OPS
+    from mpitempo.mpilib.variants import TUNABLE_OPS
 
     ops = [o.strip() for o in text.split(",")]
     if not any(ops):
@@ -50,7 +51,7 @@ def _ops(text: str) -> list[str]:
 def _over(np_list, build) -> dict[int, bool]:
     from mpitempo.runner.launch import ncores
 
-    if build.flavour == "smpi":     # simulated ranks run on the platform's cores, not this machine's
+    if mpilib.of(build).simulated:     # simulated ranks run on the platform's cores, not this machine's
         return {n: False for n in np_list}
     return {n: n > ncores() for n in np_list}
 
@@ -210,20 +211,21 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
         check_not_in_data_dir(target, "the tune directory")   # never into a campaign's runs/ or a trace
 
     from mpitempo.build import ensure_build
-    from mpitempo.runner.variants import catalogue, restrict, selection_env_note
+    from mpitempo.mpilib.variants import catalogue, restrict, selection_env_note
 
     b = ensure_build(mpicc or ("smpicc" if platform else None))
-    if b.flavour == "smpi" and not platform:
+    lib = mpilib.of(b)
+    if lib.simulated and not platform:
         raise MtError("this core is built with SimGrid's smpicc: it runs on a simulated platform only; "
                       "give --platform FILE.xml (e.g. platforms/cluster64-fast.xml)")
-    if platform and b.flavour != "smpi":
+    if platform and not lib.simulated:
         raise MtError(f"--platform needs a core built with SimGrid's smpicc (--mpicc smpicc); {mpicc} is "
                       f"{b.flavour}")
     cat = restrict(catalogue(b, op_list, np_list, smpi_selector=smpi_selector), algorithms)
     env_note = selection_env_note(b.flavour)
     if env_note and not quiet and not dry_run:
         click.echo(f"mpitempo tune: note: {env_note}", err=True)
-    simulated = b.flavour == "smpi"
+    simulated = lib.simulated
     plat_spec = ({"platform": platform, "platform_ppn": platform_ppn,
                   "platform_oversubscribe": bool(platform_oversubscribe)} if simulated else {})
     label = (f"SMPI {smpi_selector} selector, SIMULATED platform {Path(platform).name}" if simulated
@@ -232,11 +234,7 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
         return _verify(b, cat, Path(verify), op_list, sizes, np_list, launcher, mpicc, mpiruns, ts, nrep, alpha,
                        budget_s, target, seed, quiet, as_json)
 
-    minfo = None
-    if b.flavour == "mpich":   # the library's own selection table, needed to write a complete file
-        from mpitempo.io.mpich_csel import mpich_info
-        tables, known, _lib = mpich_info(b)
-        minfo = (tables, known)
+    minfo = lib.selection_table(b)   # the library's own selection table, where a complete file needs it
 
     from mpitempo.runner.tuneplan import Plan, fit
 
@@ -320,19 +318,14 @@ def tune(ops, msizes, np_text, launcher, mpicc, platform, platform_ppn, platform
     if simulated:   # a simulation's times do not depend on the host's load or on the number of mpiruns
         notes = [n for n in notes if n not in (failed_note, busy) and "too few runs" not in n
                  and "flagged runs (simulated)" not in n]
-    if b.flavour == "mpich":
+    if lib.mpir_level():
         rows, more = mpich_mpir_level(rows, dec.candidates)
         notes += more
     from mpitempo.analysis import cliffs as cl
     from mpitempo.analysis import predict as pr
     from mpitempo.analysis.tune import predicted_rows
 
-    table = None
-    if minfo is not None:
-        from mpitempo.io import mpich_csel
-
-        def table(op, m, n):
-            return mpich_csel.short_name(op, mpich_csel.select(minfo[0]["mpir"], op, m, n))
+    table = lib.table_choice(minfo)
     found_cliffs = cl.campaign_cliffs(dec.samples, over, table)
     loo = []
     for op, np_ in sorted({(r["op"], r["nprocs"]) for r in rows}):
@@ -444,20 +437,6 @@ def _busy_note(before, after) -> str | None:
     return None
 
 
-def _mpich_device_notes(settings: dict[str, str]) -> list[str]:
-    """MPICH reads its algorithm CVARs and selection file at the MPIR level only: say so where a setting
-    leaves the device collectives on (then, on a node, the device's own algorithm runs instead)."""
-    from mpitempo.runner.variants import TUNABLE_OPS, mpich_cvar, mpich_device_cvar
-
-    out = []
-    for op in TUNABLE_OPS:
-        if (settings.get(mpich_cvar(op)) not in (None, "auto")
-                and settings.get(mpich_device_cvar(op)) not in ("0", "false", "no")):
-            out.append(f"{mpich_cvar(op)} is set but {mpich_device_cvar(op)}=0 is not: on a single node MPICH's "
-                       f"device runs its own {op} algorithm and this setting may have no effect (docs/tune.md)")
-    return out
-
-
 def _contract_row(r: dict) -> dict:
     keys = ("op", "msize", "nprocs", "default", "chosen", "gain_pct", "gain_ci_lo_pct", "gain_ci_hi_pct",
             "p_value", "median_default_s", "median_chosen_s", "oversubscribed")
@@ -485,7 +464,7 @@ def _simulation(camp: Path) -> dict | None:
 
 
 def smpi_env(selector):
-    from mpitempo.runner.variants import smpi_env as env
+    from mpitempo.mpilib.smpi import smpi_env as env
 
     return env(selector)
 
@@ -555,7 +534,7 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     from mpitempo.io.tuning_files import read_settings
     from mpitempo.runner.execute import check_campaign, execute
     from mpitempo.runner.tuneplan import Plan, estimate
-    from mpitempo.runner.variants import selection_env_note
+    from mpitempo.mpilib.variants import selection_env_note
     from mpitempo.stats.compare import min_runs_for
     from mpitempo.stats.gain import gain_ci
 
@@ -617,12 +596,11 @@ def _verify(b, cat, cfg_path: Path, op_list, sizes, np_list, launcher, mpicc, mp
     from mpitempo.analysis.tune import rule_gains
     per_rule = rule_gains(rows, samples, seed=seed if seed is not None else 1)
     found_cliffs = campaign_cliffs(samples, over)
-    result = {"library": b.flavour, "config_file": settings.get("OMPI_MCA_coll_tuned_dynamic_rules_filename")
-              or settings.get("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"),
+    result = {"library": b.flavour, "config_file": settings.get(mpilib.of(b).rules_file_var or ""),
               "settings": settings, "settings_file": str(cfg_path), "verify": rows, "rows": rows,
               "rule_gains": per_rule, "cliffs": found_cliffs,
               "alternative": "greater (one-sided: the tuned configuration is faster)", "mpiruns": plan.mpiruns,
-              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + _mpich_device_notes(settings)
+              "campaign": str(camp), "notes": cmp.notes + ([busy] if busy else []) + mpilib.of(b).complete(settings).notes
               + [n for n in (selection_env_note(b.flavour),) if n],
               "oversubscribed": any(over.values())}
     from mpitempo.io.safefs import safe_write_text

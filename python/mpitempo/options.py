@@ -5,6 +5,8 @@ from dataclasses import replace
 
 import click
 
+from mpitempo.mpilib import smpi
+
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange without NaN and the infinities: NaN compares false with every bound, so
     FloatRange(0, 1) alone accepts --alpha nan."""
@@ -83,7 +85,7 @@ platform_oversubscribe_option = click.option(
     "--platform-oversubscribe", is_flag=True, default=None,
     help="With --platform: allow more ranks than the platform has cores (several ranks share a simulated core).")
 smpi_selector_option = click.option(
-    "--smpi-selector", type=click.Choice(["mpich", "ompi"]), default=None,
+    "--smpi-selector", type=click.Choice(list(smpi.SELECTORS)), default=None,
     help="With --platform: SMPI's algorithm selection (smpi/coll-selector), MPICH's or Open MPI's, measured as "
          "the default and kept under every forced algorithm. [default: mpich]")
 platform_ppn_option = click.option(

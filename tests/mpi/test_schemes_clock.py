@@ -182,19 +182,21 @@ def test_timestamps_on_a_full_disk_fail_cleanly(build, tmp_path):
 
 def test_imbalance_command(cli, build, tmp_path):
     out = tmp_path / "imb"
-    code, so, se = cli("imbalance", "--variants", "base;smp:MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp",
+    # each library reads its own variable (MPICH's k-dissemination, Open MPI's bruck: the dissemination barrier)
+    code, so, se = cli("imbalance", "--variants", "base;dissem:MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination,"
+                       "OMPI_MCA_coll_tuned_barrier_algorithm=bruck",
                        "--nrep", "50", "--mpiruns", "2", "--time-slice", "1s", "-o", out, "--quiet", "--json")
     assert code == 0, se
     res = json.loads(so)
-    assert [r["variant"] for r in res] == ["base", "smp"]
+    assert [r["variant"] for r in res] == ["base", "dissem"]
     for r in res:
         assert r["runs"] == 2 and r["n"] >= 90 and r["nprocs"] == 2
         assert 0 <= r["median_skew_s"] <= r["p95_skew_s"] <= r["max_skew_s"]
         assert len(r["per_rank"]) == 2
     assert (out / "imbalance.png").stat().st_size > 1000
-    meta = json.loads((out / "runs" / "smp-000" / "meta.json").read_text())
-    assert meta["environment"].get("MPIR_CVAR_BARRIER_INTRA_ALGORITHM") == "smp" or \
-        meta["launch"]["launcher"]["env_added"].get("MPIR_CVAR_BARRIER_INTRA_ALGORITHM") == "smp"
+    meta = json.loads((out / "runs" / "dissem-000" / "meta.json").read_text())
+    assert meta["environment"].get("MPIR_CVAR_BARRIER_INTRA_ALGORITHM") == "k_dissemination" or \
+        meta["launch"]["launcher"]["env_added"].get("MPIR_CVAR_BARRIER_INTRA_ALGORITHM") == "k_dissemination"
 
 
 def test_imbalance_bad_variants(cli, tmp_path):

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from mpitempo.io import mpich_csel
+from mpitempo.mpilib import mpich_csel
 from mpitempo.io import tuning_files as tf
 from mpitempo.runner.launch import make_launch
 

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from mpitempo.io import tuning_files as tf
+from mpitempo.mpilib import openmpi as ompi
 from mpitempo.runner.launch import make_launch
 
 pytestmark = pytest.mark.mpi
@@ -82,6 +83,10 @@ def test_selection_variable_of_the_users_environment_is_named(cli, build, tmp_pa
     assert any(f"{var}={val}" in n and "not the library's own choice" in n for n in notes), notes
 
 
+def meta_env(out, run: str) -> dict:
+    return json.loads((out / "campaign" / "runs" / run / "meta.json").read_text())["launch"]["launcher"]["env_added"]
+
+
 def test_verify_mpich_cvar(cli, mpich, tmp_path):
     env = tmp_path / "tuning.env"
     env.write_text("# hand-written\nMPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial\n")
@@ -94,7 +99,9 @@ def test_verify_mpich_cvar(cli, mpich, tmp_path):
     assert got["bcast"]["chosen"] == "binomial" and got["allreduce"]["chosen"] == "default"
     for r in res["verify"]:
         assert ROW_KEYS <= set(r) and r["p_value"] is not None and isinstance(r["confirmed"], bool)
-    assert any("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 is not" in n for n in res["notes"])
+    # the setting MPICH needs for the CVAR to take effect is added (mpilib: Mpich.complete) and said
+    assert any("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 added" in n for n in res["notes"]), res["notes"]
+    assert meta_env(tmp_path / "v", "tuned-000").get("MPIR_CVAR_BCAST_DEVICE_COLLECTIVE") == "0"
     meta = json.loads((tmp_path / "v" / "campaign" / "runs" / "tuned-000" / "meta.json").read_text())
     assert "MPIR_CVAR_BCAST_INTRA_ALGORITHM" in json.dumps(meta)
 
@@ -152,10 +159,10 @@ def test_ompi_rules_file_is_honoured(ompi_build, tmp_path, op):
     not below it (so the collective id and the message-size convention of every op are right)."""
     np_ = 2
     boundary = 1 << 20                                           # in coll_tuned's message size
-    m = boundary // (tf.ompi_rule_size(op, 1, np_))              # mpitempo's msize at the boundary
+    m = boundary // (ompi.ompi_rule_size(op, 1, np_))              # mpitempo's msize at the boundary
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule(op, np_, 1, None), tf.Rule(op, np_, m, "invalid", 99)]))
-    assert tf.parse_ompi_rules(rules.read_text()) == [(op, np_, 0, 0), (op, np_, boundary, 99)]
+    rules.write_text(ompi.ompi_rules_text([tf.Rule(op, np_, 1, None), tf.Rule(op, np_, m, "invalid", 99)]))
+    assert ompi.parse_ompi_rules(rules.read_text()) == [(op, np_, 0, 0), (op, np_, boundary, 99)]
     env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules)}
     below = _run_bench(ompi_build, np_, op, m // 2, env, tmp_path / "below")
     assert below.returncode == 0, below.stderr[-2000:]
@@ -166,7 +173,7 @@ def test_ompi_rules_file_is_honoured(ompi_build, tmp_path, op):
 def test_ompi_verify_rules_file(cli, ompi_build, tmp_path):
     rules = tmp_path / "rules.conf"
     # bcast: binomial (id 6 in Open MPI 5) from 0 B, the default from 1 KiB
-    rules.write_text(tf.ompi_rules_text([tf.Rule("bcast", 2, 8, "binomial", 6), tf.Rule("bcast", 2, 1024, None)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("bcast", 2, 8, "binomial", 6), tf.Rule("bcast", 2, 1024, None)]))
     env = tmp_path / "tuning.env"
     env.write_text(f"OMPI_MCA_coll_tuned_use_dynamic_rules=1\nOMPI_MCA_coll_tuned_dynamic_rules_filename={rules}\n")
     code, so, se = cli("tune", "--mpicc", ompi_build.mpicc, "--verify", env, "--ops", "bcast", "--msizes", "8,4K",
@@ -178,7 +185,7 @@ def test_ompi_verify_rules_file(cli, ompi_build, tmp_path):
 
 def test_ompi_verify_refuses_an_unknown_algorithm_id(cli, ompi_build, tmp_path):
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule("allreduce", 2, 8, "x", 99)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("allreduce", 2, 8, "x", 99)]))
     env = tmp_path / "tuning.env"
     env.write_text(f"OMPI_MCA_coll_tuned_use_dynamic_rules=1\nOMPI_MCA_coll_tuned_dynamic_rules_filename={rules}\n")
     code, so, se = cli("tune", "--mpicc", ompi_build.mpicc, "--verify", env, "--ops", "allreduce",
@@ -196,7 +203,7 @@ def test_ompi_rules_per_communicator_size(ompi_build, tmp_path):
     """With rules for 2 and 4 ranks, Open MPI uses those of the largest listed size <= the communicator
     size: the (invalid) 4-rank rule must not touch a 2-rank job and must apply to a 4-rank one."""
     rules = tmp_path / "rules.conf"
-    rules.write_text(tf.ompi_rules_text([tf.Rule("allreduce", 2, 8, None), tf.Rule("allreduce", 4, 8, "x", 99)]))
+    rules.write_text(ompi.ompi_rules_text([tf.Rule("allreduce", 2, 8, None), tf.Rule("allreduce", 4, 8, "x", 99)]))
     env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(rules)}
     two = _run_bench(ompi_build, 2, "allreduce", 8, env, tmp_path / "two")
     assert two.returncode == 0, two.stderr[-2000:]

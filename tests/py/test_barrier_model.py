@@ -237,13 +237,14 @@ def test_native_rows_named_predicted_and_compared():
 
 def test_native_table_names_selectable_algorithms():
     """Every native algorithm we measure is one the library's discovery fallback lists (the names
-    runner.variants uses), and implements one of our algorithms."""
-    from mpitempo.runner import variants
+    mpilib uses), and implements one of our algorithms."""
+    from mpitempo.mpilib import mpich
+    from mpitempo.mpilib import openmpi as ompi
 
     for name in model.NATIVE_SAME["mpich"]:
-        assert name in variants.FALLBACK_MPICH["barrier"]
+        assert name in mpich.FALLBACK["barrier"]
     for name in model.NATIVE_SAME["openmpi"]:
-        assert name in variants.FALLBACK_OMPI["barrier"]
+        assert name in ompi.FALLBACK["barrier"]
     for table in model.NATIVE_SAME.values():
         for ours, env in table.values():
             model.split(ours)

@@ -5,7 +5,9 @@ import pytest
 from mpitempo.analysis.imbalance import load_exits
 from mpitempo.stats import imbalance as imb
 from mpitempo.errors import MtError
-from mpitempo.runner.variants import parse_mpich_mpivars, parse_ompi_info, parse_variants
+from mpitempo.mpilib.mpich import parse_mpich_mpivars
+from mpitempo.mpilib.openmpi import parse_ompi_info
+from mpitempo.mpilib.variants import parse_variants
 
 MPIVARS = """\tMPIR_CVAR_BARRIER_INTRA_ALGORITHM=0\tSCOPE_ALL_EQ\tNo-object\tMPI_INT\tVERBOSITY_USER_BASIC\tVariable to select barrier algorithm
 auto - Internal algorithm selection (can be overridden with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mpitempo.build import Build
-from mpitempo.runner.launch import MPICH_THROTTLE, flavour_env
+from mpitempo.mpilib.mpich import THROTTLE as MPICH_THROTTLE
+from mpitempo.runner.launch import flavour_env
 
 
 def _build(flavour: str, version: str) -> Build:
@@ -54,4 +55,6 @@ def test_user_setting_kept_and_configuration_replacement_said(monkeypatch, capsy
     err = capsys.readouterr().err
     assert "MPIR_CVAR_CH4_PROGRESS_THROTTLE=0 of your environment kept" in err, err
     assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring of your environment replaced by the configuration's" in err
-    assert len(lw.notes) == 2
+    # and the settings MPICH needs for the selected algorithm to take effect (mpilib.mpich.Mpich.complete)
+    assert "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0 added for MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling" in err
+    assert len(lw.notes) == 3

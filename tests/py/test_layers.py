@@ -22,8 +22,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # watchdog imports no mpitempo module; build arms it with the core it found)
     ("base", ("mpitempo", "mpitempo.errors", "mpitempo.safe_text", "mpitempo.runner.watchdog")),
     ("stats", ("mpitempo.stats",)),
-    # the MPI library: detection, fingerprint and build of the C core, its algorithm catalogue
-    ("mpilib", ("mpitempo.build", "mpitempo.runner.variants")),
+    # the MPI library: one module per library (mpilib/), the build of the C core for it (build.py)
+    ("mpilib", ("mpitempo.build", "mpitempo.mpilib")),
     # files and formats; the kinds registry (kinds/__init__.py, kinds/base.py) is a table the campaign
     # parser reads: the kind modules themselves are loaded by name (importlib), one layer up
     ("io", ("mpitempo.io", "mpitempo.kinds", "mpitempo.kinds.base")),
@@ -170,12 +170,12 @@ FUNCTION_LEVEL: dict[str, int] = {
     "analysis/barrier.py": 2, "analysis/flags.py": 2, "analysis/imbalance.py": 1, "analysis/perrun.py": 2,
     "analysis/store.py": 7, "analysis/summary.py": 2, "analysis/trace.py": 8, "analysis/trace_campaign.py": 4,
     "analysis/trace_sites.py": 2, "analysis/tune.py": 1, "build.py": 1, "cli.py": 2, "cmd_barrier.py": 16,
-    "cmd_clocks.py": 5, "cmd_compare.py": 3, "cmd_drift.py": 10, "cmd_history.py": 5, "cmd_imbalance.py": 13,
+    "cmd_clocks.py": 5, "cmd_compare.py": 3, "cmd_drift.py": 10, "cmd_history.py": 5, "cmd_imbalance.py": 12,
     "cmd_info.py": 6, "cmd_pingpong.py": 13, "cmd_report.py": 13, "cmd_run.py": 10, "cmd_store.py": 14,
-    "cmd_summary.py": 6, "cmd_trace.py": 15, "cmd_tree.py": 20, "cmd_tune.py": 53, "cmd_which.py": 2,
+    "cmd_summary.py": 6, "cmd_trace.py": 15, "cmd_tree.py": 20, "cmd_tune.py": 50, "cmd_which.py": 2,
     "history/analyze.py": 1, "history/store.py": 8, "io/campaign.py": 9, "io/columnar.py": 4, "io/kindcsv.py": 4,
     "io/params.py": 2, "io/perrank.py": 1, "io/pingpong.py": 5, "io/platform.py": 2, "io/rundir.py": 7,
-    "io/toml_schema.py": 1, "io/tree.py": 7, "io/tuning_files.py": 10, "kinds/__init__.py": 2, "kinds/base.py": 1,
+    "io/toml_schema.py": 1, "io/tree.py": 7, "kinds/__init__.py": 2, "kinds/base.py": 1,
     "kinds/bench.py": 1, "kinds/clocks.py": 4, "kinds/logp.py": 3, "kinds/trace.py": 7, "options.py": 3,
     "present/barrier.py": 2, "present/clocks.py": 1, "present/definitions.py": 1, "present/derived.py": 2,
     "present/history.py": 4, "present/osu.py": 4, "present/pingpong_pairs.py": 8, "present/plots/clocks.py": 1,
@@ -184,7 +184,7 @@ FUNCTION_LEVEL: dict[str, int] = {
     "runner/adaptive.py": 4, "runner/barrier_study.py": 11, "runner/dvfs.py": 1, "runner/estimate.py": 4,
     "runner/execute.py": 15, "runner/launch.py": 3, "runner/lock.py": 1, "runner/preflight.py": 3,
     "runner/progress.py": 1, "runner/resume.py": 9, "runner/slurm.py": 2, "runner/tuneplan.py": 2,
-    "runner/variants.py": 2, "stats/processing.py": 1, "stats/strata.py": 1, "tracer.py": 2,
+    "stats/processing.py": 1, "stats/strata.py": 1, "tracer.py": 2,
 }
 
 

@@ -23,7 +23,7 @@ HELP = ("[0.000000] ./src/smpi/colls/smpi_coll.cpp:261: [root/CRITICAL] Collecti
 
 
 def test_parse_smpi_algorithms_drops_selectors():
-    from mpitempo.runner.variants import parse_smpi_algorithms
+    from mpitempo.mpilib.smpi import parse_smpi_algorithms
 
     assert parse_smpi_algorithms(HELP) == ["lr", "rab1", "rdb", "ompi_ring_segmented", "rab"]
     assert parse_smpi_algorithms("no such line") == []
@@ -31,7 +31,7 @@ def test_parse_smpi_algorithms_drops_selectors():
 
 def test_smpi_env_and_cfg_items():
     from mpitempo.runner.launch import SMPI_CFG_ENV, smpi_cfg_items
-    from mpitempo.runner.variants import smpi_env
+    from mpitempo.mpilib.smpi import smpi_env
 
     env = smpi_env("ompi", "allreduce", "rdb")
     assert env == {SMPI_CFG_ENV: "smpi/coll-selector:ompi smpi/allreduce:rdb"}
@@ -47,7 +47,7 @@ def test_smpi_env_and_cfg_items():
 def test_launch_passes_config_settings(tmp_path, monkeypatch):
     from mpitempo.build import Build
     from mpitempo.runner.launch import make_launch
-    from mpitempo.runner.variants import smpi_env
+    from mpitempo.mpilib.smpi import smpi_env
 
     monkeypatch.setenv("MPITEMPO_CACHE", str(tmp_path / "cache"))
     exe = tmp_path / "smpirun"
@@ -65,7 +65,8 @@ def test_launch_passes_config_settings(tmp_path, monkeypatch):
 
 
 def test_smpi_selection_text():
-    from mpitempo.io.tuning_files import Rule, smpi_selection_text
+    from mpitempo.io.tuning_files import Rule
+    from mpitempo.mpilib.smpi import smpi_selection_text
 
     rules = [Rule("allreduce", 16, 8, None), Rule("allreduce", 64, 8, None), Rule("allreduce", 64, 65536, "rab_rdb"),
              Rule("bcast", 64, 8, "binomial_tree"), Rule("bcast", 256, 8, "flattree", source="predicted")]

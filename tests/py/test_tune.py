@@ -12,7 +12,9 @@ import pytest
 from mpitempo.build import Build
 from mpitempo.errors import MtError
 from mpitempo.io import tuning_files as tf
-from mpitempo.runner import tuneplan, variants
+from mpitempo.mpilib import mpich, variants
+from mpitempo.mpilib import openmpi as ompi
+from mpitempo.runner import tuneplan
 from mpitempo.stats.gain import gain_ci, gain_pct
 
 OMPI_INFO = '''          MCA coll tuned: parameter "coll_tuned_allreduce_algorithm" (current value: "ignore", data source: default, level: 5 tuner/detail, type: int)
@@ -35,9 +37,9 @@ def _fake_build(tmp_path, flavour, tools: dict[str, str]) -> Build:
 # -- discovery ---------------------------------------------------------------------------------------
 
 def test_parse_ompi_info_ids():
-    assert variants.parse_ompi_info_ids(OMPI_INFO, "allreduce")[:2] == [(0, "ignore"), (1, "basic_linear")]
-    assert variants.parse_ompi_info_ids(OMPI_INFO, "alltoall")[-1] == (5, "two_proc")
-    assert variants.parse_ompi_info_ids(OMPI_INFO, "bcast") == []
+    assert ompi.parse_ompi_info_ids(OMPI_INFO, "allreduce")[:2] == [(0, "ignore"), (1, "basic_linear")]
+    assert ompi.parse_ompi_info_ids(OMPI_INFO, "alltoall")[-1] == (5, "two_proc")
+    assert ompi.parse_ompi_info_ids(OMPI_INFO, "bcast") == []
 
 
 def test_catalogue_openmpi_from_ompi_info(tmp_path):
@@ -50,7 +52,7 @@ def test_catalogue_openmpi_from_ompi_info(tmp_path):
     assert "two_proc" not in [a.name for a in cat.algorithms["alltoall"]]   # only for 2 ranks
     assert cat.find("allreduce", "ignore") is None                           # that is the default
     # bcast is not in this ompi_info text: the fallback table fills in, and says so
-    assert [a.name for a in cat.algorithms["bcast"]] == variants.FALLBACK_OMPI["bcast"]
+    assert [a.name for a in cat.algorithms["bcast"]] == ompi.FALLBACK["bcast"]
     assert cat.find("bcast", "binomial").id == 6
     assert any("bcast" in n for n in cat.notes)
     assert "two_proc" in [a.name for a in variants.catalogue(b, ["alltoall"], [2]).algorithms["alltoall"]]
@@ -68,7 +70,7 @@ def test_catalogue_mpich_fallback_and_env(tmp_path):
 
 
 def test_fallback_tables_cover_the_nine_ops():
-    for table in (variants.FALLBACK_OMPI, variants.FALLBACK_MPICH):
+    for table in (ompi.FALLBACK, mpich.FALLBACK):
         assert set(table) == set(variants.TUNABLE_OPS)
 
 
@@ -97,21 +99,21 @@ def test_restrict(tmp_path):
 # -- configuration files -----------------------------------------------------------------------------
 
 def test_ompi_rule_size():
-    assert tf.ompi_rule_size("allreduce", 1024, 4) == 1024
-    assert tf.ompi_rule_size("bcast", 1024, 4) == 1024
-    assert tf.ompi_rule_size("alltoall", 1024, 4) == 4096
-    assert tf.ompi_rule_size("gather", 8, 2) == 16
-    assert tf.ompi_rule_size("reduce_scatter", 8, 3) == 24
-    assert tf.ompi_rule_size("barrier", 8, 2) == 0
+    assert ompi.ompi_rule_size("allreduce", 1024, 4) == 1024
+    assert ompi.ompi_rule_size("bcast", 1024, 4) == 1024
+    assert ompi.ompi_rule_size("alltoall", 1024, 4) == 4096
+    assert ompi.ompi_rule_size("gather", 8, 2) == 16
+    assert ompi.ompi_rule_size("reduce_scatter", 8, 3) == 24
+    assert ompi.ompi_rule_size("barrier", 8, 2) == 0
 
 
 def test_ompi_rules_text_roundtrip():
     rules = [tf.Rule("allreduce", 2, 8, "ring", 4), tf.Rule("allreduce", 2, 1024, None),
              tf.Rule("allreduce", 2, 65536, "rabenseifner", 6), tf.Rule("alltoall", 4, 64, "pairwise", 2),
              tf.Rule("alltoall", 4, 128, "pairwise", 2)]
-    text = tf.ompi_rules_text(rules, "hello\nworld")
+    text = ompi.ompi_rules_text(rules, "hello\nworld")
     assert text.startswith("# hello\n# world\n2  # number of collectives\n")
-    parsed = tf.parse_ompi_rules(text)
+    parsed = ompi.parse_ompi_rules(text)
     # the first rule of every table starts at 0 (Open MPI requires it); alltoall's sizes are x np;
     # the second pairwise rule is merged into the first
     assert parsed == [("allreduce", 2, 0, 4), ("allreduce", 2, 1024, 0), ("allreduce", 2, 65536, 6),
@@ -120,11 +122,11 @@ def test_ompi_rules_text_roundtrip():
 
 def test_parse_ompi_rules_errors():
     with pytest.raises(MtError, match="ends early"):
-        tf.parse_ompi_rules("1\n2\n1\n2\n2\n0 4 0 0\n")
+        ompi.parse_ompi_rules("1\n2\n1\n2\n2\n0 4 0 0\n")
     with pytest.raises(MtError, match="unknown collective id 42"):
-        tf.parse_ompi_rules("1\n42\n1\n2\n1\n0 4 0 0\n")
+        ompi.parse_ompi_rules("1\n42\n1\n2\n1\n0 4 0 0\n")
     with pytest.raises(MtError, match="invalid token 'x'"):
-        tf.parse_ompi_rules("1\nx\n")
+        ompi.parse_ompi_rules("1\nx\n")
 
 
 def test_read_settings(tmp_path):

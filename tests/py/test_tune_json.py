@@ -10,8 +10,9 @@ import pytest
 
 from mpitempo.build import Build
 from mpitempo.errors import MtError
-from mpitempo.io import mpich_csel as mc
+from mpitempo.mpilib import mpich_csel as mc
 from mpitempo.io import tuning_files as tf
+from mpitempo.mpilib import openmpi as ompi
 
 BASE = {"collective=bcast": {"comm_type=intra": {"avg_msg_size<=12288": {"algorithm=MPIR_Bcast_intra_binomial": {}},
                                                  "avg_msg_size=any":
@@ -91,7 +92,7 @@ def test_ompi_rules_json():
     rules = [tf.Rule("allreduce", 2, 8, "ring", 4), tf.Rule("allreduce", 2, 1024, None),
              tf.Rule("allreduce", 2, 65536, "rabenseifner", 6), tf.Rule("allreduce", 4, 8, "ring", 4),
              tf.Rule("alltoall", 4, 64, "pairwise", 2), tf.Rule("alltoall", 4, 128, "pairwise", 2)]
-    j = tf.ompi_rules_json(rules)
+    j = ompi.ompi_rules_json(rules)
     assert j["rule_file_version"] == 3 and j["module"] == "tuned"
     assert j["collectives"]["allreduce"] == [
         {"comm_size_min": 2, "comm_size_max": 3, "rules": [

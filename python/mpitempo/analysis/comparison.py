@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mpitempo import mpilib
 from mpitempo.errors import MtError
 from mpitempo.io.sizes import format_size
 from mpitempo.stats.compare import ALPHA, compare_samples, holm, min_runs_for, stars
@@ -185,6 +186,7 @@ def compare(data: CampaignData, by: str = "config", alternative: str = "two-side
         notes.append(f"{len(flagged)} comparison(s) involve flagged runs ({', '.join(kinds)}): "
                      "see `mpitempo summary` of each side for the runs and likely causes")
     notes += factor_mismatch(data, by, base, others)
+    notes += selection_notes(data)
     return Comparison(by, levels, base, rows, notes, alternative, filt.settings(),
                       100.0 * equivalence if equivalence is not None else None)
 
@@ -343,4 +345,29 @@ def sample_arrays(data: CampaignData, filt: Filter | None = None) -> dict:
         median(runtime_s) FILTER (WHERE keep) AS med, avg(runtime_s) FILTER (WHERE keep) AS mean
         FROM {src} GROUP BY campaign, config, run_id, op, msize, nprocs
         ORDER BY campaign, config, op, msize, nprocs, run_index""").fetchnumpy()
+
+
+def selection_notes(data: CampaignData) -> list[str]:
+    """Configurations whose runs selected a collective algorithm without a setting the library needs for the
+    selection to take effect (mpilib: ``complete``; campaigns run before mpitempo added them): their times
+    are those of the library's own choice, whatever their name says."""
+    seen, out = set(), []
+    for _, meta in sorted(data.metas.items()):
+        cfg = meta.get("config")
+        if cfg in seen or not isinstance(meta.get("environment"), dict):
+            continue
+        seen.add(cfg)
+        lib = mpilib.of(mpilib.detect(str((meta.get("mpi") or {}).get("library", ""))))
+        env = {str(k): str(v) for k, v in meta["environment"].items()}
+        try:
+            done = lib.complete({}, env)
+        except MtError as e:
+            out.append(f"configuration {cfg}: {e}: its times are not those of the algorithm it names")
+            continue
+        if done.added:
+            sel = ", ".join(f"{op} {alg}" for op, alg in sorted(done.selects.items()))
+            out.append(f"configuration {cfg} selected {sel} without " + ", ".join(f"{k}={v}" for k, v in done.added.items())
+                       + f", which {lib.label} needs for the selection to take effect and be checked: its times may be "
+                       "those of the library's own choice (run it again: mpitempo adds these settings now)")
+    return out
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from mpitempo.analysis.comparison import compare, sample_arrays
 from mpitempo.analysis.store import CampaignData
+from mpitempo import mpilib
 from mpitempo.io.tuning_files import Rule
 from mpitempo.stats.compare import ALPHA, holm
 from mpitempo.stats.gain import gain_ci
@@ -273,12 +274,13 @@ def predicted_rows(samples: dict, rows: list[dict], sizes: list[int], flavour: s
         mine = [r for r in rows if (r["op"], r["nprocs"]) == (op, np_)]
         measured = {r["msize"] for r in mine}
         cur = curves_from(samples, op, np_)
-        mpir = flavour == "mpich" and any(r["chosen"] != DEFAULT for r in rows if r["op"] == op)
+        level = mpilib.of(flavour).mpir_level()   # MPICH: an op tuned anywhere runs at the MPIR level everywhere
+        mpir = level and any(r["chosen"] != DEFAULT for r in rows if r["op"] == op)
         for m in sizes:
             if m in measured:
                 continue
             p = predict(cur, m)
-            if flavour == "mpich":
+            if level:
                 p = {a: t for a, t in p.items() if (a != DEFAULT) == mpir}
             if not p:
                 continue

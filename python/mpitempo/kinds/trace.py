@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpitempo import mpilib
 from mpitempo.errors import MtError
 from mpitempo.io import params as ptable
 from mpitempo.kinds.base import Kind
@@ -62,7 +63,7 @@ class TraceKind(Kind):
         from mpitempo.tracer import SMPI_REFUSAL, call_table, check_calls, check_sync, find_app, find_library
         from mpitempo.build import list_registry
 
-        if build.flavour == "smpi":
+        if mpilib.of(build).simulated:
             raise MtError(SMPI_REFUSAL)
         for cfg in configs:
             v = campaign.params_for(cfg)

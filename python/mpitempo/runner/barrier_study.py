@@ -33,10 +33,10 @@ def native_configs(build, procs: list[int]) -> tuple[list[dict], list[str]]:
     """The [[config]] tables of the native algorithms that implement one of ours (stats.logp.NATIVE_SAME)
     and that the library lists as selectable (runner.variants.catalogue, the discovery of `mpitempo tune`),
     each measuring MPI_Barrier with the environment that forces it; and notes on what is not measured."""
-    from mpitempo.runner.variants import catalogue
+    from mpitempo.mpilib.variants import catalogue
     from mpitempo.stats import logp as model
 
-    table = model.NATIVE_SAME.get(build.flavour)
+    table = model.NATIVE_SAME.get(build.flavour)   # data keyed by the library's name (stats has no mpilib)
     if not table:
         return [], [f"native algorithms not measured: the MPI of {build.mpicc} is neither MPICH nor Open MPI"]
     try:

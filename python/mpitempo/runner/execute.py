@@ -28,7 +28,7 @@ from mpitempo.errors import MtError
 from mpitempo.io import params as ptable
 from mpitempo.io import safefs
 from mpitempo.runner import watchdog
-from mpitempo.runner.launch import make_launch
+from mpitempo.runner.launch import check_selections, make_launch
 from mpitempo.runner.plan import PlannedRun, plan  # noqa: F401 (PlannedRun: the runner's unit)
 from mpitempo.runner.progress import Progress
 from mpitempo.runner.reason import disk_full, failure_reason, with_disk_full, with_known_bug
@@ -291,6 +291,7 @@ def check_campaign(c: Campaign) -> dict[str, Build]:
     for cfg in c.configs:
         builds[cfg.name] = ensure_build(cfg.build_mpicc, cflags=cfg.cflags)
         c.kind_obj.check(c, builds[cfg.name], [cfg])
+    check_selections(c, builds)   # the algorithms the configurations select take effect, and differ
     from mpitempo.runner.preflight import preflight
 
     preflight(c, builds)

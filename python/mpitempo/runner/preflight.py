@@ -22,6 +22,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from mpitempo import mpilib
 from mpitempo.errors import MtError
 from mpitempo.io.params import parse_duration
 from mpitempo.io.safeload import read_bytes
@@ -206,9 +207,7 @@ def preflight(c, builds: dict) -> None:
     for cfg in c.configs:
         b = builds[cfg.name]
         where = f" (config '{cfg.name}')" if len(c.configs) > 1 else ""
-        if b.flavour == "smpi" and c.params_for(cfg).get("timer") == "rdtscp":
-            raise MtError(f"timer 'rdtscp'{where} is refused under SimGrid/SMPI: it counts the host CPU's cycles, "
-                          "not simulated time (SMPI replaces clock_gettime and gettimeofday only); use 'monotonic'")
+        mpilib.of(b).check_timer(c.params_for(cfg).get("timer"), where)
         for np in c.np:
             # --outdir as the runner passes it (options such as --timestamps need one; the dry run
             # writes nothing)

@@ -12,6 +12,8 @@ import os
 import re
 import signal
 
+from mpitempo import mpilib
+
 _CORE = re.compile(r"^(?:\[[^\]]*\]\s*)?(mpitempo-[a-z]+): error: (.*\S)")
 _LAUNCHER = re.compile(r"^((?:srun|slurmstepd|salloc|sbatch|mpiexec|mpirun|prterun)(?:\[\d+\])?: error: .*\S)")
 # a launcher line that names a lost node: the cause, where the ranks' deaths it brought (a task killed
@@ -102,30 +104,10 @@ def with_disk_full(reason: str, output: str, path, returncode: int | None) -> st
     return reason
 
 
-# Open MPI 4.x: MPI_Compare_and_swap on an MPI_Win_allocate window crashes in btl/vader (a segfault in
-# mca_btl_vader_poll_handle_frag, often in a later MPI_Barrier of the target), as OSU's osu_cas_latency
-# does (open-mpi/ompi#11349); MPI_Win_create and MPI_Win_create_dynamic windows, and osc other than rdma,
-# are not affected (docs/methods.md, "Operations: rma")
-CAS_ALLOCATE_BUG = ("a known Open MPI 4.x bug: MPI_Compare_and_swap (op cas) on an MPI_Win_allocate window "
-                    "crashes btl/vader (open-mpi/ompi#11349, OSU's osu_cas_latency too); measure cas with "
-                    "rma_win = \"create\", or set OMPI_MCA_osc=^rdma in the configuration's env")
-
-
-def _argv_value(argv: list[str], opt: str) -> str | None:
-    for i, a in enumerate(argv[:-1]):
-        if a == opt:
-            return argv[i + 1]
-    return None
-
-
 def known_library_bug(output: str, argv: list[str]) -> str | None:
     """A known bug of the MPI library that this failed mpirun shows, or None: the core's command line
-    (argv) says what it measured, the output what crashed."""
-    ops = (_argv_value(argv, "--ops") or "").split(",")
-    if ("cas" in ops and _argv_value(argv, "--rma-win") == "allocate" and "mca_btl_vader" in output
-            and re.search(r"Segmentation fault|signal 11\b|SIGSEGV", output)):
-        return CAS_ALLOCATE_BUG
-    return None
+    (argv) says what it measured, the output what crashed (each library's own list: mpilib)."""
+    return mpilib.known_bug(output, argv)
 
 
 def with_known_bug(reason: str, output: str, argv: list[str]) -> str:
