@@ -173,13 +173,20 @@ def check_outdir(d: Path) -> None:
               help="With --resume: consent to the commands stored in DIR/campaign.toml (the application, and a "
                    "launcher or compiler that is not yours); without it they are shown and asked for.")
 @click.option("--quiet", is_flag=True, help="Campaigns: no progress lines.")
+@click.option("--analyse", "analyse", is_flag=True,
+              help="After the run, analyse the trace as `mpitempo trace DIR` does (clock-condition violations, "
+                   "start skew, wait states; implied by --json and --plot). Without it the run prints the trace's "
+                   "record only (events, clock sync, files), which costs no time after the application.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE",
+              help="After the run, draw the Gantt chart (raw vs global clock) to FILE (.png, .pdf, .svg), e.g. "
+                   "DIR/gantt.png.  [default: none; `mpitempo trace DIR --plot FILE` draws it later]")
 @click.option("--platform", default=None, metavar="FILE.xml",
               help="Refused: the tracer cannot run on a simulated platform (SimGrid/SMPI); the reason is printed "
                    "(docs/simulation.md).")
 @json_option
 @click.argument("app", nargs=-1, required=False, type=click.UNPROCESSED)
 def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns, resume_dir, yes,
-        quiet, platform, as_json, app):
+        quiet, analyse, plot_path, platform, as_json, app):
     """Run an unmodified MPI application APP [ARGS] (after --) with the tracer preloaded.
 
     With --mpiruns N (N > 1) the application runs N times as a campaign like every kind of run
@@ -196,6 +203,9 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     if platform is not None or (mpicc and Path(mpicc).name.startswith("smpicc")):
         raise MtError(SMPI_REFUSAL)
     if resume_dir or mpiruns != 1:
+        if analyse or plot_path:
+            raise MtError(f"{'--analyse' if analyse else '--plot'} goes with a single mpirun: a campaign's summary "
+                          "always analyses every run; draw one run with mpitempo trace DIR/runs/<id> --plot FILE")
         return _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns,
                              resume_dir, yes, quiet, as_json, app)
     if yes:
@@ -222,6 +232,16 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     check_template(launcher, np)
     out = Path(outdir)
     check_outdir(out)
+    if plot_path:
+        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
+
+        pp = Path(plot_path)
+        if pp.parent.resolve() == out.resolve():   # into the trace directory, checked above, made by the run
+            if pp.suffix[1:].lower() not in PLOT_FORMATS:
+                raise MtError(f"cannot write the plot '{plot_path}': give a file name ending in "
+                              f"{', '.join('.' + f for f in PLOT_FORMATS[:-1])} or .{PLOT_FORMATS[-1]}")
+        else:
+            check_output_file(plot_path, "the plot", PLOT_FORMATS)
     try:
         calls = check_calls(calls, call_table())
     except FileNotFoundError:
@@ -270,7 +290,15 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
                           f"(exit code {rc}) before MPI_Finalize", code=rc if rc and rc > 0 else 1)
         raise MtError(f"no trace written (exit code {rc}): the application did not initialise MPI, "
                       "or the tracer disabled itself (its warning is above)")
-    _show(out, None, None, str(out / "gantt.png"), as_json, launch_over=lw.oversubscribed)
+    if as_json or analyse or plot_path:
+        _show(out, None, None, plot_path, as_json, launch_over=lw.oversubscribed)
+    else:   # the record only: the analysis reads every event (mpitempo trace DIR, on demand)
+        from mpitempo.analysis.trace import record
+        from mpitempo.present.trace import print_summary
+
+        res = record(out)
+        res["oversubscribed"] = res["oversubscribed"] or lw.oversubscribed
+        print_summary(res)
     if status != "ok":
         raise MtError(f"the application failed ({status}, exit code {rc}); the trace was written to {out}",
                       code=rc if rc and rc > 0 else 1)

@@ -960,6 +960,23 @@ static int tr_ngc;
 
 static void tr_gid_str(uint64_t gid, char *buf, size_t len) { snprintf(buf, len, "%llx", (unsigned long long)gid); }
 
+/* Whether the trace holds every event of the run (0: the reason in buf): a full buffer loses events. */
+static int tr_complete(const tr_rank_info_t *info, char *buf, size_t len)
+{
+    int64_t drop = 0, over = 0, full = 0;
+    for (int r = 0; r < tr.size; r++) {
+        drop += info[r].dropped;
+        over += info[r].recorded - info[r].kept;
+        full += info[r].recorded > tr.cap || info[r].dropped > 0;
+    }
+    buf[0] = 0;
+    if (!drop && !over) return 1;
+    snprintf(buf, len, "buffer full on %lld of %d ranks (--buffer %lld, --on-full %s): %lld events not recorded, "
+             "%lld overwritten", (long long)full, tr.size, (long long)tr.cap, tr.wrap ? "wrap" : "stop",
+             (long long)drop, (long long)over);
+    return 0;
+}
+
 static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_max, int files_ok, const char *why)
 {
     mt_json_t j;
@@ -967,6 +984,9 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     mt_json_obj_begin(&j);
     mt_json_kstr(&j, "format", "mpitempo-trace");
     mt_json_kint(&j, "format_version", 2);
+    char why_inc[256];
+    mt_json_kbool(&j, "complete", tr_complete(info, why_inc, sizeof why_inc));
+    if (why_inc[0]) mt_json_kstr(&j, "incomplete_reason", why_inc);
     mt_json_kint(&j, "ranks", tr.size);
     mt_json_kbool(&j, "oversubscribed", tr.oversubscribed);
     mt_json_kstr(&j, "timer", tr.timer_name);
@@ -1360,6 +1380,10 @@ static void tr_finish(void)
         }
         int files = 0;
         if (o) {
+            char why_inc[256];   /* the archive says whether it is partial (otf2-print -I) */
+            int whole = tr_complete(info, why_inc, sizeof why_inc);
+            tr_otf2_property(o, "TRACE_COMPLETE", whole ? "true" : "false");
+            if (!whole) tr_otf2_property(o, "TRACE_INCOMPLETE_REASON", why_inc);
             if (tr_otf2_close(o, t_origin, t_last, err) == MT_OK) files |= 2;
             else {
                 tr_warn("OTF2: %s", err);

@@ -87,7 +87,7 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         ev_p = d / file_name(meta.get("events", "events.csv"), meta_p, "events")
         if not _present(ev_p, d):
             raise MtError(f"'{d}' has trace.json but no {ev_p.name}: incomplete trace directory")
-        meta["complete"] = True
+        mark_complete(meta)
         ev = _read_csv([ev_p])
         check_events(ev, meta.get("ranks"), ev_p, [ev_p])
         return meta, ev
@@ -97,18 +97,58 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         for p in partial:
             _present(p, d)
     if partial:
-        meta = {"format": "mpitempo-trace", "complete": False, "ranks": len(partial), "otf2": None,
+        meta = {"format": "mpitempo-trace", "complete": False, "ranks": _partial_ranks(partial), "otf2": None,
                 "perfetto": None, "sync": {"algorithm": _partial_sync(partial[0]), "duration_s": None,
                                           "drift_at_end_s": None},
                 "note": "the application did not call MPI_Finalize: per-rank partial files, timestamps on the "
                         "MPI_Init clock model (no drift correction), no OTF2 or Perfetto output"}
+        meta["incomplete_reason"] = _partial_reason(partial, meta["ranks"])
         ev = _read_csv(partial, skip=1)
-        check_events(ev, len(partial), d / "partial", partial, skip=1)
+        check_events(ev, meta["ranks"], d / "partial", partial, skip=1)
         return meta, ev
     raise MtError(f"'{d}' holds no trace (no trace.json, no partial/rank-*.csv)")
 
 
 MAX_RANKS = 1 << 24
+
+
+def mark_complete(meta: dict) -> None:
+    """meta["complete"] and meta["incomplete_reason"] of a trace.json: the tracer writes both (a full
+    buffer lost events); an older tracer's trace.json is judged from its buffer counts."""
+    b = meta.get("buffer") or {}
+    lost = int(b.get("events_dropped") or 0), int(b.get("events_overwritten") or 0)
+    if not isinstance(meta.get("complete"), bool):
+        meta["complete"] = not any(lost)
+    if not meta["complete"] and not isinstance(meta.get("incomplete_reason"), str):
+        meta["incomplete_reason"] = (f"buffer full on {b.get('ranks_full')} rank(s) (--on-full {b.get('on_full')}): "
+                                     f"{lost[0]} events not recorded, {lost[1]} overwritten")
+
+
+def _partial_header(p: Path) -> str:
+    with open(p, encoding="utf-8", errors="replace") as f:
+        return f.readline()
+
+
+def _partial_ranks(partial: list[Path]) -> int:
+    """The run's rank count as the partial files' first lines state it ("rank R of N"): ranks that
+    wrote nothing (killed) are missing from the files, not from the run."""
+    import re
+
+    ns = {int(m.group(1)) for p in partial if (m := re.search(r" rank \d+ of (\d+)", _partial_header(p)))}
+    n = max(ns) if ns else len(partial)
+    return n if 1 <= n <= MAX_RANKS else len(partial)
+
+
+def _partial_reason(partial: list[Path], ranks: int) -> str:
+    import re
+
+    have = {int(m.group(1)) for p in partial if (m := re.fullmatch(r"rank-(\d+)\.csv", p.name))}
+    missing = sorted(set(range(ranks)) - have)
+    why = "the application did not call MPI_Finalize"
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (f", ... ({len(missing)})" if len(missing) > 10 else "")
+        why += f"; rank(s) {shown} of {ranks} wrote no events (killed, or interrupted by a signal)"
+    return why
 
 
 def file_name(v, meta_p: Path, key: str) -> str:
@@ -242,6 +282,7 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
     out = {
         "dir": str(d),
         "complete": meta.get("complete", True),
+        "incomplete_reason": meta.get("incomplete_reason"),
         "ranks": meta.get("ranks"),
         "events": n_ev,
         "oversubscribed": bool(meta.get("oversubscribed", False)),
@@ -277,6 +318,42 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
     if meta.get("note"):
         out["note"] = meta["note"]
     return out, ev, chosen
+
+
+def record(d: str | Path) -> dict:
+    """What `trace run` prints after the run without --analyse: the trace's own record (trace.json,
+    not_recorded.json, the partial files' first lines), no events read; the keys of summarise that
+    do not need the events."""
+    d = Path(d)
+    meta_p = d / "trace.json"
+    if not _present(meta_p, d):
+        meta, ev = load(d)   # partial: small files of a run that did not finish
+        n = len(ev["rank"])
+    else:
+        from mpitempo.io.safeload import load_json
+
+        meta = load_json(meta_p)
+        if not isinstance(meta, dict) or meta.get("format") != "mpitempo-trace":
+            raise MtError(f"'{meta_p}' is not an mpitempo trace record")
+        check_meta(meta, meta_p)
+        mark_complete(meta)
+        per = meta.get("events_per_rank")
+        n = sum(int(x) for x in per) if isinstance(per, list) else (meta.get("buffer") or {}).get("events_kept")
+    sync = meta.get("sync") or {}
+    out = {"dir": str(d), "complete": meta.get("complete", True), "incomplete_reason": meta.get("incomplete_reason"),
+           "ranks": meta.get("ranks"), "events": n, "oversubscribed": bool(meta.get("oversubscribed", False)),
+           "timer": meta.get("timer"),
+           "sync": {k: sync.get(k) for k in ("algorithm", "duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s",
+                                             "max_abs_offset_at_end_s", "end_correction", "note")},
+           "buffer": meta.get("buffer"),
+           "otf2": str(d / meta["otf2"]) if meta.get("otf2") else None,
+           "perfetto": str(d / meta["perfetto"]) if meta.get("perfetto") else None,
+           "communicators": meta.get("communicators"),
+           "not_recorded": _not_recorded(d, meta),
+           "analysed": False}
+    if meta.get("note"):
+        out["note"] = meta["note"]
+    return out
 
 
 def _not_recorded(d: Path, meta: dict) -> dict | None:
