@@ -271,7 +271,11 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     if not as_json:
         print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
               + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
-    status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+    interrupted = None
+    try:
+        status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+    except KeyboardInterrupt as e:   # Ctrl-C, SIGTERM, SIGHUP: the job was stopped; keep what the ranks wrote
+        status, rc, interrupted = "interrupted", None, e
     if out.is_dir():   # what was launched, beside the trace
         import json
 
@@ -280,11 +284,17 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         from mpitempo.io.safefs import safe_write_text
 
         safe_write_text(out / "launch.json", json.dumps(rec, indent=2) + "\n", out)   # never through a link
+    if interrupted is not None:
+        partial = out / "partial"
+        raise MtError("interrupted: the application was stopped" + (
+            f"; per-rank partial events in {partial} (mpitempo trace {out})" if partial.is_dir() else ""), code=130)
     if not (out / "trace.json").exists():
         partial = out / "partial"
         if partial.is_dir():
-            raise MtError(f"the application exited without MPI_Finalize ({status}, exit code {rc}): "
-                          f"per-rank partial events in {partial}")
+            how = f"timed out after {timeout_s:g} s and was stopped" if status == "timeout" else \
+                f"exited without MPI_Finalize ({status}, exit code {rc})"
+            raise MtError(f"the application {how}: per-rank partial events in {partial} (INCOMPLETE; "
+                          f"mpitempo trace {out} says what is missing)", code=rc if rc and rc > 0 else 1)
         if status != "ok":
             raise MtError(f"no trace written: the application {'timed out' if status == 'timeout' else status} "
                           f"(exit code {rc}) before MPI_Finalize", code=rc if rc and rc > 0 else 1)

@@ -9,6 +9,7 @@
 #include "mpitempo/clock.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -704,6 +705,7 @@ static int tr_lazy(MPI_Comm comm)
 }
 
 static void tr_atexit(void);
+static void tr_catch_signals(void);
 
 /* the set-up after PMPI_Init; any failure leaves the tracer off */
 static void tr_start(void)
@@ -764,6 +766,7 @@ static void tr_start(void)
     tr.walltime0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     tr.enabled = 1;
     atexit(tr_atexit);
+    tr_catch_signals();
     PMPI_Barrier(tr.comm);
     tr.tk_start = tr.timer.t->now();
     tr.on = 1;
@@ -1459,6 +1462,37 @@ int MPI_Finalize(void)
 /* An application that exits without MPI_Finalize: each rank keeps what it
  * recorded in DIR/partial/rank-R.csv, on the MPI_Init model (no drift
  * correction, no OTF2 or Perfetto files). */
+/* A run interrupted (Ctrl-C, the launcher's or a timeout's SIGTERM, a hang-up) keeps what its ranks
+ * recorded, as a run without MPI_Finalize does, its first line naming the signal; then the signal's
+ * default action. Only where the application left the default disposition. Not async-signal-safe
+ * (stdio, malloc): a signal that lands inside the application's malloc can hang the rank until the
+ * launcher's SIGKILL. */
+static volatile sig_atomic_t tr_sig;
+static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP};
+
+static void tr_on_signal(int sig)
+{
+    if (!tr_sig) {
+        tr_sig = sig;
+        tr_atexit();
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void tr_catch_signals(void)
+{
+    for (size_t i = 0; i < sizeof tr_sigs / sizeof tr_sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(tr_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tr_on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(tr_sigs[i], &sa, NULL);
+    }
+}
+
 static void tr_atexit(void)
 {
     if (!tr.enabled || tr.finalized || !tr.ev) return;
@@ -1477,8 +1511,10 @@ static void tr_atexit(void)
         free(ev);
         return;
     }
-    fprintf(f, "# mpitempo-trace partial: rank %d of %d, no MPI_Finalize; timer %s, sync %s (MPI_Init model only)\n",
-            tr.rank, tr.size, tr.timer_name, tr.sync_str);
+    char why[64] = "";
+    if (tr_sig) snprintf(why, sizeof why, " (signal %d)", (int)tr_sig);
+    fprintf(f, "# mpitempo-trace partial: rank %d of %d, no MPI_Finalize%s; timer %s, sync %s (MPI_Init model only)\n",
+            tr.rank, tr.size, why, tr.timer_name, tr.sync_str);
     tr_csv_header(f);
     tr_csv_rows(f, ev, n);
     free(ev);

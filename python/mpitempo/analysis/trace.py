@@ -4,6 +4,8 @@ and the start skew of a chosen range of instances of one collective call. The st
 ``mpitempo.stats.trace``."""
 from __future__ import annotations
 
+import re
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +105,8 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
                 "note": "the application did not call MPI_Finalize: per-rank partial files, timestamps on the "
                         "MPI_Init clock model (no drift correction), no OTF2 or Perfetto output"}
         meta["incomplete_reason"] = _partial_reason(partial, meta["ranks"])
+        m = re.search(r"; timer (\S+),", _partial_header(partial[0]))
+        meta["timer"] = m.group(1) if m else None
         ev = _read_csv(partial, skip=1)
         check_events(ev, meta["ranks"], d / "partial", partial, skip=1)
         return meta, ev
@@ -139,15 +143,34 @@ def _partial_ranks(partial: list[Path]) -> int:
     return n if 1 <= n <= MAX_RANKS else len(partial)
 
 
+def _ranks_text(ranks: list[int]) -> str:
+    return ", ".join(map(str, ranks[:10])) + (f", ... ({len(ranks)})" if len(ranks) > 10 else "")
+
+
 def _partial_reason(partial: list[Path], ranks: int) -> str:
-    import re
+    """Why a partial trace is partial, from its files: the ranks a signal interrupted (the first line
+    says "(signal N)"), the ranks that wrote nothing (killed, or killed while writing: a .tmp left)."""
 
     have = {int(m.group(1)) for p in partial if (m := re.fullmatch(r"rank-(\d+)\.csv", p.name))}
-    missing = sorted(set(range(ranks)) - have)
+    sigs: dict[int, list[int]] = {}
+    for p in partial:
+        m = re.search(r"no MPI_Finalize \(signal (\d+)\)", _partial_header(p))
+        r = re.fullmatch(r"rank-(\d+)\.csv", p.name)
+        if m and r:
+            sigs.setdefault(int(m.group(1)), []).append(int(r.group(1)))
     why = "the application did not call MPI_Finalize"
+    for sig, rs in sorted(sigs.items()):
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        why += f"; interrupted by {name} on rank(s) {_ranks_text(sorted(rs))}"
+    missing = sorted(set(range(ranks)) - have)
     if missing:
-        shown = ", ".join(map(str, missing[:10])) + (f", ... ({len(missing)})" if len(missing) > 10 else "")
-        why += f"; rank(s) {shown} of {ranks} wrote no events (killed, or interrupted by a signal)"
+        d = partial[0].parent
+        cut = [r for r in missing if (d / f"rank-{r}.csv.tmp").exists()]
+        why += f"; rank(s) {_ranks_text(missing)} of {ranks} wrote no events (killed" + \
+               (f"; {_ranks_text(cut)} while writing them" if cut else "") + ")"
     return why
 
 
