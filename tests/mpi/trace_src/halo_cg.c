@@ -6,9 +6,12 @@
  * its own calls and prints them (rank 0: "calls: sends S allreduces A" summed over the ranks), so a
  * trace can be checked against it.
  *
- *   halo_cg [--iters N] [--n LOCAL] [--levels L]
+ *   halo_cg [--iters N] [--n LOCAL] [--levels L] [--die RANK:ITER[:SIGNAL]]
+ *
+ * --die: rank RANK ends at iteration ITER without MPI_Finalize, by exit(3) or by raising SIGNAL.
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +68,12 @@ static void vcycle(double *z, const double *r, int n, int level, int levels, dou
 
 int main(int argc, char **argv)
 {
-    int iters = 200, n = 4096, levels = 4;
+    int iters = 200, n = 4096, levels = 4, die_rank = -1, die_iter = 0, die_sig = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--n")) n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--levels")) levels = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--die")) sscanf(argv[i + 1], "%d:%d:%d", &die_rank, &die_iter, &die_sig);
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -81,6 +85,12 @@ int main(int argc, char **argv)
     memcpy(p, z, (n + 2) * sizeof *p);
     double rz = dot(r, z, n);
     for (int it = 0; it < iters; it++) {
+        if (rank == die_rank && it == die_iter) {
+            fprintf(stderr, "halo_cg: rank %d ends at iteration %d (%s %d)\n", rank, it, die_sig ? "signal" : "exit",
+                    die_sig ? die_sig : 3);
+            if (die_sig) raise(die_sig);
+            exit(3);
+        }
         spmv(ap, p, n);
         double alpha = rz / dot(p, ap, n);
         for (int i = 1; i <= n; i++) x[i] += alpha * p[i], r[i] -= alpha * ap[i];
