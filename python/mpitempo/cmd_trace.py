@@ -19,7 +19,8 @@ from mpitempo.errors import MtError
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
 from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_calls, check_sync,  # noqa: F401
                              find_app, find_library, preload_shim)
-from mpitempo.present.trace import show_campaign
+from mpitempo.io.paths import PLOT_FORMATS, check_output_file
+from mpitempo.present.trace import print_summary, show_campaign
 
 ON_FULL = ("stop", "wrap")
 MAX_BUFFER = 1_000_000_000
@@ -233,8 +234,6 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     out = Path(outdir)
     check_outdir(out)
     if plot_path:
-        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
-
         pp = Path(plot_path)
         if pp.parent.resolve() == out.resolve():   # into the trace directory, checked above, made by the run
             if pp.suffix[1:].lower() not in PLOT_FORMATS:
@@ -303,8 +302,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     if as_json or analyse or plot_path:
         _show(out, None, None, plot_path, as_json, launch_over=lw.oversubscribed)
     else:   # the record only: the analysis reads every event (mpitempo trace DIR, on demand)
-        from mpitempo.analysis.trace import record
-        from mpitempo.present.trace import print_summary
+        from mpitempo.analysis.trace_record import record   # no numpy: no analysis
 
         res = record(out)
         res["oversubscribed"] = res["oversubscribed"] or lw.oversubscribed
@@ -434,8 +432,6 @@ def show(tracedir, call, rng, plot_path, as_json):
       mpitempo trace amg-trace --call allreduce --range 100:110 --plot gantt.png --json
     """
     if plot_path:
-        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
-
         check_output_file(plot_path, "the plot", PLOT_FORMATS)
     if is_campaign(Path(tracedir)):
         if plot_path:
@@ -464,6 +460,4 @@ def _show(d: Path, call, rng, plot_path, as_json, launch_over: bool = False) -> 
 
         print_json(res)
         return
-    from mpitempo.present.trace import print_summary
-
     print_summary(res)
