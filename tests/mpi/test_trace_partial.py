@@ -103,3 +103,16 @@ def test_interrupted_run_keeps_what_ranks_recorded(cli, halo_cg, tmp_path):
     res = json.loads(so)
     assert res["complete"] is False and "interrupted by SIGTERM on rank(s)" in res["incomplete_reason"]
     assert res["events"] > 0
+
+
+def test_campaign_report_marks_partial_runs(cli, halo_cg, tmp_path):
+    camp = tmp_path / "camp"
+    code, _, err = cli("trace", "run", "--quiet", "-n", "2", "--mpiruns", "2", "--buffer", "40", "-o", camp, "--",
+                       halo_cg, "--iters", "10", "--n", "64")
+    assert code == 0, err
+    code, so, err = cli("trace", camp, "--json")
+    assert code == 0, err
+    res = json.loads(so)
+    assert len(res["runs_partial_trace"]) == 2 and all(r["complete"] is False for r in res["runs"])
+    code, so, _ = cli("trace", camp)
+    assert code == 0 and so.count("INCOMPLETE run ") == 2 and "(incomplete)" in so
