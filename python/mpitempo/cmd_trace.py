@@ -283,10 +283,12 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         from mpitempo.io.safefs import safe_write_text
 
         safe_write_text(out / "launch.json", json.dumps(rec, indent=2) + "\n", out)   # never through a link
-    if interrupted is not None:
+    if interrupted is not None:   # what the ranks kept, then mpitempo's "interrupted" (exit 130) as everywhere
         partial = out / "partial"
-        raise MtError("interrupted: the application was stopped" + (
-            f"; per-rank partial events in {partial} (mpitempo trace {out})" if partial.is_dir() else ""), code=130)
+        if partial.is_dir():
+            print(f"mpitempo trace: the application was stopped: per-rank partial events in {partial} (INCOMPLETE; "
+                  f"mpitempo trace {out} says what is missing)", file=sys.stderr)
+        raise interrupted
     if not (out / "trace.json").exists():
         partial = out / "partial"
         if partial.is_dir():
