@@ -81,3 +81,35 @@ def test_reader_finds_unmatched_messages(cli, halo_cg, tmp_path):
     res, sends, _ = _trace(cli, halo_cg, 2, tmp_path / "nosend", "--calls", "send,wait,allreduce,reduce")
     chk = check(res["otf2"])
     assert not chk["ok"] and chk["sends_unmatched"] == sends and chk["messages_matched"] == 0
+
+
+def test_trace_run_analyses_on_demand(cli, halo_cg, tmp_path):
+    """After the run, trace run prints the trace's record only (no analysis, no plot: the cost after
+    the application is nil); --analyse gives the analysis, --plot FILE draws the Gantt chart too."""
+    out = tmp_path / "rec"
+    code, so, err = cli("trace", "run", "-n", "2", "-o", out, "--", halo_cg, "--iters", "5", "--n", "64")
+    assert code == 0, err
+    assert f"analysis (clock-condition violations, start skew, wait states; --plot FILE for the Gantt chart): " \
+           f"mpitempo trace {out}" in so.replace("\n", "")
+    flat = so.replace("\n", "")
+    assert "clock-condition violations: raw" not in flat and "wait states on the global clock" not in flat
+    assert not list(out.glob("*.png"))
+    plot = tmp_path / "pl" / "gantt.png"
+    code, so, err = cli("trace", "run", "-n", "2", "--plot", plot, "-o", tmp_path / "pl", "--", halo_cg, "--iters",
+                        "5", "--n", "64")
+    assert code == 0, err
+    assert plot.stat().st_size > 0 and "clock-condition violations: raw" in so and f"plot: {plot}" in so.replace("\n", "")
+    code, so, err = cli("trace", "run", "-n", "2", "--analyse", "-o", tmp_path / "an", "--", halo_cg, "--iters", "5",
+                        "--n", "64")
+    assert code == 0 and "clock-condition violations: raw" in so and not list((tmp_path / "an").glob("*.png"))
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--plot", "{d}/g.jpg"], "cannot write the plot '{d}/g.jpg': give a file name ending in .png, .pdf or .svg"),
+    (["--analyse", "--mpiruns", "2"], "--analyse goes with a single mpirun"),
+    (["--plot", "g.png", "--mpiruns", "2"], "--plot goes with a single mpirun"),
+])
+def test_analysis_options_refused_before_launch(cli, tmp_path, args, msg):
+    d = tmp_path / "never"
+    code, _, err = cli("trace", "run", "-n", "2", *[a.format(d=d) for a in args], "-o", d, "--", "/bin/true")
+    assert code == 2 and msg.format(d=d) in err and not d.exists(), err
