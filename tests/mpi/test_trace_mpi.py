@@ -214,7 +214,9 @@ def test_no_finalize_keeps_partial(cli, amg, tmp_path):
 def test_timeout_kills_the_run(cli, amg, tmp_path):
     code, _, err = cli("trace", "run", "-n", "2", "--timeout", "3", "-o", tmp_path / "slow", "--", amg,
                        "--iters", "1000000")
-    assert code != 0 and "no trace written: the application timed out" in err, err
+    # the ranks stopped by SIGTERM keep their events when they can write them within the grace period
+    assert code != 0 and ("no trace written: the application timed out" in err
+                          or "the application timed out after 3 s and was stopped: per-rank partial events" in err), err
 
 
 def test_oversubscribed_is_flagged(cli, amg, tmp_path):
