@@ -21,6 +21,7 @@ from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_ca
                              find_app, find_library, preload_shim)
 from mpitempo.io.paths import PLOT_FORMATS, check_output_file
 from mpitempo.present.trace import print_summary, show_campaign
+from mpitempo.runner import watchdog
 
 ON_FULL = ("stop", "wrap")
 MAX_BUFFER = 1_000_000_000
@@ -272,7 +273,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
               + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
     interrupted = None
     try:
-        status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+        status, rc = _run(lw.argv, env, timeout_s, quiet=as_json, app=app_path)
     except KeyboardInterrupt as e:   # Ctrl-C, SIGTERM, SIGHUP: the job was stopped; keep what the ranks wrote
         status, rc, interrupted = "interrupted", None, e
     if out.is_dir():   # what was launched, beside the trace
@@ -377,10 +378,40 @@ def is_campaign(d: Path) -> bool:
     return (d / "campaign.toml").is_file() and (d / "runs").is_dir() and not (d / "trace.json").exists()
 
 
-def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, int | None]:
+RANK_GRACE_S = 2.5   # how long the ranks of a stopped run get to write their partial files
+
+
+def _stop_ranks_first(p, app: str | None) -> None:
+    """SIGTERM to the application's processes themselves before the job is stopped, and up to
+    RANK_GRACE_S for them to end: each writes its partial events (the tracer's handler) and waits
+    for the others' files. Signalling the launcher instead makes MPICH's hydra answer with SIGKILL
+    to every rank within milliseconds, mid-write."""
+    import signal
+    import time
+
+    if not app:
+        return
+    real = os.path.realpath(app)
+    ranks = []
+    for pid in watchdog.descendants(p.pid):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == real:
+                ranks.append(pid)
+        except OSError:
+            continue
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + RANK_GRACE_S
+    while ranks and time.monotonic() < deadline and any(watchdog.alive(pid) for pid in ranks):
+        time.sleep(0.05)
+
+
+def _run(argv: list[str], env: dict, timeout: float, quiet: bool, app: str | None = None) -> tuple[str, int | None]:
     """The job under a watchdog (runner.watchdog: no rank outlives mpitempo), in its own session;
     SIGTERM and SIGHUP stop it as Ctrl-C does. The application's output goes to stderr with --json."""
-    from mpitempo.runner import watchdog
     from mpitempo.runner.lock import signals_interrupt
 
     out = None
@@ -399,9 +430,11 @@ def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, 
             rc = p.returncode
             watchdog.finish(p)
         except subprocess.TimeoutExpired:
+            _stop_ranks_first(p, app)
             watchdog.stop(p)
             return "timeout", p.returncode
         except KeyboardInterrupt:   # Ctrl-C, SIGTERM, SIGHUP: the job is stopped, then mpitempo exits
+            _stop_ranks_first(p, app)
             watchdog.stop(p)
             raise
     if text:

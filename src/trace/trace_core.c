@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "mpitempo/clock.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <math.h>
@@ -1470,11 +1471,32 @@ int MPI_Finalize(void)
 static volatile sig_atomic_t tr_sig;
 static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP};
 
+/* the partial files written so far (rank-R.csv, not the .tmp of one being written) */
+static int tr_partial_count(void)
+{
+    char d[4200];
+    snprintf(d, sizeof d, "%s/partial", tr.dir);
+    DIR *dp = opendir(d);
+    if (!dp) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        size_t l = strlen(e->d_name);
+        n += l > 4 && !strncmp(e->d_name, "rank-", 5) && !strcmp(e->d_name + l - 4, ".csv");
+    }
+    closedir(dp);
+    return n;
+}
+
 static void tr_on_signal(int sig)
 {
     if (!tr_sig) {
         tr_sig = sig;
         tr_atexit();
+        /* A launcher ends the other ranks (SIGKILL) as soon as one has ended: wait up to 2 s for the
+         * files of every rank that got the signal too, then end as the signal says. */
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        for (int i = 0; i < 100 && tr_partial_count() < tr.size; i++) nanosleep(&nap, NULL);
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -1488,7 +1510,8 @@ static void tr_catch_signals(void)
             continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = tr_on_signal;
-        sigemptyset(&sa.sa_mask);
+        sigemptyset(&sa.sa_mask);   /* the launcher may send another of them while the file is written */
+        for (size_t k = 0; k < sizeof tr_sigs / sizeof tr_sigs[0]; k++) sigaddset(&sa.sa_mask, tr_sigs[k]);
         sigaction(tr_sigs[i], &sa, NULL);
     }
 }

@@ -172,7 +172,7 @@ FUNCTION_LEVEL: dict[str, int] = {
     "analysis/trace_sites.py": 2, "analysis/tune.py": 1, "build.py": 1, "cli.py": 2, "cmd_barrier.py": 16,
     "cmd_clocks.py": 5, "cmd_compare.py": 3, "cmd_drift.py": 10, "cmd_history.py": 6, "cmd_imbalance.py": 13,
     "cmd_info.py": 6, "cmd_pingpong.py": 13, "cmd_report.py": 13, "cmd_run.py": 10, "cmd_store.py": 17,
-    "cmd_summary.py": 6, "cmd_trace.py": 15, "cmd_tree.py": 20, "cmd_tune.py": 53, "cmd_which.py": 2,
+    "cmd_summary.py": 6, "cmd_trace.py": 14, "cmd_tree.py": 20, "cmd_tune.py": 53, "cmd_which.py": 2,
     "history/analyze.py": 1, "history/store.py": 8, "io/campaign.py": 9, "io/columnar.py": 4, "io/kindcsv.py": 4,
     "io/params.py": 2, "io/perrank.py": 1, "io/pingpong.py": 5, "io/platform.py": 2, "io/rundir.py": 7,
     "io/toml_schema.py": 1, "io/tree.py": 7, "io/tuning_files.py": 10, "kinds/__init__.py": 2, "kinds/base.py": 1,
