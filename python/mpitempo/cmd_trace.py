@@ -25,7 +25,9 @@ from mpitempo.io.safefs import safe_write_text
 from mpitempo.options import json_option, launcher_option, mpicc_option, np_option
 from mpitempo.tracer import (GROUPS, LIBNAME, SMPI_REFUSAL, call_table, check_calls, check_sync,  # noqa: F401
                              find_app, find_library, preload_shim)
-from mpitempo.present.trace import show_campaign
+from mpitempo.io.paths import PLOT_FORMATS, check_output_file
+from mpitempo.present.trace import print_summary, show_campaign
+from mpitempo.runner import watchdog
 
 ON_FULL = ("stop", "wrap")
 MAX_BUFFER = 1_000_000_000
@@ -180,13 +182,20 @@ def check_outdir(d: Path) -> None:
               help="With --resume: consent to the commands stored in DIR/campaign.toml (the application, and a "
                    "launcher or compiler that is not yours); without it they are shown and asked for.")
 @click.option("--quiet", is_flag=True, help="Campaigns: no progress lines.")
+@click.option("--analyse", "analyse", is_flag=True,
+              help="After the run, analyse the trace as `mpitempo trace DIR` does (clock-condition violations, "
+                   "start skew, wait states; implied by --json and --plot). Without it the run prints the trace's "
+                   "record only (events, clock sync, files), which costs no time after the application.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE",
+              help="After the run, draw the Gantt chart (raw vs global clock) to FILE (.png, .pdf, .svg), e.g. "
+                   "DIR/gantt.png.  [default: none; `mpitempo trace DIR --plot FILE` draws it later]")
 @click.option("--platform", default=None, metavar="FILE.xml",
               help="Refused: the tracer cannot run on a simulated platform (SimGrid/SMPI); the reason is printed "
                    "(docs/simulation.md).")
 @json_option
 @click.argument("app", nargs=-1, required=False, type=click.UNPROCESSED)
 def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns, resume_dir, yes,
-        quiet, platform, as_json, app):
+        quiet, analyse, plot_path, platform, as_json, app):
     """Run an unmodified MPI application APP [ARGS] (after --) with the tracer preloaded.
 
     With --mpiruns N (N > 1) the application runs N times as a campaign like every kind of run
@@ -203,6 +212,9 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     if platform is not None or (mpicc and Path(mpicc).name.startswith("smpicc")):
         raise MtError(SMPI_REFUSAL)
     if resume_dir or mpiruns != 1:
+        if analyse or plot_path:
+            raise MtError(f"{'--analyse' if analyse else '--plot'} goes with a single mpirun: a campaign's summary "
+                          "always analyses every run; draw one run with mpitempo trace DIR/runs/<id> --plot FILE")
         return _run_campaign(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeout_s, mpiruns,
                              resume_dir, yes, quiet, as_json, app)
     if yes:
@@ -230,6 +242,14 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     check_trace_memory(np, buffer, launcher)   # every rank allocates --buffer events at MPI_Init
     out = Path(outdir)
     check_outdir(out)
+    if plot_path:
+        pp = Path(plot_path)
+        if pp.parent.resolve() == out.resolve():   # into the trace directory, checked above, made by the run
+            if pp.suffix[1:].lower() not in PLOT_FORMATS:
+                raise MtError(f"cannot write the plot '{plot_path}': give a file name ending in "
+                              f"{', '.join('.' + f for f in PLOT_FORMATS[:-1])} or .{PLOT_FORMATS[-1]}")
+        else:
+            check_output_file(plot_path, "the plot", PLOT_FORMATS)
     try:
         calls = check_calls(calls, call_table())
     except FileNotFoundError:
@@ -254,6 +274,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     if sync:
         env_vars["MPITEMPO_TRACE_SYNC"] = sync
     cmd = ["env", *[f"{k}={v}" for k, v in env_vars.items()], *preload_shim(lib), app_path, *app[1:]]
+    interrupted, whole = None, False
     try:
         lw = make_launch(build, np, cmd, launcher)
         warn_short_timeout(timeout_s, "--timeout")
@@ -261,7 +282,10 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
         if not as_json:
             print(f"mpitempo trace: {np} ranks, {' '.join(app)} -> {out}"
                   + (" (oversubscribed: timings are not meaningful)" if lw.oversubscribed else ""), file=sys.stderr)
-        status, rc = _run(lw.argv, env, timeout_s, quiet=as_json)
+        try:
+            status, rc = _run(lw.argv, env, timeout_s, quiet=as_json, app=app_path)
+        except KeyboardInterrupt as e:   # Ctrl-C, SIGTERM, SIGHUP: the job was stopped; keep what the ranks wrote
+            status, rc, interrupted = "interrupted", None, e
         whole = _trace_whole(stage)
         if whole or (stage / "partial").is_dir():   # what was launched, beside the trace
             rec = dict(lw.to_json(), app=[app_path, *app[1:]], status=status, returncode=rc,
@@ -269,7 +293,7 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
                        staged_as=stage.name)
             safe_write_text(stage / "launch.json", json.dumps(rec, indent=2) + "\n", stage)   # never through a link
             _publish(stage, out)
-        elif any(stage.iterdir()):   # the tracer began writing at MPI_Finalize and could not finish
+        elif interrupted is None and any(stage.iterdir()):   # the tracer began writing at MPI_Finalize, could not finish
             full = _disk_full(stage)
             raise MtError(f"no trace written: the tracer could not finish writing it ("
                           + (f"the file system of '{out}' is full, {full}" if full else
@@ -279,17 +303,32 @@ def run(np, launcher, mpicc, sync, timer, calls, buffer, on_full, outdir, timeou
     finally:
         if stage.exists():   # a trace that is not whole (a full disk, a signal): never under the final name
             shutil.rmtree(stage, ignore_errors=True)
+    if interrupted is not None:   # what the ranks kept, then mpitempo's "interrupted" (exit 130) as everywhere
+        partial = out / "partial"
+        if partial.is_dir():
+            print(f"mpitempo trace: the application was stopped: per-rank partial events in {partial} (INCOMPLETE; "
+                  f"mpitempo trace {out} says what is missing)", file=sys.stderr)
+        raise interrupted
     if not whole:
         partial = out / "partial"
         if partial.is_dir():
-            raise MtError(f"the application exited without MPI_Finalize ({status}, exit code {rc}): "
-                          f"per-rank partial events in {partial}")
+            how = f"timed out after {timeout_s:g} s and was stopped" if status == "timeout" else \
+                f"exited without MPI_Finalize ({status}, exit code {rc})"
+            raise MtError(f"the application {how}: per-rank partial events in {partial} (INCOMPLETE; "
+                          f"mpitempo trace {out} says what is missing)", code=rc if rc and rc > 0 else 1)
         if status != "ok":
             raise MtError(f"no trace written: the application {'timed out' if status == 'timeout' else status} "
                           f"(exit code {rc}) before MPI_Finalize", code=rc if rc and rc > 0 else 1)
         raise MtError(f"no trace written (exit code {rc}): the application did not initialise MPI, "
                       "or the tracer disabled itself (its warning is above)")
-    _show(out, None, None, str(out / "gantt.png"), as_json, launch_over=lw.oversubscribed)
+    if as_json or analyse or plot_path:
+        _show(out, None, None, plot_path, as_json, launch_over=lw.oversubscribed)
+    else:   # the record only: the analysis reads every event (mpitempo trace DIR, on demand)
+        from mpitempo.analysis.trace_record import record   # no numpy: no analysis
+
+        res = record(out)
+        res["oversubscribed"] = res["oversubscribed"] or lw.oversubscribed
+        print_summary(res)
     if status != "ok":
         raise MtError(f"the application failed ({status}, exit code {rc}); the trace was written to {out}",
                       code=rc if rc and rc > 0 else 1)
@@ -418,10 +457,40 @@ def is_campaign(d: Path) -> bool:
     return (d / "campaign.toml").is_file() and (d / "runs").is_dir() and not (d / "trace.json").exists()
 
 
-def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, int | None]:
+RANK_GRACE_S = 2.5   # how long the ranks of a stopped run get to write their partial files
+
+
+def _stop_ranks_first(p, app: str | None) -> None:
+    """SIGTERM to the application's processes themselves before the job is stopped, and up to
+    RANK_GRACE_S for them to end: each writes its partial events (the tracer's handler) and waits
+    for the others' files. Signalling the launcher instead makes MPICH's hydra answer with SIGKILL
+    to every rank within milliseconds, mid-write."""
+    import signal
+    import time
+
+    if not app:
+        return
+    real = os.path.realpath(app)
+    ranks = []
+    for pid in watchdog.descendants(p.pid):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == real:
+                ranks.append(pid)
+        except OSError:
+            continue
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + RANK_GRACE_S
+    while ranks and time.monotonic() < deadline and any(watchdog.alive(pid) for pid in ranks):
+        time.sleep(0.05)
+
+
+def _run(argv: list[str], env: dict, timeout: float, quiet: bool, app: str | None = None) -> tuple[str, int | None]:
     """The job under a watchdog (runner.watchdog: no rank outlives mpitempo), in its own session;
     SIGTERM and SIGHUP stop it as Ctrl-C does. The application's output goes to stderr with --json."""
-    from mpitempo.runner import watchdog
     from mpitempo.runner.lock import signals_interrupt
 
     out = None
@@ -440,9 +509,11 @@ def _run(argv: list[str], env: dict, timeout: float, quiet: bool) -> tuple[str, 
             rc = p.returncode
             watchdog.finish(p)
         except subprocess.TimeoutExpired:
+            _stop_ranks_first(p, app)
             watchdog.stop(p)
             return "timeout", p.returncode
         except KeyboardInterrupt:   # Ctrl-C, SIGTERM, SIGHUP: the job is stopped, then mpitempo exits
+            _stop_ranks_first(p, app)
             watchdog.stop(p)
             raise
     if text:
@@ -475,8 +546,6 @@ def show(tracedir, call, rng, plot_path, as_json):
       mpitempo trace amg-trace --call allreduce --range 100:110 --plot gantt.png --json
     """
     if plot_path:
-        from mpitempo.io.paths import PLOT_FORMATS, check_output_file
-
         check_output_file(plot_path, "the plot", PLOT_FORMATS)
     if is_campaign(Path(tracedir)):
         if plot_path:
@@ -505,6 +574,4 @@ def _show(d: Path, call, rng, plot_path, as_json, launch_over: bool = False) -> 
 
         print_json(res)
         return
-    from mpitempo.present.trace import print_summary
-
     print_summary(res)

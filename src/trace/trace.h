@@ -251,5 +251,7 @@ tr_otf2_t *tr_otf2_open(const char *dir, int nranks, const tr_gcomm_t *comms, in
 int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev, int64_t n, double t_origin,
                  char *err);
 int tr_otf2_close(tr_otf2_t *o, double t_origin, double t_last, char *err);
+/* an archive property (anchor file) MPITEMPO::NAME = value, written at tr_otf2_close */
+void tr_otf2_property(tr_otf2_t *o, const char *name, const char *value);
 
 #endif

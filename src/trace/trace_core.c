@@ -8,7 +8,9 @@
 #include "base/json.h"
 #include "mpitempo/clock.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -704,6 +706,7 @@ static int tr_lazy(MPI_Comm comm)
 }
 
 static void tr_atexit(void);
+static void tr_catch_signals(void);
 
 /* the set-up after PMPI_Init; any failure leaves the tracer off */
 static void tr_start(void)
@@ -764,6 +767,7 @@ static void tr_start(void)
     tr.walltime0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     tr.enabled = 1;
     atexit(tr_atexit);
+    tr_catch_signals();
     PMPI_Barrier(tr.comm);
     tr.tk_start = tr.timer.t->now();
     tr.on = 1;
@@ -964,6 +968,23 @@ static int tr_ngc;
 
 static void tr_gid_str(uint64_t gid, char *buf, size_t len) { snprintf(buf, len, "%llx", (unsigned long long)gid); }
 
+/* Whether the trace holds every event of the run (0: the reason in buf): a full buffer loses events. */
+static int tr_complete(const tr_rank_info_t *info, char *buf, size_t len)
+{
+    int64_t drop = 0, over = 0, full = 0;
+    for (int r = 0; r < tr.size; r++) {
+        drop += info[r].dropped;
+        over += info[r].recorded - info[r].kept;
+        full += info[r].recorded > tr.cap || info[r].dropped > 0;
+    }
+    buf[0] = 0;
+    if (!drop && !over) return 1;
+    snprintf(buf, len, "buffer full on %lld of %d ranks (--buffer %lld, --on-full %s): %lld events not recorded, "
+             "%lld overwritten", (long long)full, tr.size, (long long)tr.cap, tr.wrap ? "wrap" : "stop",
+             (long long)drop, (long long)over);
+    return 0;
+}
+
 static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_max, int files_ok, const char *why)
 {
     mt_json_t j;
@@ -971,6 +992,9 @@ static void tr_write_meta(FILE *f, const tr_rank_info_t *info, double fin_sync_m
     mt_json_obj_begin(&j);
     mt_json_kstr(&j, "format", "mpitempo-trace");
     mt_json_kint(&j, "format_version", 2);
+    char why_inc[256];
+    mt_json_kbool(&j, "complete", tr_complete(info, why_inc, sizeof why_inc));
+    if (why_inc[0]) mt_json_kstr(&j, "incomplete_reason", why_inc);
     mt_json_kint(&j, "ranks", tr.size);
     mt_json_kbool(&j, "oversubscribed", tr.oversubscribed);
     mt_json_kstr(&j, "timer", tr.timer_name);
@@ -1364,6 +1388,10 @@ static void tr_finish(void)
         }
         int files = 0;
         if (o) {
+            char why_inc[256];   /* the archive says whether it is partial (otf2-print -I) */
+            int whole = tr_complete(info, why_inc, sizeof why_inc);
+            tr_otf2_property(o, "TRACE_COMPLETE", whole ? "true" : "false");
+            if (!whole) tr_otf2_property(o, "TRACE_INCOMPLETE_REASON", why_inc);
             if (tr_otf2_close(o, t_origin, t_last, err) == MT_OK) files |= 2;
             else {
                 tr_warn("OTF2: %s", err);
@@ -1444,6 +1472,59 @@ int MPI_Finalize(void)
 /* An application that exits without MPI_Finalize: each rank keeps what it
  * recorded in DIR/partial/rank-R.csv, on the MPI_Init model (no drift
  * correction, no OTF2 or Perfetto files). */
+/* A run interrupted (Ctrl-C, the launcher's or a timeout's SIGTERM, a hang-up) keeps what its ranks
+ * recorded, as a run without MPI_Finalize does, its first line naming the signal; then the signal's
+ * default action. Only where the application left the default disposition. Not async-signal-safe
+ * (stdio, malloc): a signal that lands inside the application's malloc can hang the rank until the
+ * launcher's SIGKILL. */
+static volatile sig_atomic_t tr_sig;
+static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP};
+
+/* the partial files written so far (rank-R.csv, not the .tmp of one being written) */
+static int tr_partial_count(void)
+{
+    char d[4200];
+    snprintf(d, sizeof d, "%s/partial", tr.dir);
+    DIR *dp = opendir(d);
+    if (!dp) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        size_t l = strlen(e->d_name);
+        n += l > 4 && !strncmp(e->d_name, "rank-", 5) && !strcmp(e->d_name + l - 4, ".csv");
+    }
+    closedir(dp);
+    return n;
+}
+
+static void tr_on_signal(int sig)
+{
+    if (!tr_sig) {
+        tr_sig = sig;
+        tr_atexit();
+        /* A launcher ends the other ranks (SIGKILL) as soon as one has ended: wait up to 2 s for the
+         * files of every rank that got the signal too, then end as the signal says. */
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        for (int i = 0; i < 100 && tr_partial_count() < tr.size; i++) nanosleep(&nap, NULL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void tr_catch_signals(void)
+{
+    for (size_t i = 0; i < sizeof tr_sigs / sizeof tr_sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(tr_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tr_on_signal;
+        sigemptyset(&sa.sa_mask);   /* the launcher may send another of them while the file is written */
+        for (size_t k = 0; k < sizeof tr_sigs / sizeof tr_sigs[0]; k++) sigaddset(&sa.sa_mask, tr_sigs[k]);
+        sigaction(tr_sigs[i], &sa, NULL);
+    }
+}
+
 static void tr_atexit(void)
 {
     if (!tr.enabled || tr.finalized || !tr.ev) return;
@@ -1462,8 +1543,10 @@ static void tr_atexit(void)
         free(ev);
         return;
     }
-    fprintf(f, "# mpitempo-trace partial: rank %d of %d, no MPI_Finalize; timer %s, sync %s (MPI_Init model only)\n",
-            tr.rank, tr.size, tr.timer_name, tr.sync_str);
+    char why[64] = "";
+    if (tr_sig) snprintf(why, sizeof why, " (signal %d)", (int)tr_sig);
+    fprintf(f, "# mpitempo-trace partial: rank %d of %d, no MPI_Finalize%s; timer %s, sync %s (MPI_Init model only)\n",
+            tr.rank, tr.size, why, tr.timer_name, tr.sync_str);
     tr_csv_header(f);
     tr_csv_rows(f, ev, n);
     free(ev);

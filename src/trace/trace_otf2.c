@@ -351,6 +351,13 @@ static void tr_comm_name(const tr_gcomm_t *c, char *buf, size_t len)
                  (unsigned long long)(c->gid & 0xffffffffu));
 }
 
+void tr_otf2_property(tr_otf2_t *o, const char *name, const char *value)
+{
+    char key[128];
+    snprintf(key, sizeof key, "MPITEMPO::%s", name);
+    OTF2_Archive_SetProperty(o->a, key, value, true);
+}
+
 int tr_otf2_close(tr_otf2_t *o, double t_origin, double t_last, char *err)
 {
     int bad = OTF2_Archive_CloseEvtFiles(o->a) != OTF2_SUCCESS;
@@ -470,6 +477,7 @@ int tr_otf2_rank(tr_otf2_t *o, int rank, const char *host, const tr_out_ev_t *ev
     (void)o, (void)rank, (void)host, (void)ev, (void)n, (void)t_origin;
     return mt_fail(err, MT_EUNSUP, "built without OTF2");
 }
+void tr_otf2_property(tr_otf2_t *o, const char *name, const char *value) { (void)o, (void)name, (void)value; }
 int tr_otf2_close(tr_otf2_t *o, double t_origin, double t_last, char *err)
 {
     (void)o, (void)t_origin, (void)t_last;

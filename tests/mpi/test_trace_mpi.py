@@ -100,7 +100,8 @@ def test_default_trace_files_and_contract(default_trace):
     meta = json.loads((out / "trace.json").read_text())
     assert meta["buffer"]["events_dropped"] == 0 and meta["sync"]["interpolated"] is True
     # OTF2 is optional (.ci/run): the archive is there exactly when the core was built with it
-    assert sorted(p.name for p in out.iterdir()) == sorted(["events.csv", "gantt.png", "launch.json",
+    # no gantt.png: trace run draws it only with --plot (issue 33: the analysis and plot on demand)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["events.csv", "launch.json",
                                                             "not_recorded.json", "perfetto.json", "sites.tsv",
                                                             "trace.json"]
                                                            + ["otf2"] * (res["otf2"] is not None))
@@ -205,7 +206,9 @@ def test_no_finalize_keeps_partial(cli, amg, tmp_path):
 def test_timeout_kills_the_run(cli, amg, tmp_path):
     code, _, err = cli("trace", "run", "-n", "2", "--timeout", "3", "-o", tmp_path / "slow", "--", amg,
                        "--iters", "1000000")
-    assert code != 0 and "no trace written: the application timed out" in err, err
+    # the ranks stopped by SIGTERM keep their events when they can write them within the grace period
+    assert code != 0 and ("no trace written: the application timed out" in err
+                          or "the application timed out after 3 s and was stopped: per-rank partial events" in err), err
 
 
 def test_oversubscribed_is_flagged(cli, amg, tmp_path):

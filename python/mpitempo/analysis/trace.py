@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from mpitempo.analysis.trace_record import (MAX_RANKS, _not_recorded, check_meta, file_name,  # noqa: F401
+                                            mark_complete, partial_meta, record)
 from mpitempo.analysis.trace_sites import trace_file_present as _present
 from mpitempo.errors import MtError
+from mpitempo.io.safeload import load_json
 from mpitempo.stats import trace as st
 
 COLUMNS = {"rank": "INTEGER", "seq": "BIGINT", "call": "VARCHAR", "kind": "VARCHAR",
@@ -76,8 +79,6 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise MtError(f"'{d}' is not a directory (expected a trace directory from 'mpitempo trace run')")
     meta_p = d / "trace.json"
     if _present(meta_p, d):
-        from mpitempo.io.safeload import load_json
-
         meta = load_json(meta_p)
         if not isinstance(meta, dict):
             raise MtError(f"'{meta_p}' is not a JSON object (expected an mpitempo trace record)")
@@ -87,70 +88,16 @@ def load(d: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
         ev_p = d / file_name(meta.get("events", "events.csv"), meta_p, "events")
         if not _present(ev_p, d):
             raise MtError(f"'{d}' has trace.json but no {ev_p.name}: incomplete trace directory")
-        meta["complete"] = True
+        mark_complete(meta)
         ev = _read_csv([ev_p])
         check_events(ev, meta.get("ranks"), ev_p, [ev_p])
         return meta, ev
-    partial = []
-    if _present(d / "partial", d, want="dir"):
-        partial = sorted((d / "partial").glob("rank-*.csv"))
-        for p in partial:
-            _present(p, d)
+    meta, partial = partial_meta(d)
     if partial:
-        meta = {"format": "mpitempo-trace", "complete": False, "ranks": len(partial), "otf2": None,
-                "perfetto": None, "sync": {"algorithm": _partial_sync(partial[0]), "duration_s": None,
-                                          "drift_at_end_s": None},
-                "note": "the application did not call MPI_Finalize: per-rank partial files, timestamps on the "
-                        "MPI_Init clock model (no drift correction), no OTF2 or Perfetto output"}
         ev = _read_csv(partial, skip=1)
-        check_events(ev, len(partial), d / "partial", partial, skip=1)
+        check_events(ev, meta["ranks"], d / "partial", partial, skip=1)
         return meta, ev
     raise MtError(f"'{d}' holds no trace (no trace.json, no partial/rank-*.csv)")
-
-
-MAX_RANKS = 1 << 24
-
-
-def file_name(v, meta_p: Path, key: str) -> str:
-    """A file name that trace.json records (events, not_recorded.file): a plain name inside the trace
-    directory, never a path elsewhere ('/etc/passwd', '../x')."""
-    if not isinstance(v, str) or not v or "/" in v or "\\" in v or v in (".", "..") or "\0" in v:
-        from mpitempo.safe_text import safe
-
-        raise MtError(f"'{meta_p}' names {key} file '{safe(v)}': expected a file name inside the trace directory")
-    return v
-
-
-def check_meta(meta: dict, meta_p: Path) -> None:
-    """The keys of trace.json that are read, of the types the tracer writes (one line naming the key)."""
-    def bad(key, want):
-        from mpitempo.safe_text import safe
-
-        raise MtError(f"'{meta_p}' is damaged: '{key}' is {safe(repr(meta.get(key)))[:80]}, expected {want}")
-
-    r = meta.get("ranks")
-    if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= MAX_RANKS:
-        bad("ranks", f"an integer 1..{MAX_RANKS}")
-    for key in ("buffer", "sync", "not_recorded"):
-        if meta.get(key) is not None and not isinstance(meta[key], dict):
-            bad(key, "an object")
-    for key in ("timer", "otf2", "perfetto", "note", "calls"):
-        if meta.get(key) is not None and not isinstance(meta[key], str):
-            bad(key, "a string")
-    if meta.get("communicators") is not None and not (
-            isinstance(meta["communicators"], list) and all(isinstance(x, dict) for x in meta["communicators"])):
-        bad("communicators", "a list of objects")
-    for v in (meta.get("buffer") or {}).values():
-        if v is not None and not isinstance(v, (int, float, str)):
-            bad("buffer", "an object of numbers")
-    for key in ("events_dropped", "events_overwritten", "ranks_full"):
-        v = (meta.get("buffer") or {}).get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            bad("buffer", f"an object whose {key} is an integer >= 0")
-    sync = meta.get("sync") or {}
-    for key in ("duration_s", "drift_at_end_s", "max_abs_offset_after_sync_s", "max_abs_offset_at_end_s"):
-        if sync.get(key) is not None and (isinstance(sync[key], bool) or not isinstance(sync[key], (int, float))):
-            bad("sync", f"an object whose {key} is a number")
 
 
 def check_events(ev: dict, ranks, where: Path, files: list[Path] | None = None, skip: int = 0) -> None:
@@ -200,11 +147,6 @@ def _line_of(files: list[Path], skip: int, rank: int, seq: int) -> tuple[Path | 
     return None, 0
 
 
-def _partial_sync(p: Path) -> str | None:
-    first = p.read_text(errors="replace").split("\n", 1)[0]
-    return first.split(" sync ", 1)[1].split(" ", 1)[0].rstrip(",") if " sync " in first else None
-
-
 def default_call(ev: dict) -> str | None:
     """MPI_Allreduce when traced, else the most frequent collective."""
     calls = [c for c, k in zip(ev["call"], ev["kind"]) if k in st.COLL_KINDS]
@@ -242,6 +184,7 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
     out = {
         "dir": str(d),
         "complete": meta.get("complete", True),
+        "incomplete_reason": meta.get("incomplete_reason"),
         "ranks": meta.get("ranks"),
         "events": n_ev,
         "oversubscribed": bool(meta.get("oversubscribed", False)),
@@ -277,28 +220,3 @@ def summarise(d: str | Path, call: str | None = None, rng: str | None = None) ->
     if meta.get("note"):
         out["note"] = meta["note"]
     return out, ev, chosen
-
-
-def _not_recorded(d: Path, meta: dict) -> dict | None:
-    """What the tracer saw and did not record (DIR/not_recorded.json): per MPI call, why and how
-    many calls over all ranks; None for traces without it (partial traces, older tracers)."""
-    p = d / file_name((meta.get("not_recorded") or {}).get("file", "not_recorded.json"), d / "trace.json",
-                      "not_recorded")
-    if not _present(p, d):
-        return None
-    from mpitempo.io.safeload import load_json
-
-    nr = load_json(p)
-    calls = nr.get("calls") if isinstance(nr, dict) else None
-    if not isinstance(calls, dict):
-        raise MtError(f"'{p}' is not a not-recorded list (expected an object with 'calls')")
-    for k, v in calls.items():
-        t = v.get("total") if isinstance(v, dict) else None
-        if not isinstance(v, dict) or isinstance(t, bool) or not isinstance(t, (int, type(None))) or (t or 0) < 0 \
-                or not isinstance(v.get("why"), (str, type(None))):
-            from mpitempo.safe_text import safe
-
-            raise MtError(f"'{p}' is damaged: the entry of '{safe(k)}' is not an object with 'why' (a string) and "
-                          "'total' (an integer >= 0)")
-    return {"file": str(p), "calls": {k: {"why": v.get("why"), "total": v.get("total")} for k, v in calls.items()},
-            "total": sum(int(v.get("total") or 0) for v in calls.values())}

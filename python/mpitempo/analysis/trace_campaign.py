@@ -58,6 +58,7 @@ def summarise_campaign(d: str | Path, call: str | None = None, rng: str | None =
     return {
         "dir": str(d), "campaign": True, "kind": "trace",
         "runs_complete": len(runs), "runs_failed": len(failed), "runs_incomplete": len(incomplete),
+        "runs_partial_trace": [r["run_id"] for r in runs if not r.get("complete", True)],
         "failed": [{"run_id": f.get("run_id"), "status": f.get("status"), "reason": f.get("reason")} for f in failed],
         "incomplete": incomplete,
         "oversubscribed": any(r["oversubscribed"] for r in runs),

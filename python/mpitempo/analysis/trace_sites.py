@@ -22,8 +22,6 @@ import stat
 import subprocess
 from pathlib import Path
 
-import numpy as np
-
 from mpitempo.errors import MtError
 
 SITES_FILE = "sites.tsv"
@@ -134,10 +132,12 @@ def _addr2line(obj: str, pcs: list[int]) -> list[tuple[str, str]]:
     return [(lines[2 * i].strip(), lines[2 * i + 1].split(" (discriminator")[0].strip()) for i in range(len(pcs))]
 
 
-def resolve(d: Path, ranks: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, dict[str, dict]]:
+def resolve(d: Path, ranks: "np.ndarray", sites: "np.ndarray") -> tuple["np.ndarray", dict[str, dict]]:  # noqa: F821
     """A label per event ("" when the event has no call site, or the trace no sites.tsv) and {label:
     {function, file, line, object, offset}}. ``sites`` are the hexadecimal addresses of events.csv's column."""
     n = len(ranks)
+    import numpy as np   # here: trace_file_present serves trace run's record, which reads no events
+
     labels = np.full(n, "", dtype=object)
     table = read_sites(d)
     info: dict[str, dict] = {}

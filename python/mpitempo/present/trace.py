@@ -16,6 +16,8 @@ def print_summary(r: dict) -> None:
     if not r["complete"]:
         head += " (INCOMPLETE)"
     c.print(head)
+    if not r["complete"]:
+        c.print(f"  INCOMPLETE: {safe(r.get('incomplete_reason') or 'not every event of the run is in the trace')}")
     if r.get("note"):
         c.print(f"  note: {safe(r['note'])}")
     if r["oversubscribed"]:
@@ -26,20 +28,18 @@ def print_summary(r: dict) -> None:
             f"(corrected), max |offset| at end {_us(s.get('max_abs_offset_at_end_s'))}")
     if s.get("note"):
         c.print(f"  sync note: {safe(s['note'])}")
-    b = r.get("buffer") or {}
-    if b.get("events_dropped") or b.get("events_overwritten"):
-        c.print(f"  buffer full on {b.get('ranks_full')} rank(s) ({b.get('on_full')}): "
-                f"{b.get('events_dropped', 0)} events not recorded, {b.get('events_overwritten', 0)} overwritten")
-    v = r["violations"]
-    c.print(f"  clock-condition violations: raw {r['violations_raw']} "
-            f"({v['raw']['p2p']} messages, {v['raw']['collective']} collective), "
-            f"global {r['violations_global']} ({v['global']['p2p']} messages, {v['global']['collective']} collective)"
-            f"; {v['raw']['messages']} messages, {v['raw']['collective_instances']} collective instances checked")
-    if r["call"]:
-        a, b2 = r["range"]
-        c.print(f"  {r['call']} instances {a}..{b2 - 1} of {r['call_instances']}: start skew max "
-                f"{_us(r['max_start_skew_raw_s'])} raw, {_us(r['max_start_skew_global_s'])} global; median "
-                f"{_us(r['median_start_skew_raw_s'])} raw, {_us(r['median_start_skew_global_s'])} global")
+    analysed = r.get("analysed", True)
+    v = r.get("violations")
+    if analysed:
+        c.print(f"  clock-condition violations: raw {r['violations_raw']} "
+                f"({v['raw']['p2p']} messages, {v['raw']['collective']} collective), "
+                f"global {r['violations_global']} ({v['global']['p2p']} messages, {v['global']['collective']} collective)"
+                f"; {v['raw']['messages']} messages, {v['raw']['collective_instances']} collective instances checked")
+        if r["call"]:
+            a, b2 = r["range"]
+            c.print(f"  {r['call']} instances {a}..{b2 - 1} of {r['call_instances']}: start skew max "
+                    f"{_us(r['max_start_skew_raw_s'])} raw, {_us(r['max_start_skew_global_s'])} global; median "
+                    f"{_us(r['median_start_skew_raw_s'])} raw, {_us(r['median_start_skew_global_s'])} global")
     comms = r.get("communicators") or []
     if comms:
         inter = sum(1 for x in comms if x.get("inter"))
@@ -58,6 +58,10 @@ def print_summary(r: dict) -> None:
     for k in ("otf2", "perfetto", "plot"):
         if r.get(k):
             c.print(f"  {k}: {safe(r[k])}")
+    if not analysed:
+        c.print(f"  analysis (clock-condition violations, start skew, wait states; --plot FILE for the Gantt chart): "
+                f"mpitempo trace {safe(r['dir'])}")
+        return
     ws = r.get("wait_states")
     if ws:
         from mpitempo.present.tables import print_fitted
@@ -101,10 +105,12 @@ def print_campaign(r: dict) -> None:
         c.print("  OVERSUBSCRIBED: more ranks than cores in some run; timings and waits include descheduling")
     rows = []
     for x in r["runs"]:
+        if not x.get("complete", True):
+            c.print(f"  INCOMPLETE run {safe(x['run_id'])}: {safe(x.get('incomplete_reason') or 'events lost')}")
         ws = x.get("wait_states") or {}
         total = sum(ws[p]["total_s"] for p in ws)
         s = x["sync"]
-        rows.append([x["run_id"], str(x["ranks"]), str(x["events"]), str(x["violations_raw"]),
+        rows.append([x["run_id"] + ("" if x.get("complete", True) else " (incomplete)"), str(x["ranks"]), str(x["events"]), str(x["violations_raw"]),
                      str(x["violations_global"]), _us(s.get("max_abs_offset_after_sync_s")), f"{total * 1e3:.3f}"])
     print_fitted("runs (each: mpitempo trace DIR/runs/<id>)",
                  [("run", "left"), ("ranks", "right"), ("events", "right"), ("viol. raw", "right"),
