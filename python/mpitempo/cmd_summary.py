@@ -52,11 +52,13 @@ def summary(campaign_dirs, filter_kind, tukey_k, cut_coef, per_run, process, plo
         if plot:
             from mpitempo.io.paths import PLOT_FORMATS, check_not_input, check_output_file
 
-            check_output_file(plot, "--plot", PLOT_FORMATS)   # matplotlib's formats, before anything is read
-            check_not_input(plot, campaign_dirs, "--plot")
             from mpitempo.io.paths import check_not_in_data_dir, check_replaceable, looks_like_plot
 
+            # a campaign's data first (the refusal that protects it), then matplotlib's formats: before anything
+            # is read
+            check_not_input(plot, campaign_dirs, "--plot")
             check_not_in_data_dir(plot, "--plot", top_ok=True)   # no campaign's data, not only those read
+            check_output_file(plot, "--plot", PLOT_FORMATS)
             check_replaceable(plot, "--plot", looks_like_plot)
         from mpitempo.present.processing import print_processing
 
