@@ -1,7 +1,7 @@
 /* A test program of libmpitempo-clock (tests/mpi/test_clocklib_mpi.py): every argument that may
  * differ between ranks is given as "A|B|..." (rank r takes the r-th alternative, the last one when
- * there are fewer; "@null" is NULL). Each rank prints one JSON line: its rank, the return code and
- * mtc_error() of the call, and what it read.
+ * there are fewer; "@null" is NULL). Rank 0 prints one JSON line per rank: its rank, the return code
+ * and mtc_error() of the call, and what it read.
  *
  *   probe create SPEC [TIMER [WAIT]]   mtc_create_ex, then (when every rank failed alike) a barrier
  *                                      and mtc_create with "skampi:pp=5": the ranks are still in step
@@ -9,6 +9,7 @@
 #include <mpitempo/clock.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,23 +24,38 @@ static char *pick(const char *alts, int rank, char *buf, size_t len)
     return strcmp(p, "@null") == 0 ? NULL : p;
 }
 
+/* the line of this rank, built in a buffer (rank 0 prints every rank's: lines never interleave) */
+#define LINE 4096
+static char line[LINE];
+static size_t used;
+
+static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void put(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line + used, LINE - used, fmt, ap);
+    va_end(ap);
+    if (n > 0) used = used + (size_t)n < LINE ? used + (size_t)n : LINE - 1;
+}
+
 static void json_str(const char *s)
 {
-    putchar('"');
+    put("\"");
     for (; s && *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
+        if (ch == '"' || ch == '\\') put("\\%c", ch);
+        else if (ch < 0x20) put("\\u%04x", ch);
+        else put("%c", ch);
     }
-    putchar('"');
+    put("\"");
 }
 
 static void num(double v)
 {
-    if (isnan(v)) printf("\"nan\"");
-    else if (isinf(v)) printf(v > 0 ? "\"inf\"" : "\"-inf\"");
-    else printf("%.17g", v);
+    if (isnan(v)) put("\"nan\"");
+    else if (isinf(v)) put(v > 0 ? "\"inf\"" : "\"-inf\"");
+    else put("%.17g", v);
 }
 
 int main(int argc, char **argv)
@@ -84,11 +100,17 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    printf("{\"rank\": %d, \"rc\": %d, \"agreed\": %d, \"after\": %d, \"value\": ", rank, rc, agreed, after);
+    put("{\"rank\": %d, \"rc\": %d, \"agreed\": %d, \"after\": %d, \"value\": ", rank, rc, agreed, after);
     num(value);
-    printf(", \"err\": ");
+    put(", \"err\": ");
     json_str(err);
-    printf("}\n");
+    put("}");
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char *all = rank == 0 ? malloc((size_t)size * LINE) : NULL;
+    MPI_Gather(line, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < size; r++) printf("%s\n", all + (size_t)r * LINE);
+    free(all);
     fflush(stdout);
     MPI_Finalize();
     return 0;
