@@ -107,7 +107,8 @@ def test_the_same_spec_spelled_differently_is_one_clock(build, prefix, probe):
 
 
 @pytest.mark.parametrize("t,shown", [("inf", "inf"), ("-inf", "-inf"), ("nan", "NaN"), ("-nan", "NaN"),
-                                     ("nan|-nan", "NaN")])
+                                     ("nan|-nan", "NaN")],
+                         ids=["inf", "minus-inf", "nan", "minus-nan", "nan-sign-per-rank"])
 def test_non_finite_time_is_refused_alike(build, prefix, probe, t, shown):
     """mtc_to_global of a non-finite local time: NaN and the same message on every rank (before: the model
     made inf on one rank and NaN on the other, and no message)."""
