@@ -148,8 +148,7 @@ static int agree_args(MPI_Comm comm, const char *fn, const mt_clib_args_t *mine,
 static int create(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out, const char *fn)
 {
     last_err[0] = 0;
-    if (!out) return fail(MTC_EINVAL, "mpitempo-clock: %s: the output pointer (out) is NULL", fn);
-    *out = NULL;
+    if (out) *out = NULL;
     int rc = mpi_usable();
     if (rc != MTC_OK) return rc;
     if (comm == MPI_COMM_NULL) return fail(MTC_EINVAL, "mpitempo-clock: %s: the communicator is MPI_COMM_NULL", fn);
@@ -167,8 +166,10 @@ static int create(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt
     const char *spec = defaulted ? MTC_DEFAULT_SYNC : sync_spec;
     char err[MT_ERRLEN] = "", where[MT_ERRLEN] = "";
 
-    mtc_clock_t *c = calloc(1, sizeof *c);
-    rc = c ? MT_OK : mt_fail(err, MT_ENOMEM, "%s: cannot allocate the clock", fn);
+    /* from here on every error is agreed: a NULL out on one rank must not leave the others waiting */
+    mtc_clock_t *c = NULL;
+    if (!out) rc = mt_fail(err, MT_EINVAL, "%s: the output pointer (out) is NULL", fn);
+    else if (!(c = calloc(1, sizeof *c))) rc = mt_fail(err, MT_ENOMEM, "%s: cannot allocate the clock", fn);
     if (rc == MT_OK && (wait < 0 || wait > 2))
         rc = mt_fail(err, MT_EINVAL, "%s: invalid wait mode %d in opt->wait (allowed: 0 auto, 1 spin, 2 sleep)", fn, wait);
     /* the spec is checked before anything is set up */

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    /* bad communicators and pointers (local checks: no rank waits for another) */
+    /* bad communicators (local checks: the same communicator on every rank) and pointers (agreed) */
     CHECK(mtc_create(MPI_COMM_WORLD, "hca3", NULL) == MTC_EINVAL);
     HAS(mtc_error(), "mtc_create: the output pointer (out) is NULL");
     CHECK(mtc_create(MPI_COMM_NULL, "hca3", &clk) == MTC_EINVAL && clk == NULL);

@@ -97,6 +97,16 @@ def test_ranks_giving_different_arguments_fail_alike(build, prefix, probe, args,
     assert [d["after"] for d in ranks] == [0, 0], ranks
 
 
+def test_a_null_output_pointer_on_one_rank_fails_alike(build, prefix, probe):
+    """out == NULL on rank 1 only: every rank returns MTC_EINVAL with the same message (before: rank 1
+    returned at once and rank 0 waited for it in the create call's agreement)."""
+    ranks, _ = run_probe(build, prefix, probe, "create", "skampi:pp=5", "@null", "0", "0|1")
+    assert [d["rc"] for d in ranks] == [2, 2] and all(d["agreed"] == 1 for d in ranks), ranks
+    assert ranks[0]["err"] == ranks[1]["err"] == \
+        "mpitempo-clock: mtc_create_ex: the output pointer (out) is NULL", ranks
+    assert [d["after"] for d in ranks] == [0, 0], ranks
+
+
 def test_the_same_spec_spelled_differently_is_one_clock(build, prefix, probe):
     """Specs are compared in their canonical form: 'skampi:pp=5' and the same with its defaults written out
     are the same clock."""

@@ -3,8 +3,10 @@
  * there are fewer; "@null" is NULL). Rank 0 prints one JSON line per rank: its rank, the return code
  * and mtc_error() of the call, and what it read.
  *
- *   probe create SPEC [TIMER [WAIT]]   mtc_create_ex, then (when every rank failed alike) a barrier
- *                                      and mtc_create with "skampi:pp=5": the ranks are still in step
+ *   probe create SPEC [TIMER [WAIT [NULLOUT]]]
+ *                                      mtc_create_ex (out NULL where NULLOUT is 1), then (when every
+ *                                      rank failed alike) a barrier and mtc_create with "skampi:pp=5":
+ *                                      the ranks are still in step
  *   probe to_global TIME               a clock ("skampi:pp=5"), then mtc_to_global(clk, TIME) */
 #include <mpitempo/clock.h>
 
@@ -73,7 +75,8 @@ int main(int argc, char **argv)
         const char *spec = pick(argv[2], rank, b1, sizeof b1);
         opt.timer = argc > 3 ? pick(argv[3], rank, b2, sizeof b2) : NULL;
         opt.wait = argc > 4 ? atoi(pick(argv[4], rank, b3, sizeof b3)) : 0;
-        rc = mtc_create_ex(MPI_COMM_WORLD, spec, &opt, &clk);
+        int nullout = argc > 5 ? atoi(pick(argv[5], rank, b3, sizeof b3)) : 0;
+        rc = mtc_create_ex(MPI_COMM_WORLD, spec, &opt, nullout ? NULL : &clk);
         snprintf(err, sizeof err, "%s", mtc_error());
         if (rc == MTC_OK) mtc_free(&clk);
         /* did every rank return? the same code? can they go on together? */
@@ -96,7 +99,7 @@ int main(int argc, char **argv)
             snprintf(err, sizeof err, "%s", mtc_error());
         }
     } else {
-        if (rank == 0) fprintf(stderr, "usage: probe create SPEC [TIMER [WAIT]] | probe to_global TIME\n");
+        if (rank == 0) fprintf(stderr, "usage: probe create SPEC [TIMER [WAIT [NULLOUT]]] | probe to_global TIME\n");
         MPI_Finalize();
         return 2;
     }
