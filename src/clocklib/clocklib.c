@@ -2,9 +2,12 @@
  * clock of the core (clock/session.h: base clock, sync by spec, Alg. 6 check).
  * Nothing here measures or synchronises by itself: it validates the caller's
  * input, keeps a duplicate communicator and turns the core's codes into the
- * library's. */
+ * library's. Its messages name the library's functions and arguments (mpitempo/clock.h), never
+ * mpitempo's command-line options or meta.json, which a library user does not have. */
 #define _GNU_SOURCE
 #include "mpitempo/clock.h"
+
+#include "clocklib_args.h"
 
 #include "base/mt_common.h"
 #include "base/mt_mpi.h"
@@ -73,7 +76,40 @@ static int wait_lazy(MPI_Comm comm, int wait)
     return any;
 }
 
-static int sync_with(mtc_clock_t *c, const char *s, char *err)
+/* mt_gclock_sync's steps in the library's words: the sync, the accuracy check right after it
+ * (Alg. 6, SKaMPI-Offset, 100 ping-pongs), the warnings of ranks below their stated accuracy.
+ * Collective; the code is agreed by every rank. */
+static int lib_sync(mtc_clock_t *c, const mt_sync_spec_t *spec, const char *fn, char *err)
+{
+    mt_gclock_t *g = &c->g;
+    g->spec = *spec;
+    mt_clock_t in;
+    mt_clock_init(&in, &g->base);
+    int rc = mt_sync_run(spec, g->comm, &in, g->lazy, &g->res, err);
+    if ((rc = mt_agree(g->comm, rc, err)) != MT_OK) return rc;
+    double w0 = 0;
+    rc = mt_check_run(g->comm, &g->res.clock, &mt_offset_skampi, 100, &w0, 1, 0, 1, g->lazy, &g->chk0, err);
+    if ((rc = mt_agree(g->comm, rc, err)) != MT_OK) return rc;
+    g->synced = 1;
+    mt_check_mpi(MPI_Allreduce(MPI_IN_PLACE, &g->res.duration_s, 1, MPI_DOUBLE, MPI_MAX, g->comm), "MPI_Allreduce");
+    const mt_sync_stats_t *st = &g->res.st;
+    int mine[2] = {mt_meanrtt_below_accuracy(st->rtt_measured, st->rtt_preempted, st->spread_sum_s),
+                   mt_sync_below_accuracy(st)}, all[2] = {0, 0};
+    double spread = 0;
+    mt_check_mpi(MPI_Reduce(mine, all, 2, MPI_INT, MPI_SUM, 0, g->comm), "MPI_Reduce");
+    mt_check_mpi(MPI_Reduce(&g->res.st.spread_max_s, &spread, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm), "MPI_Reduce");
+    if (g->rank == 0 && all[0] > 0)
+        fprintf(stderr, "mpitempo-clock: warning: %s: Mean-RTT-Offset saw preempted round trips on %d rank(s) (up to "
+                        "%.3g us beyond the fastest): the clock is below its stated accuracy (mtc_accuracy measures "
+                        "it; a sync_spec with offset=skampi uses minima)\n", fn, all[0], spread * 1e6);
+    if (g->rank == 0 && all[1] > all[0])
+        fprintf(stderr, "mpitempo-clock: warning: %s: the clocks of %d rank(s) are below their stated accuracy "
+                        "(inherited from the clock they were synchronised to; mtc_accuracy measures it)\n",
+                fn, all[1]);
+    return MT_OK;
+}
+
+static int sync_with(mtc_clock_t *c, const char *s, const char *fn, char *err)
 {
     mt_sync_spec_t spec;
     int rc = mt_sync_spec_parse(s, &spec, err);
@@ -84,53 +120,77 @@ static int sync_with(mtc_clock_t *c, const char *s, char *err)
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) return rc;
     mt_check_free(&c->g.chk0);
     c->g.synced = 0;
-    rc = mt_gclock_sync(&c->g, &spec, err);
+    rc = lib_sync(c, &spec, fn, err);
     if (rc != MT_OK) return from_core(rc, 1);
     mt_sync_spec_format(&spec, c->spec, sizeof c->spec);
     c->duration_s = c->g.res.duration_s;
-    /* the duration is reduced to rank 0 only */
-    mt_check_mpi(MPI_Bcast(&c->duration_s, 1, MPI_DOUBLE, 0, c->comm), "MPI_Bcast");
     return MTC_OK;
 }
 
-int mtc_create(MPI_Comm comm, const char *sync_spec, mtc_clock_t **out)
+/* Every rank must ask for the same clock: rank 0's arguments against each rank's, before anything
+ * is set up (a different spec, timer or wait mode would run different collectives: a deadlock).
+ * Collective over comm; the same code and message on every rank. */
+static int agree_args(MPI_Comm comm, const char *fn, const mt_clib_args_t *mine, char *err)
 {
-    return mtc_create_ex(comm, sync_spec, NULL, out);
+    int rank, size, first;
+    mt_check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    mt_check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    mt_clib_args_t a0 = *mine, ar = *mine;
+    mt_check_mpi(MPI_Bcast(&a0, (int)sizeof a0, MPI_BYTE, 0, comm), "MPI_Bcast");
+    int differs = mt_clib_args_diff(&a0, mine) ? rank : size;
+    mt_check_mpi(MPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first == size) return MT_OK;
+    mt_check_mpi(MPI_Bcast(&ar, (int)sizeof ar, MPI_BYTE, first, comm), "MPI_Bcast");
+    mt_clib_args_mismatch(fn, &a0, &ar, first, err, MT_ERRLEN);
+    return MT_EINVAL;
 }
 
-int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out)
+static int create(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out, const char *fn)
 {
     last_err[0] = 0;
-    if (!out) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the output pointer is NULL");
-    *out = NULL;
+    if (out) *out = NULL;
     int rc = mpi_usable();
     if (rc != MTC_OK) return rc;
-    if (comm == MPI_COMM_NULL) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the communicator is MPI_COMM_NULL");
+    if (comm == MPI_COMM_NULL) return fail(MTC_EINVAL, "mpitempo-clock: %s: the communicator is MPI_COMM_NULL", fn);
     int inter = 0, size = 0;
     mt_check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
-    if (inter) return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: an intercommunicator has no global clock (use an intracommunicator)");
+    if (inter) return fail(MTC_EINVAL, "mpitempo-clock: %s: an intercommunicator has no global clock (use an intracommunicator)", fn);
     mt_check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
     if (size < 2) {
-        return fail(MTC_EINVAL, "mpitempo-clock: mtc_create: the communicator has %d rank(s): a global clock needs at least 2 "
-                                "(one process has only its local clock)", size);
+        return fail(MTC_EINVAL, "mpitempo-clock: %s: the communicator has %d rank(s): a global clock needs at least 2 "
+                                "(one process has only its local clock)", fn, size);
     }
     const char *timer = opt && opt->timer && *opt->timer ? opt->timer : "monotonic";
     int wait = opt ? opt->wait : 0;
     int defaulted = !sync_spec || !*sync_spec;
     const char *spec = defaulted ? MTC_DEFAULT_SYNC : sync_spec;
-    char err[MT_ERRLEN] = "";
+    char err[MT_ERRLEN] = "", where[MT_ERRLEN] = "";
 
-    mtc_clock_t *c = calloc(1, sizeof *c);
-    rc = c ? MT_OK : mt_fail(err, MT_ENOMEM, "cannot allocate the clock");
+    /* from here on every error is agreed: a NULL out on one rank must not leave the others waiting */
+    mtc_clock_t *c = NULL;
+    if (!out) rc = mt_fail(err, MT_EINVAL, "%s: the output pointer (out) is NULL", fn);
+    else if (!(c = calloc(1, sizeof *c))) rc = mt_fail(err, MT_ENOMEM, "%s: cannot allocate the clock", fn);
     if (rc == MT_OK && (wait < 0 || wait > 2))
-        rc = mt_fail(err, MT_EINVAL, "invalid wait mode %d (allowed: 0 auto, 1 spin, 2 sleep)", wait);
+        rc = mt_fail(err, MT_EINVAL, "%s: invalid wait mode %d in opt->wait (allowed: 0 auto, 1 spin, 2 sleep)", fn, wait);
     /* the spec is checked before anything is set up */
     mt_sync_spec_t parsed;
-    if (rc == MT_OK && (rc = mt_sync_spec_parse(spec, &parsed, err)) == MT_OK && parsed.none)
-        rc = mt_fail(err, MT_EINVAL, "sync spec 'none' gives no global clock (use a sync algorithm, e.g. '%s')",
-                     MTC_FALLBACK_SYNC);
-    if (rc == MT_OK) rc = mt_timer_open(timer, &c->timer, err);
-    if ((rc = mt_agree(comm, rc, err)) != MT_OK) {
+    if (rc == MT_OK) {
+        if ((rc = mt_sync_spec_parse(spec, &parsed, where)) == MT_OK && parsed.none)
+            rc = mt_fail(where, MT_EINVAL, "sync spec 'none' gives no global clock (use a sync algorithm, e.g. '%s')",
+                         MTC_FALLBACK_SYNC);
+        if (rc != MT_OK) snprintf(err, sizeof err, "%s: sync_spec: %.1900s", fn, where);
+    }
+    if (rc == MT_OK && (rc = mt_timer_open(timer, &c->timer, where)) != MT_OK)
+        snprintf(err, sizeof err, "%s: opt->timer: %.1900s", fn, where);
+    if ((rc = mt_agree(comm, rc, err)) == MT_OK) {
+        /* valid everywhere: now the same everywhere */
+        mt_clib_args_t mine;
+        char canon[sizeof mine.spec];
+        mt_sync_spec_format(&parsed, canon, sizeof canon);
+        mt_clib_args_set(&mine, canon, sync_spec, opt ? opt->timer : NULL, wait);
+        rc = agree_args(comm, fn, &mine, err);
+    }
+    if (rc != MT_OK) {
         free(c);
         snprintf(last_err, sizeof last_err, "mpitempo-clock: %s", err);
         return from_core(rc, 0);
@@ -140,11 +200,11 @@ int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt
     int lazy = wait_lazy(c->comm, wait);
     rc = mt_gclock_init(&c->g, c->comm, &c->timer, NULL, NULL, NULL, lazy, err);
     if ((rc = mt_agree(c->comm, rc, err)) == MT_OK) {
-        rc = sync_with(c, spec, err);
+        rc = sync_with(c, spec, fn, err);
         if (rc != MTC_OK && defaulted) {
             char first[MT_ERRLEN];
             snprintf(first, sizeof first, "%s", err);
-            rc = sync_with(c, MTC_FALLBACK_SYNC, err);
+            rc = sync_with(c, MTC_FALLBACK_SYNC, fn, err);
             if (rc != MTC_OK) {
                 char both[MT_ERRLEN];
                 snprintf(both, sizeof both, "%.900s; fallback '%s': %.900s", first, MTC_FALLBACK_SYNC, err);
@@ -155,7 +215,7 @@ int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt
         rc = from_core(rc, 0);
     }
     if (rc != MTC_OK) {
-        snprintf(last_err, sizeof last_err, "mpitempo-clock: %s", err);
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: %s: %s", fn, err);
         mt_gclock_free(&c->g);
         MPI_Comm_free(&c->comm);
         free(c);
@@ -165,21 +225,46 @@ int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt
     return MTC_OK;
 }
 
+int mtc_create(MPI_Comm comm, const char *sync_spec, mtc_clock_t **out)
+{
+    return create(comm, sync_spec, NULL, out, "mtc_create");
+}
+
+int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out)
+{
+    return create(comm, sync_spec, opt, out, "mtc_create_ex");
+}
+
 double mtc_local_now(const mtc_clock_t *c)
 {
-    if (!c) return NAN;
+    if (!c) {
+        fail(MTC_EINVAL, "mpitempo-clock: mtc_local_now: the clock is NULL");
+        return NAN;
+    }
     return mt_base_now(&c->g.base);
 }
 
 double mtc_to_global(const mtc_clock_t *c, double local_s)
 {
-    if (!c) return NAN;
+    if (!c) {
+        fail(MTC_EINVAL, "mpitempo-clock: mtc_to_global: the clock is NULL");
+        return NAN;
+    }
+    /* the model of a rank applied to inf gives inf or NaN by its slope's sign: refused alike */
+    char msg[256];
+    if (mt_clib_time_check("mtc_to_global", "local_s", local_s, msg, sizeof msg) != 0) {
+        fail(MTC_EINVAL, "mpitempo-clock: %s", msg);
+        return NAN;
+    }
     return mt_clock_apply(&c->g.res.clock, local_s);
 }
 
 double mtc_now(const mtc_clock_t *c)
 {
-    if (!c) return NAN;
+    if (!c) {
+        fail(MTC_EINVAL, "mpitempo-clock: mtc_now: the clock is NULL");
+        return NAN;
+    }
     return mt_clock_now(&c->g.res.clock);
 }
 
@@ -194,12 +279,12 @@ int mtc_resync(mtc_clock_t *c)
     memcpy(spec, c->spec, sizeof spec);
     mt_sync_result_t old = c->g.res;   /* kept when the new sync fails */
     mt_sync_spec_t old_spec = c->g.spec;
-    rc = sync_with(c, spec, err);
+    rc = sync_with(c, spec, "mtc_resync", err);
     if (rc != MTC_OK) {
         c->g.res = old;
         c->g.spec = old_spec;
         c->g.synced = 1;
-        snprintf(last_err, sizeof last_err, "mpitempo-clock: resync: %s (the clock keeps its previous model)", err);
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: mtc_resync: %s (the clock keeps its previous model)", err);
         return rc;
     }
     c->g.nresync++;
@@ -218,7 +303,7 @@ int mtc_accuracy(mtc_clock_t *c, double *max_abs_offset_s, double *median_abs_of
     rc = mt_check_run(c->comm, &c->g.res.clock, &mt_offset_skampi, 100, &w0, 1, 0, 1, c->g.lazy, &chk, err);
     if ((rc = mt_agree(c->comm, rc, err)) != MT_OK) {
         mt_check_free(&chk);
-        snprintf(last_err, sizeof last_err, "mpitempo-clock: accuracy check: %s", err);
+        snprintf(last_err, sizeof last_err, "mpitempo-clock: mtc_accuracy: %s", err);
         return from_core(rc, 0);
     }
     if (c->g.rank == 0) mt_check_summary(&chk, 0, &v[0], &v[1]);
@@ -236,7 +321,7 @@ double mtc_sync_duration(const mtc_clock_t *c) { return c ? c->duration_s : NAN;
 int mtc_free(mtc_clock_t **cp)
 {
     last_err[0] = 0;
-    if (!cp) return fail(MTC_EINVAL, "mpitempo-clock: mtc_free: the pointer is NULL");
+    if (!cp) return fail(MTC_EINVAL, "mpitempo-clock: mtc_free: the pointer (clk) is NULL");
     mtc_clock_t *c = *cp;
     if (!c) return MTC_OK;
     int rc = mpi_usable();

@@ -39,15 +39,16 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    /* bad communicators and pointers (local checks: no rank waits for another) */
+    /* bad communicators (local checks: the same communicator on every rank) and pointers (agreed) */
     CHECK(mtc_create(MPI_COMM_WORLD, "hca3", NULL) == MTC_EINVAL);
-    HAS(mtc_error(), "output pointer is NULL");
+    HAS(mtc_error(), "mtc_create: the output pointer (out) is NULL");
     CHECK(mtc_create(MPI_COMM_NULL, "hca3", &clk) == MTC_EINVAL && clk == NULL);
     HAS(mtc_error(), "MPI_COMM_NULL");
     CHECK(mtc_create(MPI_COMM_SELF, "hca3", &clk) == MTC_EINVAL && clk == NULL);
     HAS(mtc_error(), "1 rank");
     /* bad specs, timers, options: collective, every rank gets the same error */
     CHECK(mtc_create(MPI_COMM_WORLD, "bogus", &clk) == MTC_EINVAL && clk == NULL);
+    HAS(mtc_error(), "mpitempo-clock: mtc_create: sync_spec: ");
     HAS(mtc_error(), "'bogus'");
     HAS(mtc_error(), "allowed: ");
     CHECK(mtc_create(MPI_COMM_WORLD, "hca3:fitpts=1", &clk) == MTC_EINVAL && clk == NULL);
@@ -57,6 +58,9 @@ int main(int argc, char **argv)
     /* a spec bad on one rank only: both ranks fail alike, nobody hangs in the sync */
     CHECK(mtc_create(MPI_COMM_WORLD, rank ? "hca3:pp=0" : "hca3", &clk) == MTC_EINVAL && clk == NULL);
     HAS(mtc_error(), "pp");
+    /* valid specs that differ: both ranks fail alike, before any sync */
+    CHECK(mtc_create(MPI_COMM_WORLD, rank ? "jk" : "hca3", &clk) == MTC_EINVAL && clk == NULL);
+    HAS(mtc_error(), "mtc_create: the ranks gave different sync_spec: rank 0 'hca3' (hca3:");
     mtc_options_t opt = {.timer = "sundial"};
     CHECK(mtc_create_ex(MPI_COMM_WORLD, "hca3", &opt, &clk) == MTC_EINVAL && clk == NULL);
     HAS(mtc_error(), "'sundial'");
@@ -78,6 +82,11 @@ int main(int argc, char **argv)
         if (rank == 0) CHECK(g0 == 0.0 && g1 == 1.0 && g2 == 2.0);
         CHECK_CLOSE(g2 - g1, g1 - g0, 1e-9);
         CHECK_CLOSE(g1 - g0, 1.0, 1e-3);
+        /* non-finite local times: NaN and one message on every rank (the model alone gives inf or NaN) */
+        CHECK(isnan(mtc_to_global(clk, INFINITY)));
+        CHECK_STR(mtc_error(), "mpitempo-clock: mtc_to_global: local_s is inf; give a finite time in seconds");
+        CHECK(isnan(mtc_to_global(clk, -NAN)));
+        CHECK_STR(mtc_error(), "mpitempo-clock: mtc_to_global: local_s is NaN; give a finite time in seconds");
         double l = mtc_local_now(clk), n = mtc_now(clk), l2 = mtc_local_now(clk);
         CHECK(mtc_to_global(clk, l) <= n && n <= mtc_to_global(clk, l2));
         double mx = -1, md = -1;

@@ -16,7 +16,8 @@
  * Collective calls (marked so) must be called by every rank of the clock's
  * communicator, in the same order, like any MPI collective. They all return
  * MTC_OK or an error code that every rank gets alike, with a one-line message
- * from mtc_error(). Reading the clock is local and costs one timer read plus a
+ * from mtc_error() that is the same on every rank and names the call and its
+ * argument (e.g. "mpitempo-clock: mtc_create: sync_spec: ..."). Reading the clock is local and costs one timer read plus a
  * few multiplications. A failing MPI call inside the library aborts the job
  * (MPI's default error handling). Build: pkg-config --cflags --libs mpitempo-clock. */
 #ifndef MPITEMPO_CLOCK_H
@@ -61,15 +62,20 @@ typedef struct mtc_options {
 /* Collective over comm (an intracommunicator of at least 2 ranks; the library
  * works on its own duplicate). Synchronise a global clock with sync_spec, a
  * spec string of mpitempo ("hca3", "jk", "skampi:pp=50", "h2:hca3/prop", ...;
- * NULL or "" for MTC_DEFAULT_SYNC) and check it once (mtc_accuracy). */
+ * NULL or "" for MTC_DEFAULT_SYNC) and check it once (mtc_accuracy). Every
+ * rank must ask for the same clock: the same sync_spec (compared with every
+ * parameter spelled out, so "skampi" and "skampi:pp=100" are alike; NULL only
+ * equals NULL or ""), opt->timer and opt->wait; otherwise every rank returns
+ * MTC_EINVAL naming the argument and both values, before any sync starts. */
 int mtc_create(MPI_Comm comm, const char *sync_spec, mtc_clock_t **out);
 int mtc_create_ex(MPI_Comm comm, const char *sync_spec, const mtc_options_t *opt, mtc_clock_t **out);
 
-/* Global time now, in seconds (local; NaN for a NULL clock). */
+/* Global time now, in seconds (local; NaN for a NULL clock, with a message in mtc_error). */
 double mtc_now(const mtc_clock_t *clk);
-/* This rank's local time now, in seconds since the common epoch, before the model (local). */
+/* This rank's local time now, in seconds since the common epoch, before the model (local; NaN for a NULL clock). */
 double mtc_local_now(const mtc_clock_t *clk);
-/* Global time of a local timestamp taken with mtc_local_now (local; pure). */
+/* Global time of a local timestamp taken with mtc_local_now (local; pure). NaN for a NULL clock or a
+ * non-finite local_s (NaN, inf, -inf), with the same message in mtc_error on every rank. */
 double mtc_to_global(const mtc_clock_t *clk, double local_s);
 
 /* Collective: synchronise again with the same spec (the models drift apart
