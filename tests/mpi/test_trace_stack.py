@@ -50,7 +50,9 @@ def test_counter_alone_sees_the_programs_calls(build, programs):
     d, app, counter = programs
     cd = d / "alone"
     cd.mkdir()
-    env = dict(os.environ, LD_PRELOAD=str(counter), MT_COUNTER_DIR=str(cd))
+    # Open MPI's mpiexec refuses root without these (mpitempo's own launches set them; this one is plain)
+    env = dict(os.environ, LD_PRELOAD=str(counter), MT_COUNTER_DIR=str(cd), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     r = subprocess.run([build.mpiexec, "-n", "2", str(app)], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert _counts(cd) == {0: EXPECTED, 1: EXPECTED}
